@@ -1,0 +1,107 @@
+#pragma once
+/// @file
+/// The transport interface: moves whole buffers along the links of a route plan.
+///
+/// The engine (termination/) fills per-peer buffers with items and hands them to a
+/// transport; the transport delivers them, per link in send order, to the receiving
+/// rank's engine. Implementations: MPI point-to-point (mpi_transport.hpp), in-process
+/// simulation (sim_transport.hpp), node shared memory (later). One transport object
+/// serves one engine on one rank.
+///
+/// Flow control is the transport's job and makes memory bounded (aggregation/README.md,
+/// invariants): each link has n_buffers send buffers and n_buffers receive buffers of
+/// capacity_bytes; a sender never has more than n_buffers buffers on a link that the
+/// receiver has not released, so nothing ever queues beyond them (no unbounded MPI
+/// unexpected-message queue). When all n_buffers of a link are taken, acquire() returns
+/// nullptr and the engine's push fails until the receiver releases — backpressure.
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+namespace convoy::aggregation {
+
+/// One directed link seen from this rank: the stage it belongs to and the peer's rank.
+struct link {
+  int stage = 0;
+  int peer = 0;
+  bool operator==(const link&) const = default;
+};
+
+/// Everything a transport needs to set itself up on one rank.
+struct link_layout {
+  int rank = 0;                 ///< this rank in the plan (== rank in the communicator)
+  int n_ranks = 1;
+  std::vector<link> out_links;  ///< links this rank sends on, indexed by out-link id
+  std::vector<link> in_links;   ///< links this rank receives on, indexed by in-link id
+  std::size_t capacity_bytes = 0;  ///< size of every buffer, header included
+  int n_buffers = 2;               ///< buffers per link on each side (1, 2, 4, ...)
+};
+
+/// The fixed header at the start of every buffer (written and read by the engine; the
+/// transport only reads payload_bytes to know how much to move).
+struct buffer_header {
+  std::uint32_t bytes;   ///< bytes used in the buffer, this header included
+  std::uint32_t epoch;   ///< the engine's begin/reset cycle that filled it
+  std::uint32_t seq;     ///< buffers sent on this link in this epoch, this one included
+  std::uint32_t flags;   ///< buffer_flag bits
+};
+static_assert(sizeof(buffer_header) == 16);
+
+enum buffer_flag : std::uint32_t {
+  /// The last buffer of its epoch on this link: the sender has closed the link's stage;
+  /// `seq` is the total number of buffers the receiver must have seen (TRAM sec. III.D).
+  flag_last = 1u,
+};
+
+/// A buffer handed to the engine by poll(); give it back with release().
+struct received {
+  int in_link = -1;             ///< index into link_layout::in_links
+  std::byte* data = nullptr;    ///< starts with a buffer_header
+  std::size_t bytes = 0;
+  int slot = -1;                ///< transport's own bookkeeping
+};
+
+class transport {
+ public:
+  virtual ~transport() = default;
+  transport() = default;
+  transport(const transport&) = delete;
+  transport& operator=(const transport&) = delete;
+
+  /// Sets up the links. Collective over all ranks of the engine for transports that need
+  /// it (MPI). Called once, before any other call. Throws convoy::error on failure.
+  virtual void open(const link_layout& layout) = 0;
+
+  /// A free send buffer (capacity_bytes, aligned to 64) for out-link `out_link`, or
+  /// nullptr if all n_buffers of that link are in use (being filled, queued or in flight).
+  /// The engine fills it and then post()s it. The engine holds at most one acquired,
+  /// unposted buffer per link. Hot path: no allocation after the link's first use.
+  [[nodiscard]] virtual std::byte* acquire(int out_link) noexcept = 0;
+
+  /// Sends the first `bytes` of a buffer obtained from acquire(out_link). Never blocks
+  /// and never fails for lack of credit: the transport sends it as soon as the receiver
+  /// has room. Buffers on one link arrive in post order. Throws convoy::error on a
+  /// transport failure (e.g. MPI error).
+  virtual void post(int out_link, std::byte* buffer, std::size_t bytes) = 0;
+
+  /// The next received buffer, if any. Buffers of one in-link come in send order. The
+  /// engine may hold several received buffers and release them in any order.
+  [[nodiscard]] virtual bool poll(received& out) = 0;
+
+  /// Returns a received buffer; its space becomes credit for the sender.
+  virtual void release(const received& r) = 0;
+
+  /// Advances outstanding operations (completes sends, forwards credits). Cheap when
+  /// there is nothing to do.
+  virtual void progress() = 0;
+
+  /// True when nothing this rank posted is still queued or in flight.
+  [[nodiscard]] virtual bool idle() const noexcept = 0;
+
+  /// Bytes of buffer memory this transport holds now on this rank.
+  [[nodiscard]] virtual std::size_t memory_bytes() const noexcept = 0;
+  /// Bytes it will hold at most with the layout it was opened with.
+  [[nodiscard]] virtual std::size_t max_memory_bytes() const noexcept = 0;
+};
+
+}  // namespace convoy::aggregation

@@ -1,0 +1,3 @@
+file(REMOVE_RECURSE
+  "libconvoy_mpi_gtest_main.a"
+)

@@ -1,0 +1,2 @@
+# Empty compiler generated dependencies file for convoy_mpi_gtest_main.
+# This may be replaced when dependencies are built.

@@ -1,0 +1,2 @@
+# Empty dependencies file for convoy_topology.
+# This may be replaced when dependencies are built.

@@ -1,0 +1,20 @@
+# Installs the component libraries and headers with an exported CMake package
+# (find_package(convoy) -> convoy::<comp>).
+include(CMakePackageConfigHelpers)
+get_property(convoy_components GLOBAL PROPERTY CONVOY_COMPONENTS)
+install(TARGETS ${convoy_components} convoy_mpi EXPORT convoyTargets
+        ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
+        LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}
+        RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
+foreach(comp topology router aggregation termination conveyor_api)
+  install(DIRECTORY ${PROJECT_SOURCE_DIR}/${comp}/include/ DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
+endforeach()
+install(EXPORT convoyTargets NAMESPACE convoy:: DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/convoy)
+configure_package_config_file(${CMAKE_CURRENT_LIST_DIR}/convoyConfig.cmake.in
+  ${CMAKE_CURRENT_BINARY_DIR}/convoyConfig.cmake
+  INSTALL_DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/convoy)
+write_basic_package_version_file(${CMAKE_CURRENT_BINARY_DIR}/convoyConfigVersion.cmake
+  COMPATIBILITY SameMinorVersion)
+install(FILES ${CMAKE_CURRENT_BINARY_DIR}/convoyConfig.cmake
+              ${CMAKE_CURRENT_BINARY_DIR}/convoyConfigVersion.cmake
+        DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/convoy)

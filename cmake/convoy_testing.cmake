@@ -1,0 +1,70 @@
+# Test registration helpers.
+#
+#   convoy_add_test(NAME <name> SOURCES <src>... [LIBS <lib>...] [LABELS ...] [TIMEOUT s] [ENV ...])
+#     One gtest program, one CTest entry, no MPI launcher (the program may still call
+#     MPI_Init as a singleton).
+#
+#   convoy_add_mpi_test(NAME <name> (SOURCES <src>... | TARGET <existing>) [LIBS ...]
+#                       RANKS <n>... [ARGS ...] [ENV <VAR=value>...] [LABELS ...] [TIMEOUT s])
+#     One gtest program run under the MPI launcher once per rank count; each run is a
+#     CTest entry "<name>.np<n>". TARGET reuses a program registered before, so one
+#     program can run under several environments (emulated layouts).
+#
+# The launcher is MPIEXEC_EXECUTABLE with CONVOY_MPIEXEC_PREFLAGS; override both for a
+# cluster, e.g. -DMPIEXEC_EXECUTABLE=srun -DCONVOY_MPIEXEC_PREFLAGS="" -DMPIEXEC_NUMPROC_FLAG=-n.
+
+set(CONVOY_MPIEXEC_PREFLAGS
+    "--oversubscribe;--mca;mpi_yield_when_idle;1;--mca;btl;self,vader;--bind-to;none"
+    CACHE STRING "Flags placed before the program by the MPI launcher in tests")
+set(CONVOY_TEST_TIMEOUT 180 CACHE STRING "Default timeout (s) of one CTest entry")
+
+set(CONVOY_TEST_ENV
+    OMPI_ALLOW_RUN_AS_ROOT=1
+    OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+    OMPI_MCA_rmaps_base_oversubscribe=1
+    # OpenMPI and hwloc keep some allocations until exit; their leaks are not ours.
+    "LSAN_OPTIONS=suppressions=${CMAKE_CURRENT_LIST_DIR}/lsan.supp:print_suppressions=0"
+    "ASAN_OPTIONS=abort_on_error=0:detect_odr_violation=0"
+    UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1)
+
+function(_convoy_test_program name main)
+  cmake_parse_arguments(ARG "" "" "SOURCES;LIBS" ${ARGN})
+  add_executable(${name} ${ARG_SOURCES})
+  target_link_libraries(${name} PRIVATE ${ARG_LIBS} ${main} convoy_test_support convoy_warnings)
+endfunction()
+
+function(convoy_add_test)
+  cmake_parse_arguments(ARG "" "NAME;TIMEOUT" "SOURCES;LIBS;LABELS;ENV;ARGS" ${ARGN})
+  _convoy_test_program(${ARG_NAME} GTest::gtest_main SOURCES ${ARG_SOURCES} LIBS ${ARG_LIBS})
+  if(NOT ARG_TIMEOUT)
+    set(ARG_TIMEOUT ${CONVOY_TEST_TIMEOUT})
+  endif()
+  add_test(NAME ${ARG_NAME} COMMAND ${ARG_NAME} ${ARG_ARGS})
+  set_tests_properties(${ARG_NAME} PROPERTIES TIMEOUT ${ARG_TIMEOUT}
+    LABELS "unit;${ARG_LABELS}" ENVIRONMENT "${CONVOY_TEST_ENV};${ARG_ENV}")
+endfunction()
+
+function(convoy_add_mpi_test)
+  cmake_parse_arguments(ARG "" "NAME;TARGET;TIMEOUT" "SOURCES;LIBS;RANKS;ARGS;ENV;LABELS" ${ARGN})
+  if(ARG_TARGET)
+    set(prog ${ARG_TARGET})
+  else()
+    set(prog ${ARG_NAME})
+    _convoy_test_program(${prog} convoy_mpi_gtest_main SOURCES ${ARG_SOURCES} LIBS ${ARG_LIBS})
+  endif()
+  if(NOT ARG_TIMEOUT)
+    set(ARG_TIMEOUT ${CONVOY_TEST_TIMEOUT})
+  endif()
+  if(NOT ARG_RANKS)
+    set(ARG_RANKS 1 2 3 4 6 8)
+  endif()
+  foreach(np IN LISTS ARG_RANKS)
+    set(test ${ARG_NAME}.np${np})
+    add_test(NAME ${test}
+      COMMAND ${MPIEXEC_EXECUTABLE} ${MPIEXEC_NUMPROC_FLAG} ${np} ${CONVOY_MPIEXEC_PREFLAGS}
+              $<TARGET_FILE:${prog}> ${ARG_ARGS})
+    # PROCESSORS 2 tells ctest -j that an MPI run occupies the whole 2-core machine.
+    set_tests_properties(${test} PROPERTIES TIMEOUT ${ARG_TIMEOUT} PROCESSORS 2
+      LABELS "mpi;np${np};${ARG_LABELS}" ENVIRONMENT "${CONVOY_TEST_ENV};${ARG_ENV}")
+  endforeach()
+endfunction()

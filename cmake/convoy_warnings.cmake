@@ -1,0 +1,42 @@
+# Warnings and sanitizers travel through PRIVATE interface targets so that they are
+# never leaked to users of the installed package.
+add_library(convoy_warnings INTERFACE)
+target_compile_options(convoy_warnings INTERFACE
+  $<$<COMPILE_LANGUAGE:CXX>:-Wall -Wextra -Wpedantic -Wshadow -Wnon-virtual-dtor
+     -Woverloaded-virtual -Wcast-align -Wimplicit-fallthrough>
+  $<$<COMPILE_LANGUAGE:C>:-Wall -Wextra -Wpedantic -Wshadow>
+  $<$<BOOL:${CONVOY_WERROR}>:-Werror>)
+
+if(CONVOY_SANITIZE)
+  # Applied to every target of the build, libraries and tests alike.
+  add_compile_options(-fsanitize=address,undefined -fno-omit-frame-pointer
+                      -fno-sanitize-recover=undefined)
+  add_link_options(-fsanitize=address,undefined)
+endif()
+
+# convoy_component(<comp> [SOURCES ...] [DEPENDS ...])
+# Declares convoy_<comp> with alias convoy::<comp>. It exports only its own include
+# directory, so a layering slip (a lower component including a higher one) fails to
+# compile. Without SOURCES the component is an INTERFACE (header-only) target.
+function(convoy_component comp)
+  cmake_parse_arguments(ARG "" "" "SOURCES;DEPENDS;PRIVATE_DEPENDS" ${ARGN})
+  set(tgt convoy_${comp})
+  if(ARG_SOURCES)
+    add_library(${tgt} STATIC ${ARG_SOURCES})
+    target_include_directories(${tgt} PUBLIC
+      $<BUILD_INTERFACE:${CMAKE_CURRENT_SOURCE_DIR}/include>
+      $<INSTALL_INTERFACE:${CMAKE_INSTALL_INCLUDEDIR}>)
+    target_link_libraries(${tgt} PUBLIC ${ARG_DEPENDS} PRIVATE $<BUILD_INTERFACE:convoy_warnings> ${ARG_PRIVATE_DEPENDS})
+    target_compile_features(${tgt} PUBLIC cxx_std_20)
+  else()
+    add_library(${tgt} INTERFACE)
+    target_include_directories(${tgt} INTERFACE
+      $<BUILD_INTERFACE:${CMAKE_CURRENT_SOURCE_DIR}/include>
+      $<INSTALL_INTERFACE:${CMAKE_INSTALL_INCLUDEDIR}>)
+    target_link_libraries(${tgt} INTERFACE ${ARG_DEPENDS})
+    target_compile_features(${tgt} INTERFACE cxx_std_20)
+  endif()
+  set_target_properties(${tgt} PROPERTIES EXPORT_NAME ${comp})
+  add_library(convoy::${comp} ALIAS ${tgt})
+  set_property(GLOBAL APPEND PROPERTY CONVOY_COMPONENTS ${tgt})
+endfunction()
