@@ -1,0 +1,165 @@
+#pragma once
+/// @file
+/// The streaming engine of one rank: aggregation at every hop, dimension-ordered
+/// termination, and the conveyor state machine (seed 000 sec. 3.2-3.3, TRAM sec. III).
+///
+/// An engine moves untyped items (fixed size per begin/reset cycle, or elastic: each item
+/// with its own size) from push() on any rank to pull() on the destination rank, over the
+/// stages of a route plan, through a transport. Several engines may be alive and active at
+/// once (each owns its transport; MPI transports duplicate their communicator).
+///
+/// States (seed 000 sec. 3.2): DORMANT -begin-> WORKING -advance(true)-> ENDGAME ->
+/// CLEANUP -> COMPLETE -reset-> DORMANT. Guarantees (termination/README.md):
+///  1. every pushed item is pulled exactly once on its destination before the next reset;
+///  2. items from one rank to another are pulled in push order (FIFO per pair);
+///  3. pull reports the pushing rank;
+///  4. if any rank is in CLEANUP or COMPLETE, no rank is WORKING;
+///  5. repeated push attempts interleaved with advance() eventually succeed while the
+///     destinations keep pulling (backpressure, bounded memory);
+///  6. steady engines deliver every pushed item while ranks keep calling advance() and
+///     pull(), without anyone entering the endgame;
+///  7. no collective operation on the advance path: advance() never blocks.
+/// Return convention (as bale): positive success, 0 ordinary failure, negative misuse
+/// (an engine::error value); a failed call moves no data and changes no state.
+#include <convoy/aggregation/transport.hpp>
+#include <convoy/router/route_plan.hpp>
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace convoy::termination {
+
+enum class state : int { dormant = 0, working, endgame, cleanup, complete };
+[[nodiscard]] const char* to_string(state s) noexcept;
+
+/// Values returned by advance() (same numbers as bale's convey_DONE/OK/NEAR).
+enum status : int { done = 0, ok = 1, near = 2 };
+
+/// Negative return codes. Each has a message (error_string).
+enum error : int {
+  error_state = -1,        ///< operation not legal in the current state
+  error_rank = -2,         ///< destination rank out of range
+  error_size = -3,         ///< item size invalid (0 for rigid items, too large, mismatch)
+  error_argument = -4,     ///< null pointer or invalid argument
+  error_unpull = -5,       ///< nothing to unpull (no pull since the last pull/advance)
+  error_elastic = -6,      ///< elastic call on a rigid engine, or rigid size mismatch
+  error_transport = -7,    ///< the transport failed (MPI error); message in last_message()
+  error_alloc = -8,        ///< out of memory
+};
+[[nodiscard]] const char* error_string(int code) noexcept;
+
+struct engine_options {
+  /// Bytes per buffer, 16-byte header included. An item (tag + size field + payload)
+  /// must fit in one buffer.
+  std::size_t capacity_bytes = 16384;
+  /// Buffers per link on each side (1, 2, 4, ...).
+  int n_buffers = 2;
+  /// Steady (TRAM periodic dispatch, seed 000 sec. 3.6): a partly filled buffer is sent
+  /// once it has waited `steady_period` advance() calls without filling up.
+  bool steady = false;
+  int steady_period = 1;
+  /// Items carry their own size (elastic); begin()'s item_bytes is then the default size
+  /// that a rigid pull() accepts.
+  bool elastic = false;
+};
+
+/// Counters per stage, for the current begin/reset cycle and for the engine's lifetime.
+struct stage_stats {
+  std::uint64_t items = 0;    ///< items put into this stage's buffers
+  std::uint64_t buffers = 0;  ///< buffers sent on this stage
+  std::uint64_t bytes = 0;    ///< bytes sent on this stage, headers included
+  /// bytes / (buffers * capacity): how full the sent buffers were.
+  [[nodiscard]] double fill_ratio(std::size_t capacity_bytes) const noexcept {
+    return buffers ? static_cast<double>(bytes) /
+                         (static_cast<double>(buffers) * static_cast<double>(capacity_bytes))
+                   : 0.0;
+  }
+};
+
+struct engine_stats {
+  std::uint64_t begins = 0, pushes = 0, pulls = 0, unpulls = 0, advances = 0;
+  std::uint64_t buffers_sent = 0;  ///< all stages
+  std::uint64_t bytes_sent = 0;    ///< all stages, headers included
+  std::uint64_t buffers_received = 0;
+  std::vector<stage_stats> stages;
+};
+
+/// One delivered item, as returned by pull(). `data` stays valid until the next pull,
+/// unpull, advance or reset on this engine. It is not necessarily aligned.
+struct item_view {
+  const std::byte* data = nullptr;
+  std::size_t bytes = 0;
+  int from = -1;
+};
+
+class engine {
+ public:
+  /// Sets up the engine of `rank` over `plan` and opens `transport` (collective for MPI
+  /// transports: call on every rank). Throws convoy::error on invalid options (capacity
+  /// below the header or too large, n_buffers < 1) or a transport failure.
+  engine(std::shared_ptr<const router::route_plan> plan, int rank,
+         std::unique_ptr<aggregation::transport> transport, engine_options options = {});
+  ~engine();
+  engine(const engine&) = delete;
+  engine& operator=(const engine&) = delete;
+
+  /// DORMANT -> WORKING. Collective (not synchronizing). Returns 1, or error_state,
+  /// error_size (item_bytes == 0 on a rigid engine, or item too large for a buffer).
+  int begin(std::size_t item_bytes);
+
+  /// Pushes `item` (item_bytes() bytes) to `dest`. WORKING only. Returns 1 if accepted,
+  /// 0 if the buffer toward its next hop is full (call advance() and pull, then retry),
+  /// error_state, error_rank, error_argument. Hot path: no allocation after warm-up.
+  [[nodiscard]] int push(const void* item, int dest) noexcept;
+  /// Elastic push of `bytes` bytes (0 allowed). Returns as push(), plus error_elastic on
+  /// a rigid engine and error_size if the item cannot fit in a buffer.
+  [[nodiscard]] int epush(const void* item, std::size_t bytes, int dest) noexcept;
+
+  /// Pulls the next delivered item. Returns 1 and fills `out`, 0 if none is ready,
+  /// error_state in DORMANT. On an elastic engine with rigid==true, an item whose size
+  /// is not item_bytes() is not pulled: returns error_elastic and leaves it to be pulled.
+  [[nodiscard]] int pull(item_view& out, bool rigid = true) noexcept;
+  /// Puts back the item of the most recent successful pull (no pull, advance or reset on
+  /// this engine since). Returns 1, error_unpull or error_state.
+  [[nodiscard]] int unpull() noexcept;
+
+  /// Moves buffers, forwards items, runs termination. WORKING (done or not), ENDGAME and
+  /// CLEANUP (done must be true), COMPLETE (returns done). Returns ok, near, done or a
+  /// negative code (error_state; error_transport with last_message()).
+  [[nodiscard]] int advance(bool done) noexcept;
+
+  /// COMPLETE -> DORMANT (no-op in DORMANT). Returns 1 or error_state.
+  int reset() noexcept;
+
+  [[nodiscard]] state current_state() const noexcept { return state_; }
+  [[nodiscard]] int rank() const noexcept { return rank_; }
+  [[nodiscard]] int n_ranks() const noexcept;
+  [[nodiscard]] std::size_t item_bytes() const noexcept { return item_bytes_; }
+  [[nodiscard]] const engine_options& options() const noexcept { return options_; }
+  [[nodiscard]] const router::route_plan& plan() const noexcept { return *plan_; }
+  /// Largest item (payload bytes) that fits in a buffer on every stage.
+  [[nodiscard]] std::size_t max_item_bytes() const noexcept;
+  /// Counters since the last begin (cumulative=false) or over the engine's lifetime.
+  [[nodiscard]] engine_stats stats(bool cumulative = false) const;
+  /// Buffer memory now / at most: link buffers (router::link_buffer_bytes) plus this
+  /// engine's fixed costs (self queue, staging).
+  [[nodiscard]] std::size_t memory_bytes() const noexcept;
+  [[nodiscard]] std::size_t max_memory_bytes() const noexcept;
+  /// Text of the last transport failure, empty if none.
+  [[nodiscard]] const std::string& last_message() const noexcept { return last_message_; }
+
+ private:
+  struct impl;
+  std::shared_ptr<const router::route_plan> plan_;
+  int rank_;
+  engine_options options_;
+  state state_ = state::dormant;
+  std::size_t item_bytes_ = 0;
+  std::string last_message_;
+  std::unique_ptr<impl> impl_;
+};
+
+}  // namespace convoy::termination
