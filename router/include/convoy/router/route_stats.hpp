@@ -1,0 +1,22 @@
+#pragma once
+/// @file
+/// Following routes hop by hop: hop counts and distributions (TRAM Table II, Eq. 3).
+/// Set-up and tooling helpers, not for the hot path.
+#include <convoy/router/route_plan.hpp>
+#include <cstdint>
+#include <vector>
+
+namespace convoy::router {
+
+/// Hops taken by an item from `src` to `dst` when it follows plan.next_hop from stage 0,
+/// or -1 if the route breaks an invariant of router/README.md (a hop whose stage does not
+/// increase, a peer_index that does not match out_peers is not checked here, more than
+/// max_hops() hops, or a rank outside the plan). 0 when src == dst. O(max_hops * n_stages).
+[[nodiscard]] int route_hops(const route_plan& plan, int src, int dst) noexcept;
+
+/// counts[k] = number of destinations (src itself included at k = 0) that an item pushed
+/// at `src` reaches in exactly k hops; size max_hops() + 1. Throws convoy::error naming the
+/// pair if a route breaks (route_hops == -1) or src is outside the plan. O(P * hops).
+[[nodiscard]] std::vector<std::int64_t> hop_histogram(const route_plan& plan, int src);
+
+}  // namespace convoy::router

@@ -1,0 +1,186 @@
+// convoy-route: prints a route plan's hop distribution, peers, tag bytes and buffer memory
+// for one rank, without MPI (router/README.md; TRAM Table II, seed 000 sec. 4.3.1).
+//
+//   convoy-route --mesh 32x32x32 [--order 2,1,0]
+//   convoy-route --tensor ORDER [--nlocal N] --ranks P
+//   common: [--capacity BYTES] [--buffers K] [--rank R]
+//
+// Besides a readable summary it prints one script-readable line per fact:
+//   hops <k> <count>, peers <stage> <n>, in_peers <stage> <n>, tag_bytes <stage> <n>,
+//   memory_bytes_per_rank <n>. Bad arguments: a message on stderr and exit status 2.
+#include <convoy/router/memory.hpp>
+#include <convoy/router/route_plan.hpp>
+#include <convoy/router/route_stats.hpp>
+#include <convoy/topology/error.hpp>
+#include <convoy/topology/mesh.hpp>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <exception>
+#include <iostream>
+#include <limits>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace {
+
+struct usage_error {
+  std::string what;
+};
+
+const char* const usage_text =
+    "usage: convoy-route --mesh AxBx... [--order d,d,...]\n"
+    "       convoy-route --tensor ORDER [--nlocal N] --ranks P\n"
+    "       common options: [--capacity BYTES] [--buffers K] [--rank R]\n";
+
+long long parse_int(const std::string& s, const std::string& what, long long lo, long long hi) {
+  std::size_t used = 0;
+  long long v = 0;
+  try {
+    v = std::stoll(s, &used);
+  } catch (const std::exception&) {
+    throw usage_error{what + " '" + s + "' is not an integer"};
+  }
+  if (used != s.size()) throw usage_error{what + " '" + s + "' is not an integer"};
+  if (v < lo || v > hi)
+    throw usage_error{what + " " + s + " is outside " + std::to_string(lo) + ".." +
+                      std::to_string(hi)};
+  return v;
+}
+
+std::vector<int> parse_list(const std::string& s, char sep, const std::string& what, int lo) {
+  std::vector<int> out;
+  std::size_t start = 0;
+  while (true) {
+    const std::size_t end = s.find(sep, start);
+    out.push_back(static_cast<int>(
+        parse_int(s.substr(start, end - start), what, lo, std::numeric_limits<int>::max())));
+    if (end == std::string::npos) break;
+    start = end + 1;
+  }
+  return out;
+}
+
+struct options {
+  std::string mesh;
+  std::string order;
+  int tensor = 0;
+  int n_local = 1;
+  long long ranks = -1;
+  std::size_t capacity_bytes = 8192;
+  int n_buffers = 2;
+  long long rank = 0;
+};
+
+options parse(int argc, char** argv) {
+  options o;
+  bool have_nlocal = false;
+  for (int i = 1; i < argc; ++i) {
+    const std::string arg = argv[i];
+    if (arg == "--help" || arg == "-h") {
+      std::cout << usage_text;
+      std::exit(0);
+    }
+    if (i + 1 >= argc) throw usage_error{"option " + arg + " needs a value (or is unknown)"};
+    const std::string val = argv[++i];
+    if (arg == "--mesh") {
+      o.mesh = val;
+    } else if (arg == "--order") {
+      o.order = val;
+    } else if (arg == "--tensor") {
+      o.tensor = static_cast<int>(parse_int(val, "--tensor", 1, 3));
+    } else if (arg == "--nlocal") {
+      o.n_local = static_cast<int>(parse_int(val, "--nlocal", 1, std::numeric_limits<int>::max()));
+      have_nlocal = true;
+    } else if (arg == "--ranks") {
+      o.ranks = parse_int(val, "--ranks", 1, std::numeric_limits<int>::max());
+    } else if (arg == "--capacity") {
+      o.capacity_bytes = static_cast<std::size_t>(
+          parse_int(val, "--capacity", 1, std::numeric_limits<std::int32_t>::max()));
+    } else if (arg == "--buffers") {
+      o.n_buffers = static_cast<int>(parse_int(val, "--buffers", 1, 1024));
+    } else if (arg == "--rank") {
+      o.rank = parse_int(val, "--rank", 0, std::numeric_limits<int>::max());
+    } else {
+      throw usage_error{"unknown option " + arg};
+    }
+  }
+  if (o.mesh.empty() == (o.tensor == 0))
+    throw usage_error{"give exactly one of --mesh or --tensor"};
+  if (!o.mesh.empty() && (o.ranks >= 0 || have_nlocal))
+    throw usage_error{"--ranks and --nlocal belong to --tensor; a mesh's ranks are its cells"};
+  if (o.tensor != 0 && o.ranks < 0) throw usage_error{"--tensor needs --ranks P"};
+  if (o.tensor > 1 && !have_nlocal) throw usage_error{"--tensor 2 and 3 need --nlocal N"};
+  if (o.tensor != 0 && !o.order.empty()) throw usage_error{"--order belongs to --mesh"};
+  return o;
+}
+
+std::unique_ptr<convoy::router::route_plan> make_plan(const options& o) {
+  if (o.tensor != 0)
+    return convoy::router::make_tensor_plan(o.tensor, static_cast<int>(o.ranks), o.n_local);
+  const std::vector<int> shape = parse_list(o.mesh, 'x', "--mesh size", 1);
+  std::int64_t cells = 1;
+  for (int s : shape) {
+    cells *= s;
+    if (cells > (std::int64_t{1} << 28)) throw usage_error{"--mesh " + o.mesh + " is too large"};
+  }
+  const auto m = convoy::topology::mesh::cartesian(shape);
+  std::vector<int> order;
+  if (!o.order.empty()) order = parse_list(o.order, ',', "--order dimension", 0);
+  return convoy::router::make_mesh_plan(m, order);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  try {
+    const options o = parse(argc, argv);
+    const auto plan = make_plan(o);
+    if (o.rank >= plan->n_ranks())
+      throw usage_error{"--rank " + std::to_string(o.rank) + " is outside 0.." +
+                        std::to_string(plan->n_ranks() - 1)};
+    const int rank = static_cast<int>(o.rank);
+
+    std::cout << "plan " << plan->name() << "\n"
+              << "ranks " << plan->n_ranks() << "\n"
+              << "stages " << plan->n_stages() << "\n"
+              << "max_hops " << plan->max_hops() << "\n"
+              << "rank " << rank << "\n";
+    std::cout << "# stage  name        out_peers  in_peers  tag_bytes\n";
+    std::vector<std::size_t> outs, ins;
+    for (int s = 0; s < plan->n_stages(); ++s) {
+      outs.push_back(plan->out_peers(rank, s).size());
+      ins.push_back(plan->in_peers(rank, s).size());
+      std::printf("# %5d  %-10s  %9zu  %8zu  %9d\n", s, plan->stage_name(s).c_str(), outs.back(),
+                  ins.back(), plan->tag_bytes(s));
+    }
+    const auto counts = convoy::router::hop_histogram(*plan, rank);
+    std::cout << "# destinations reached from rank " << rank << " in k hops (TRAM Table II)\n";
+    double total = 0, weighted = 0;
+    for (std::size_t k = 0; k < counts.size(); ++k) {
+      std::cout << "hops " << k << " " << counts[k] << "\n";
+      total += static_cast<double>(counts[k]);
+      weighted += static_cast<double>(k) * static_cast<double>(counts[k]);
+    }
+    std::printf("# mean hops %.4f\n", weighted / total);
+    for (int s = 0; s < plan->n_stages(); ++s)
+      std::cout << "peers " << s << " " << outs[static_cast<std::size_t>(s)] << "\n";
+    for (int s = 0; s < plan->n_stages(); ++s)
+      std::cout << "in_peers " << s << " " << ins[static_cast<std::size_t>(s)] << "\n";
+    for (int s = 0; s < plan->n_stages(); ++s)
+      std::cout << "tag_bytes " << s << " " << plan->tag_bytes(s) << "\n";
+    std::cout << "# memory = sum over stages (out + in peers) x " << o.n_buffers << " buffers x "
+              << o.capacity_bytes << " bytes\n";
+    std::cout << "memory_bytes_per_rank "
+              << convoy::router::link_buffer_bytes(*plan, rank, o.capacity_bytes, o.n_buffers)
+              << "\n";
+    return 0;
+  } catch (const usage_error& e) {
+    std::cerr << "convoy-route: " << e.what << "\n" << usage_text;
+    return 2;
+  } catch (const convoy::error& e) {
+    std::cerr << "convoy-route: " << e.what() << "\n";
+    return 2;
+  }
+}
