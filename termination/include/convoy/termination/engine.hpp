@@ -20,7 +20,7 @@
 ///     pull(), without anyone entering the endgame;
 ///  7. no collective operation on the advance path: advance() never blocks.
 /// Return convention (as bale): positive success, 0 ordinary failure, negative misuse
-/// (an engine::error value); a failed call moves no data and changes no state.
+/// (an engine_error value); a failed call moves no data and changes no state.
 #include <convoy/aggregation/transport.hpp>
 #include <convoy/router/route_plan.hpp>
 
@@ -39,7 +39,7 @@ enum class state : int { dormant = 0, working, endgame, cleanup, complete };
 enum status : int { done = 0, ok = 1, near = 2 };
 
 /// Negative return codes. Each has a message (error_string).
-enum error : int {
+enum engine_error : int {
   error_state = -1,        ///< operation not legal in the current state
   error_rank = -2,         ///< destination rank out of range
   error_size = -3,         ///< item size invalid (0 for rigid items, too large, mismatch)
