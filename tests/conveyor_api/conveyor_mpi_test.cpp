@@ -1,0 +1,233 @@
+// convoy::conveyor<T> over MPI: the conveyor contract (termination/README.md, guarantees
+// 1-7) on real ranks, with the layouts the CTest entries emulate (CONVOY_EMULATE_*).
+#include <convoy/conveyor_api/conveyor.hpp>
+#include <convoy_test/mpi.hpp>
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <random>
+#include <string>
+#include <vector>
+
+namespace {
+
+using convoy::conveyor;
+using convoy::conveyor_options;
+using convoy_test::world_rank;
+using convoy_test::world_size;
+
+struct tracer {
+  std::int32_t src, dst;
+  std::uint32_t seq, check;
+};
+std::uint32_t checksum(const tracer& t) {
+  return static_cast<std::uint32_t>(t.src) * 2654435761u ^ static_cast<std::uint32_t>(t.dst) * 40503u ^
+         t.seq * 97u ^ 0x5bd1e995u;
+}
+
+// Every rank pushes `per_rank` items to destinations from `pick`; checks exactly-once,
+// FIFO per pair and sources on the receiving side, and that the totals agree globally.
+template <class Pick>
+void run_round(conveyor<tracer>& c, int per_rank, Pick pick) {
+  const int me = world_rank(), p = world_size();
+  std::vector<std::uint32_t> next_seq(static_cast<std::size_t>(p), 0), seen(static_cast<std::size_t>(p), 0);
+  std::vector<std::uint64_t> sent_to(static_cast<std::size_t>(p), 0);
+  std::uint64_t received = 0;
+  std::string failure;
+  c.begin();
+  int i = 0;
+  std::uint64_t spins = 0;
+  while (c.advance(i == per_rank)) {
+    for (; i < per_rank; ++i) {
+      tracer t{me, pick(i), 0, 0};
+      t.seq = next_seq[static_cast<std::size_t>(t.dst)];
+      t.check = checksum(t);
+      if (!c.push(t, t.dst)) break;
+      ++next_seq[static_cast<std::size_t>(t.dst)];
+      ++sent_to[static_cast<std::size_t>(t.dst)];
+    }
+    while (auto d = c.pull()) {
+      const tracer& t = d->item;
+      if (failure.empty()) {
+        if (t.check != checksum(t)) failure = "corrupted item";
+        else if (t.dst != me) failure = "item for rank " + std::to_string(t.dst) + " delivered here";
+        else if (d->from != t.src) failure = "source " + std::to_string(d->from) + " reported for an item of " + std::to_string(t.src);
+        else if (t.seq != seen[static_cast<std::size_t>(t.src)])
+          failure = "from " + std::to_string(t.src) + ": seq " + std::to_string(t.seq) + " expected " +
+                    std::to_string(seen[static_cast<std::size_t>(t.src)]);
+      }
+      ++seen[static_cast<std::size_t>(t.src)];
+      ++received;
+    }
+    ASSERT_LT(++spins, 50'000'000u) << "conveyor did not terminate";
+  }
+  EXPECT_EQ(c.current_state(), convoy::state::complete);
+  c.reset();
+  EXPECT_EQ(failure, "");
+  // Exactly once: what everyone sent to me is what I received.
+  std::vector<std::uint64_t> expect(static_cast<std::size_t>(p), 0);
+  MPI_Allreduce(sent_to.data(), expect.data(), p, MPI_UINT64_T, MPI_SUM, MPI_COMM_WORLD);
+  EXPECT_EQ(received, expect[static_cast<std::size_t>(me)]);
+  std::vector<std::uint64_t> from_each(seen.begin(), seen.end());
+  std::vector<std::uint64_t> sent_matrix(static_cast<std::size_t>(p));
+  // sent_to_me[s] = what rank s sent to me.
+  std::vector<std::uint64_t> sent_to_me(static_cast<std::size_t>(p), 0);
+  MPI_Alltoall(sent_to.data(), 1, MPI_UINT64_T, sent_to_me.data(), 1, MPI_UINT64_T, MPI_COMM_WORLD);
+  EXPECT_EQ(from_each, sent_to_me);
+}
+
+std::vector<conveyor_options> option_sets() {
+  std::vector<conveyor_options> v;
+  conveyor_options o;
+  o.capacity_bytes = 512;
+  v.push_back(o);  // auto mesh
+  o.mesh = "node,core";
+  o.n_buffers = 1;
+  v.push_back(o);
+  o.mesh = std::to_string(world_size());  // 1-D
+  o.n_buffers = 4;
+  v.push_back(o);
+  for (int order = 1; order <= 3; ++order) {
+    conveyor_options t;
+    t.tensor_order = order;
+    t.capacity_bytes = 400;
+    v.push_back(t);
+  }
+  conveyor_options st;
+  st.steady = true;
+  st.capacity_bytes = 256;
+  v.push_back(st);
+  return v;
+}
+
+TEST(ConveyorMpi, UniformRandomEveryKind) {
+  for (const auto& o : option_sets()) {
+    conveyor<tracer> c(MPI_COMM_WORLD, o);
+    std::mt19937 rng(static_cast<unsigned>(world_rank() * 7 + 1));
+    run_round(c, 3000, [&](int) { return static_cast<int>(rng() % static_cast<unsigned>(world_size())); });
+  }
+}
+
+TEST(ConveyorMpi, PatternsAndReuse) {
+  conveyor_options o;
+  o.capacity_bytes = 300;
+  conveyor<tracer> c(MPI_COMM_WORLD, o);
+  const int p = world_size(), me = world_rank();
+  run_round(c, 2000, [&](int) { return 0; });                       // all to one
+  run_round(c, me == p - 1 ? 4000 : 0, [&](int i) { return i % p; });  // one to all
+  run_round(c, 500, [&](int) { return me; });                        // self
+  run_round(c, 0, [&](int) { return 0; });                           // nobody
+  run_round(c, me == 0 ? 3000 : 0, [&](int i) { return (i * 7) % p; });  // one sender
+  run_round(c, me == 1 % p ? 20000 : 10, [&](int i) { return (i * 13 + 1) % p; });  // imbalance
+  EXPECT_EQ(c.stats(true).begins, 6u);
+}
+
+TEST(ConveyorMpi, HundredConveyorsAliveAtOnce) {
+  conveyor_options o;
+  o.capacity_bytes = 256;
+  std::vector<std::unique_ptr<conveyor<tracer>>> all;
+  for (int k = 0; k < 100; ++k) all.push_back(std::make_unique<conveyor<tracer>>(MPI_COMM_WORLD, o));
+  // Interleave: every conveyor carries its own traffic at the same time.
+  const int p = world_size(), me = world_rank();
+  for (auto& c : all) c->begin();
+  std::vector<int> pushed(all.size(), 0);
+  std::vector<bool> finished(all.size(), false);
+  std::vector<std::vector<std::uint32_t>> seen(all.size(), std::vector<std::uint32_t>(static_cast<std::size_t>(p), 0));
+  std::size_t n_finished = 0;
+  for (std::uint64_t spin = 0; n_finished < all.size(); ++spin) {
+    ASSERT_LT(spin, 10'000'000u);
+    for (std::size_t k = 0; k < all.size(); ++k) {
+      if (finished[k]) continue;
+      auto& c = *all[k];
+      for (; pushed[k] < 50; ++pushed[k]) {
+        tracer t{me, static_cast<int>((pushed[k] + k + static_cast<std::size_t>(me)) % static_cast<std::size_t>(p)),
+                 static_cast<std::uint32_t>(k), 0};
+        t.check = checksum(t);
+        if (!c.push(t, t.dst)) break;
+      }
+      while (auto d = c.pull()) {
+        ASSERT_EQ(d->item.seq, k) << "item of conveyor " << d->item.seq << " arrived on " << k;
+        ++seen[k][static_cast<std::size_t>(d->from)];
+      }
+      if (!c.advance(pushed[k] == 50)) {
+        finished[k] = true;
+        ++n_finished;
+        c.reset();
+      }
+    }
+  }
+  for (std::size_t k = 0; k < all.size(); ++k) {
+    std::uint64_t total = 0;
+    for (auto n : seen[k]) total += n;
+    std::uint64_t all_total = 0;
+    MPI_Allreduce(&total, &all_total, 1, MPI_UINT64_T, MPI_SUM, MPI_COMM_WORLD);
+    EXPECT_EQ(all_total, 50u * static_cast<unsigned>(p));
+  }
+}
+
+TEST(ConveyorMpi, MisuseThrowsAndChangesNothing) {
+  conveyor<tracer> c(MPI_COMM_WORLD);
+  tracer t{};
+  EXPECT_THROW((void)c.push(t, 0), convoy::error);  // before begin
+  c.begin();
+  try {
+    (void)c.push(t, world_size());
+    FAIL() << "push to an out-of-range rank accepted";
+  } catch (const convoy::error& e) {
+    EXPECT_NE(std::string(e.what()).find("out of range"), std::string::npos) << e.what();
+  }
+  EXPECT_THROW(c.unpull(), convoy::error);  // nothing pulled
+  EXPECT_THROW(c.begin(), convoy::error);   // already begun
+  EXPECT_EQ(c.current_state(), convoy::state::working);
+  while (c.advance(true)) {
+    while (c.pull()) {
+    }
+  }
+  try {
+    (void)c.push(t, 0);
+    FAIL() << "push after done accepted";
+  } catch (const convoy::error& e) {
+    EXPECT_NE(std::string(e.what()).find("COMPLETE"), std::string::npos) << e.what();
+  }
+  c.reset();
+  EXPECT_EQ(c.stats().pushes, 0u);
+}
+
+TEST(ConveyorMpi, BadSettingsRaiseTheSameErrorEverywhere) {
+  conveyor_options o;
+  o.mesh = "3x5x7x11";  // product != rank count
+  std::string what;
+  try {
+    conveyor<tracer> c(MPI_COMM_WORLD, o);
+  } catch (const convoy::error& e) {
+    what = e.what();
+  }
+  EXPECT_NE(what.find("3x5x7x11"), std::string::npos) << what;
+  o = {};
+  o.tensor_order = 4;
+  EXPECT_THROW(conveyor<tracer>(MPI_COMM_WORLD, o), convoy::error);
+}
+
+TEST(ConveyorMpi, HandlerStyle) {
+  conveyor_options o;
+  o.capacity_bytes = 256;
+  conveyor<std::int64_t> c(MPI_COMM_WORLD, o);
+  const int p = world_size(), me = world_rank();
+  std::int64_t sum = 0, count = 0;
+  c.begin();
+  int i = 0;
+  while (c.advance(i == 1000, [&](std::int64_t v, int from) {
+    EXPECT_EQ(v % 1000003, from);
+    sum += v / 1000003;
+    ++count;
+  })) {
+    for (; i < 1000; ++i)
+      if (!c.push(std::int64_t{i} * 1000003 + me, (i + me) % p)) break;
+  }
+  c.reset();
+  std::int64_t total = 0;
+  MPI_Allreduce(&count, &total, 1, MPI_INT64_T, MPI_SUM, MPI_COMM_WORLD);
+  EXPECT_EQ(total, 1000 * p);
+}
+
+}  // namespace
