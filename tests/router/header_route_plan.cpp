@@ -1,0 +1,2 @@
+// Each public header compiles on its own.
+#include <convoy/router/route_plan.hpp>
