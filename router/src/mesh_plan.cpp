@@ -29,7 +29,7 @@ std::string join(const std::vector<int>& v, const char* sep) {
 /// in stage order (level k = dimension dim_order[k]). Node j of level k is one existing
 /// prefix (c[D_0], ..., c[D_{k-1}]); its row `step_[k][j * size_k + v]` is the level-(k+1)
 /// node of prefix + v, or, when no rank has that prefix (a hole), the node of the
-/// substitute value (invariant 4). At the last level the entries are ranks. Memory is
+/// substitute value (invariant 6). At the last level the entries are ranks. Memory is
 /// O(sum_k cells of the first k+1 dimensions) <= O(n_dims * n_cells), shared by all ranks.
 class mesh_plan final : public route_plan {
  public:
@@ -61,7 +61,7 @@ class mesh_plan final : public route_plan {
     return names_[static_cast<std::size_t>(stage)];
   }
 
-  // Invariants 1-4: first differing stage >= first_stage, target from (at, dest[D_s]).
+  // Invariants 1, 5, 6: first differing stage >= first_stage; target from (at, dest[D_s]).
   hop next_hop(int at, int dest, int first_stage) const noexcept override {
     const int* a = &pc_[idx(at, 0)];
     const int* d = &pc_[idx(dest, 0)];
@@ -248,7 +248,7 @@ class mesh_plan final : public route_plan {
           present.push_back(v);
           i = e;
         }
-        // Invariant 4: a missing value v is replaced by present[v mod |present|].
+        // Invariant 6: a missing value v is replaced by present[v mod |present|].
         for (std::size_t v = 0; v < sz; ++v)
           if (ord_[ks][row + v] < 0)
             step_[ks][row + v] =

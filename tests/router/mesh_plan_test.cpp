@@ -74,6 +74,33 @@ testing::AssertionResult check_hole_bounds(const mesh& m, const std::vector<int>
         return testing::AssertionFailure() << "rank " << r << " stage " << s << " has "
                                            << plan->out_peers(r, s).size() << " peers";
     }
+  // The in-peer bound of the README: (s_{D_s} - 1) * prod_{k>s} ceil(s_{D_k} / c_k), c_k the
+  // number of values of D_k present among ranks sharing r's coordinates on D_0..D_{k-1}.
+  for (int r = 0; r < m.n_ranks(); ++r)
+    for (int s = 0; s < n; ++s) {
+      std::int64_t bound = m.dim(order[static_cast<std::size_t>(s)]).size - 1;
+      for (int k = s + 1; k < n; ++k) {
+        std::vector<int> present;
+        for (int q = 0; q < m.n_ranks(); ++q) {
+          bool same = true;
+          for (int j = 0; j < k; ++j) {
+            const auto dim = static_cast<std::size_t>(order[static_cast<std::size_t>(j)]);
+            same = same && m.coords(q)[dim] == m.coords(r)[dim];
+          }
+          if (same)
+            present.push_back(
+                m.coords(q)[static_cast<std::size_t>(order[static_cast<std::size_t>(k)])]);
+        }
+        std::sort(present.begin(), present.end());
+        const auto c = std::unique(present.begin(), present.end()) - present.begin();
+        const int size = m.dim(order[static_cast<std::size_t>(k)]).size;
+        bound *= (size + c - 1) / c;
+      }
+      if (static_cast<std::int64_t>(plan->in_peers(r, s).size()) > bound)
+        return testing::AssertionFailure()
+               << "rank " << r << " stage " << s << " has " << plan->in_peers(r, s).size()
+               << " in-peers > " << bound;
+    }
   for (int src = 0; src < m.n_ranks(); ++src)
     for (int dst = 0; dst < m.n_ranks(); ++dst) {
       int at = src, first = 0;

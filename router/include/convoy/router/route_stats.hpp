@@ -8,10 +8,11 @@
 
 namespace convoy::router {
 
-/// Hops taken by an item from `src` to `dst` when it follows plan.next_hop from stage 0,
-/// or -1 if the route breaks an invariant of router/README.md (a hop whose stage does not
-/// increase, a peer_index that does not match out_peers is not checked here, more than
-/// max_hops() hops, or a rank outside the plan). 0 when src == dst. O(max_hops * n_stages).
+/// Hops taken by an item from `src` to `dst` when it follows plan.next_hop from stage 0;
+/// 0 when src == dst. Returns -1 if src or dst is outside the plan or the route breaks
+/// router/README.md invariant 1 or 4 (a stage that does not increase, a rank outside the
+/// plan, more than max_hops() hops, delivery elsewhere). peer_index is not checked here.
+/// O(max_hops * n_stages), no allocation.
 [[nodiscard]] int route_hops(const route_plan& plan, int src, int dst) noexcept;
 
 /// counts[k] = number of destinations (src itself included at k = 0) that an item pushed
