@@ -1,0 +1,37 @@
+#pragma once
+/// @file
+/// Raising an error the same way on every rank (topology/README.md invariant 4).
+#include <mpi.h>
+
+#include <exception>
+#include <optional>
+#include <string>
+#include <utility>
+
+namespace convoy::topology::detail {
+
+/// Collective over `comm`. Each rank passes its local failure message (nullptr: none).
+/// Returns on every rank if no rank failed; otherwise every rank throws convoy::error with
+/// the message of the lowest failing rank, unchanged, so that a failure every rank sees reads
+/// the same everywhere.
+void raise_if_any_failed(MPI_Comm comm, const std::string* failure);
+
+/// Collective over `comm`: runs the LOCAL (non-collective) function `f` on every rank and
+/// returns its result; if `f` throws on any rank, every rank throws convoy::error carrying
+/// the lowest failing rank's message. Never leaves some ranks throwing and others waiting.
+template <class F>
+auto agree(MPI_Comm comm, F&& f) -> decltype(f()) {
+  std::optional<decltype(f())> result;
+  std::string failure;
+  bool failed = false;
+  try {
+    result.emplace(std::forward<F>(f)());
+  } catch (const std::exception& e) {
+    failed = true;
+    failure = e.what();
+  }
+  raise_if_any_failed(comm, failed ? &failure : nullptr);
+  return std::move(*result);
+}
+
+}  // namespace convoy::topology::detail

@@ -1,0 +1,74 @@
+#include "hwloc_util.hpp"
+
+#include <cctype>
+#include <convoy/topology/error.hpp>
+#include <string>
+
+namespace convoy::topology::detail {
+
+namespace {
+hwloc_topology_t fresh() {
+  hwloc_topology_t t = nullptr;
+  if (hwloc_topology_init(&t) != 0) throw error("hwloc_topology_init failed");
+  return t;
+}
+}  // namespace
+
+hw_topology hw_topology::this_system() {
+  hwloc_topology_t t = fresh();
+  if (hwloc_topology_load(t) != 0) {
+    hwloc_topology_destroy(t);
+    throw error("hwloc_topology_load failed for this machine");
+  }
+  return hw_topology(t);
+}
+
+std::string complete_synthetic(std::string_view desc) {
+  std::string text(desc);
+  while (!text.empty() && std::isspace(static_cast<unsigned char>(text.back()))) text.pop_back();
+  const size_t last = text.find_last_of(" \t");
+  std::string tail = text.substr(last == std::string::npos ? 0 : last + 1);
+  for (char& c : tail) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  if (!text.empty() && tail.rfind("pu:", 0) != 0) text += " pu:1";
+  return text;
+}
+
+hw_topology hw_topology::synthetic(std::string_view desc) {
+  hwloc_topology_t t = fresh();
+  const std::string text(desc);
+  const std::string full = complete_synthetic(desc);
+  if (hwloc_topology_set_synthetic(t, full.c_str()) != 0 || hwloc_topology_load(t) != 0) {
+    hwloc_topology_destroy(t);
+    throw error("hwloc rejects synthetic topology '" + text +
+                "' (expected e.g. \"pack:2 core:4\" or \"pack:2 numa:2 core:8 pu:1\")");
+  }
+  return hw_topology(t);
+}
+
+hw_topology::~hw_topology() {
+  if (topo_ != nullptr) hwloc_topology_destroy(topo_);
+}
+
+int hw_topology::count(hwloc_obj_type_t type) const {
+  const int n = hwloc_get_nbobjs_by_type(topo_, type);
+  return n < 0 ? 0 : n;
+}
+
+hw_place place_of(const hw_topology& topo, hwloc_const_cpuset_t set) {
+  // The object of each type whose cpuset contains the whole binding; an unbound process
+  // (binding spanning cores or packages) gets -1 for that level (README invariant 3).
+  auto containing = [&](hwloc_obj_type_t type) {
+    if (hwloc_bitmap_iszero(set)) return -1;
+    const int n = topo.count(type);
+    for (int i = 0; i < n; ++i) {
+      hwloc_obj_t o = hwloc_get_obj_by_type(topo.get(), type, static_cast<unsigned>(i));
+      if (o != nullptr && o->cpuset != nullptr && hwloc_bitmap_isincluded(set, o->cpuset))
+        return static_cast<int>(o->logical_index);
+    }
+    return -1;
+  };
+  return {containing(HWLOC_OBJ_PACKAGE), containing(HWLOC_OBJ_NUMANODE),
+          containing(HWLOC_OBJ_CORE)};
+}
+
+}  // namespace convoy::topology::detail
