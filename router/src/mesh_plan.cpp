@@ -9,6 +9,7 @@
 #include <utility>
 #include <vector>
 
+#include "checks.hpp"
 #include "radix.hpp"
 
 namespace convoy::router {
@@ -198,14 +199,10 @@ class mesh_plan final : public route_plan {
   }
 
   void check_rank(int rank, const char* what) const {
-    if (rank < 0 || rank >= n_ranks_)
-      throw error(std::string("route_plan::") + what + ": rank " + std::to_string(rank) +
-                  " is outside 0.." + std::to_string(n_ranks_ - 1));
+    detail::check_index(rank, n_ranks_, what, "rank");
   }
   void check_stage(int stage, const char* what) const {
-    if (stage < 0 || stage >= n_dims_)
-      throw error(std::string("route_plan::") + what + ": stage " + std::to_string(stage) +
-                  " is outside 0.." + std::to_string(n_dims_ - 1));
+    detail::check_index(stage, n_dims_, what, "stage");
   }
 
   void build_trie() {

@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "checks.hpp"
 #include "radix.hpp"
 
 namespace convoy::router {
@@ -198,15 +199,9 @@ class tensor_plan final : public route_plan {
     for (int r = base; r < base + n_; ++r)
       if (r != rank) peers.push_back(r);
   }
-  void check_rank(int rank, const char* what) const {
-    if (rank < 0 || rank >= p_)
-      throw error(std::string("route_plan::") + what + ": rank " + std::to_string(rank) +
-                  " is outside 0.." + std::to_string(p_ - 1));
-  }
+  void check_rank(int rank, const char* what) const { detail::check_index(rank, p_, what, "rank"); }
   void check_stage(int stage, const char* what) const {
-    if (stage < 0 || stage >= order_)
-      throw error(std::string("route_plan::") + what + ": stage " + std::to_string(stage) +
-                  " is outside 0.." + std::to_string(order_ - 1));
+    detail::check_index(stage, order_, what, "stage");
   }
 
   int order_;

@@ -216,17 +216,19 @@ TEST(MeshPlan, AllPairsEveryOrderFullMeshes) {
   }
 }
 
+/// Invariants 1-4, 6, 7 for every dimension order of `m`, all pairs.
+void check_every_order(const mesh& m) {
+  for (const auto& order : all_orders(m.n_dims())) {
+    const auto plan = make_mesh_plan(m, order);
+    EXPECT_TRUE(convoy_test::check_all_pairs(*plan)) << m.describe();
+    EXPECT_TRUE(check_hole_bounds(m, order)) << m.describe();
+  }
+}
+
 // Invariant 6 on the ragged layouts of the issue: nodes of 4,2,3; 3,3,2; 5,1.
 TEST(MeshPlan, RaggedNodesEveryOrder) {
-  for (const auto& nodes :
-       std::vector<std::vector<int>>{{4, 2, 3}, {3, 3, 2}, {5, 1}, {1, 4}, {2}}) {
-    const auto m = ragged_nodes(nodes);
-    for (const auto& order : all_orders(2)) {
-      const auto plan = make_mesh_plan(m, order);
-      EXPECT_TRUE(convoy_test::check_all_pairs(*plan)) << m.describe();
-      EXPECT_TRUE(check_hole_bounds(m, order)) << m.describe();
-    }
-  }
+  for (const auto& nodes : std::vector<std::vector<int>>{{4, 2, 3}, {3, 3, 2}, {5, 1}, {1, 4}, {2}})
+    check_every_order(ragged_nodes(nodes));
 }
 
 TEST(MeshPlan, RaggedNodesAndSocketsEveryOrder) {
@@ -235,14 +237,7 @@ TEST(MeshPlan, RaggedNodesAndSocketsEveryOrder) {
       {{4, 4}, {4, 1}},
       {{1}, {1, 1, 1}, {2, 2}},
   };
-  for (const auto& layout : layouts) {
-    const auto m = ragged_sockets(layout);
-    for (const auto& order : all_orders(3)) {
-      const auto plan = make_mesh_plan(m, order);
-      EXPECT_TRUE(convoy_test::check_all_pairs(*plan)) << m.describe();
-      EXPECT_TRUE(check_hole_bounds(m, order)) << m.describe();
-    }
-  }
+  for (const auto& layout : layouts) check_every_order(ragged_sockets(layout));
 }
 
 // Random holes and a random rank placement (coordinates are a table, not rank arithmetic).
