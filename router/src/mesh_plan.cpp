@@ -245,11 +245,13 @@ class mesh_plan final : public route_plan {
           present.push_back(v);
           i = e;
         }
-        // Invariant 6: a missing value v is replaced by present[v mod |present|].
+        // Invariant 6: the j-th missing value is replaced by the (j mod c)-th present one,
+        // so each present value stands in for at most ceil((size - c) / c) missing ones.
+        std::size_t missing = 0;
         for (std::size_t v = 0; v < sz; ++v)
           if (ord_[ks][row + v] < 0)
             step_[ks][row + v] =
-                step_[ks][row + static_cast<std::size_t>(present[v % present.size()])];
+                step_[ks][row + static_cast<std::size_t>(present[missing++ % present.size()])];
       }
       if (k + 1 < n_dims_) {
         next_range.push_back(n_ranks_);

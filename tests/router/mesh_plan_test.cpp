@@ -313,6 +313,7 @@ TEST(MeshPlan, SampledPairsLarge) {
 // A large ragged mesh: 257 nodes of 1..64 ranks (about 2^13 ranks), sampled.
 TEST(MeshPlan, SampledPairsLargeRagged) {
   std::vector<int> nodes;
+  nodes.reserve(257);
   for (int n = 0; n < 257; ++n) nodes.push_back(1 + (n * 37) % 64);
   const auto m = ragged_nodes(nodes);
   for (const auto& order : all_orders(2)) {
