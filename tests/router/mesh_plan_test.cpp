@@ -4,7 +4,9 @@
 #include <algorithm>
 #include <convoy/router/route_plan.hpp>
 #include <convoy/router/route_stats.hpp>
+#include <convoy/topology/build_mesh.hpp>
 #include <convoy/topology/error.hpp>
+#include <convoy/topology/machine.hpp>
 #include <convoy/topology/mesh.hpp>
 #include <cstdint>
 #include <numeric>
@@ -238,6 +240,24 @@ TEST(MeshPlan, RaggedNodesAndSocketsEveryOrder) {
       {{1}, {1, 1, 1}, {2, 2}},
   };
   for (const auto& layout : layouts) check_every_order(ragged_sockets(layout));
+}
+
+// The meshes the topology module lays on emulated ragged machines (block and cyclic
+// placement, so ranks are not numbered by coordinates), every order.
+TEST(MeshPlan, RaggedMeshesFromTopologyModule) {
+  namespace topo = convoy::topology;
+  for (const auto map : {topo::placement::block, topo::placement::cyclic}) {
+    const auto nodes = topo::emulate_machine(9, {4, 2, 3}, "", map);
+    const auto m = topo::build_mesh(nodes, topo::mesh_spec::automatic());
+    EXPECT_EQ(m.n_holes(), 3);
+    check_every_order(m);
+    const auto sockets = topo::emulate_machine(12, {5, 3, 4}, "pack:2 core:3", map);
+    const auto ms = topo::build_mesh(
+        sockets,
+        topo::mesh_spec::of_levels({topo::level::node, topo::level::socket, topo::level::core}));
+    EXPECT_EQ(ms.n_dims(), 3) << ms.describe();
+    check_every_order(ms);
+  }
 }
 
 // Random holes and a random rank placement (coordinates are a table, not rank arithmetic).
