@@ -1,0 +1,37 @@
+/**
+ * @file
+ * Allocators for a conveyor's large buffers (bale-compatible, seed 000 sec. 4.6).
+ *
+ * A constructor that is given a non-NULL `const convey_alc8r_t*` copies the structure
+ * (it need not stay in scope) and obtains the conveyor's large internal buffers through
+ * it instead of the library's own allocation. Every `grab` and `free` is called
+ * collectively (on every PE, in the same order, with the same sizes), and buffers are
+ * released in last-in first-out order, so that an allocator carving a preallocated
+ * symmetric region needs no synchronization.
+ */
+#ifndef CONVEY_ALC8R_H
+#define CONVEY_ALC8R_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/** An allocator passed to conveyor constructors. */
+typedef struct convey_alc8r {
+  /** Passed as the first argument of `grab` and `free`. */
+  void* alc8r;
+  /** Returns `size` bytes (NULL on failure); `tag` and `value` name the call site
+   *  (a file name and a line number) for diagnostics. */
+  void* (*grab)(void* alc8r, size_t size, const char* tag, uint64_t value);
+  /** Releases memory returned by `grab`. */
+  void (*free)(void* alc8r, void* ptr);
+} convey_alc8r_t;
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* CONVEY_ALC8R_H */
