@@ -1,0 +1,99 @@
+#pragma once
+/// @file
+/// Shared pieces of the MPI benchmark programs (bench/README.md): command-line options,
+/// the counter-based random streams every kernel draws from, and item payloads.
+///
+/// Everything here is plain C++ over MPI so that the same benchmark sources can be built
+/// against another conveyor library that offers bale's convey.h (bench/README.md,
+/// "Comparing with bale").
+#include <mpi.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+#include <string>
+#include <vector>
+
+namespace convoy::bench {
+
+/// Command-line options shared by every kernel (bench/README.md lists them).
+struct options {
+  std::uint64_t items = 10'000'000;  ///< items pushed per rank per cycle
+  std::vector<std::size_t> sizes{8, 16, 32, 128};
+  std::vector<std::string> kinds;  ///< empty: every kind this build offers
+  int reps = 1;                    ///< timed cycles; the median is reported
+  int warmup = 1;                  ///< untimed cycles before the timed ones
+  std::uint64_t table = 100'000;   ///< table entries per rank (histogram, index-gather)
+  std::uint64_t seed = 1;
+  /// C++ API kinds (mesh-*): 0 or empty take the library defaults (environment, tune file).
+  std::size_t capacity_bytes = 0;
+  int n_buffers = 0;
+  std::string mesh;  ///< spec of kind "mesh" (default auto)
+  /// convey.h kinds (simple, tensor*): bale's benchmark defaults unless given.
+  std::size_t convey_capacity = 0;  ///< 0: CONVEY_BUFFER_SIZE, else 10000
+  int convey_buffers = 0;           ///< 0: 1 (bale's alltoallv default)
+  std::size_t convey_n_local = 0;   ///< 0: the library's choice (ranks per node)
+  int naive_window = 256;           ///< outstanding Isends / posted Irecvs (naive)
+  std::string json;                 ///< also write JSON records here (rank 0)
+  bool table_output = false;        ///< print a human table as well
+  bool quiet = false;               ///< no RESULT lines (demo)
+};
+
+/// Parses argv (rank 0's view is what matters; every rank parses the same argv).
+/// Throws std::runtime_error naming the bad option.
+options parse_options(int argc, char** argv, const char* program, const char* kernel_help);
+
+/// splitmix64's finalizer: a bijective 64-bit mix (counter-based random numbers).
+[[nodiscard]] constexpr std::uint64_t mix64(std::uint64_t x) noexcept {
+  x += 0x9e3779b97f4a7c15ULL;
+  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
+  x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
+  return x ^ (x >> 31);
+}
+
+/// Uniform value in [0, n) from 32 random bits (Lemire's multiply-shift, no division).
+[[nodiscard]] constexpr std::uint32_t below(std::uint32_t bits, std::uint64_t n) noexcept {
+  return static_cast<std::uint32_t>((static_cast<std::uint64_t>(bits) * n) >> 32);
+}
+
+/// The i-th random draw of `rank` in stream `seed`: the same on every run and rank count.
+[[nodiscard]] constexpr std::uint64_t draw(std::uint64_t seed, int rank, std::uint64_t i) noexcept {
+  return mix64((seed << 48) ^ (static_cast<std::uint64_t>(rank) << 34) ^ i);
+}
+
+inline constexpr std::uint64_t word_step = 0x9e3779b97f4a7c15ULL;
+
+/// Fills `words` 8-byte words at `out` (unaligned) with key ^ j*step, j = 0..words-1.
+inline void fill_words(void* out, std::uint64_t key, std::size_t words) noexcept {
+  auto* p = static_cast<std::byte*>(out);
+  for (std::size_t j = 0; j < words; ++j) {
+    const std::uint64_t w = key ^ (j * word_step);
+    std::memcpy(p + 8 * j, &w, 8);
+  }
+}
+
+/// True if `in` holds what fill_words(in, key, words) wrote.
+[[nodiscard]] inline bool check_words(const void* in, std::uint64_t key,
+                                      std::size_t words) noexcept {
+  const auto* p = static_cast<const std::byte*>(in);
+  for (std::size_t j = 0; j < words; ++j) {
+    std::uint64_t w;
+    std::memcpy(&w, p + 8 * j, 8);
+    if (w != (key ^ (j * word_step))) return false;
+  }
+  return true;
+}
+
+/// Facts about the job, printed with every result (style.md "Benchmarks": context).
+struct job {
+  MPI_Comm comm = MPI_COMM_WORLD;
+  int rank = 0;
+  int n_ranks = 1;
+  int ranks_per_node = 1;  ///< ranks on this rank's node (MPI_COMM_TYPE_SHARED)
+  int n_nodes = 1;
+  std::string impl;  ///< "convoy" or the library the façade kinds were linked against
+};
+
+[[nodiscard]] job describe_job(MPI_Comm comm);
+
+}  // namespace convoy::bench

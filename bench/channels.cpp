@@ -1,0 +1,426 @@
+#include "channels.hpp"
+
+#include <cstdio>
+#include <cstdlib>
+#include <new>
+
+namespace convoy::bench {
+
+void check_mpi(int rc, const char* what) {
+  if (rc == MPI_SUCCESS) return;
+  char text[MPI_MAX_ERROR_STRING];
+  int len = 0;
+  MPI_Error_string(rc, text, &len);
+  throw std::runtime_error(std::string(what) +
+                           " failed: " + std::string(text, static_cast<std::size_t>(len)));
+}
+
+std::vector<std::string> available_kinds() {
+  std::vector<std::string> k;
+#if CONVOY_BENCH_HAVE_CONVEY
+  for (const char* n : {"simple", "tensor1", "tensor2", "tensor3", "convey"}) k.emplace_back(n);
+#endif
+#if CONVOY_BENCH_HAVE_ENGINE
+  k.emplace_back("mesh");
+  k.emplace_back("mesh-1d");
+#endif
+  k.emplace_back("alltoallv");
+  k.emplace_back("naive");
+  return k;
+}
+
+kind_spec parse_kind(const std::string& name, const options& opt, const job& j) {
+  kind_spec k;
+  k.name = name;
+  if (name == "naive") {
+    k.fam = family::naive;
+  } else if (name == "alltoallv") {
+    k.fam = family::alltoallv;
+  } else if (name == "simple" || name == "convey" || name == "tensor1" || name == "tensor2" ||
+             name == "tensor3") {
+    k.fam = family::convey;
+    k.order = name == "simple" ? 0 : name == "convey" ? -1 : name.back() - '0';
+  } else if (name == "mesh" || name == "mesh-1d" || name.rfind("mesh:", 0) == 0) {
+    k.fam = family::engine;
+    if (name == "mesh") {
+      k.mesh = opt.mesh.empty() ? "auto" : opt.mesh;
+    } else if (name == "mesh-1d") {
+      k.mesh = std::to_string(j.n_ranks);  // one dimension of all ranks: direct sends
+    } else {
+      k.mesh = name.substr(5);
+      if (k.mesh.empty()) throw std::runtime_error("kind 'mesh:' needs a mesh spec");
+    }
+  } else {
+    throw std::runtime_error("unknown kind '" + name +
+                             "' (naive, alltoallv, simple, tensor1-3, convey, mesh, mesh-1d, "
+                             "mesh:<spec>)");
+  }
+  bool built = true;
+#if !CONVOY_BENCH_HAVE_CONVEY
+  if (k.fam == family::convey) built = false;
+#endif
+#if !CONVOY_BENCH_HAVE_ENGINE
+  if (k.fam == family::engine) built = false;
+#endif
+  if (!built) throw std::runtime_error("kind '" + name + "' is not built into this program");
+  return k;
+}
+
+// ---------------------------------------------------------------------------------------
+// naive_channel
+
+namespace {
+constexpr int item_tag = 0;
+constexpr int end_tag = 1;
+}  // namespace
+
+naive_channel::naive_channel(MPI_Comm comm, const kind_spec&, const options& opt)
+    : window_(std::max(1, opt.naive_window)) {
+  check_mpi(MPI_Comm_dup(comm, &comm_), "MPI_Comm_dup");
+  MPI_Comm_rank(comm_, &rank_);
+  MPI_Comm_size(comm_, &n_ranks_);
+}
+
+naive_channel::~naive_channel() {
+  for (auto& r : recv_req_) {
+    if (r == MPI_REQUEST_NULL) continue;
+    MPI_Cancel(&r);
+    MPI_Wait(&r, MPI_STATUS_IGNORE);
+  }
+  if (!send_req_.empty())
+    MPI_Waitall(static_cast<int>(send_req_.size()), send_req_.data(), MPI_STATUSES_IGNORE);
+  if (!end_req_.empty())
+    MPI_Waitall(static_cast<int>(end_req_.size()), end_req_.data(), MPI_STATUSES_IGNORE);
+  if (comm_ != MPI_COMM_NULL) MPI_Comm_free(&comm_);
+}
+
+void naive_channel::begin(std::size_t item_bytes) {
+  if (item_bytes_ != item_bytes) {
+    if (!recv_req_.empty()) throw std::runtime_error("naive channel: item size changed");
+    item_bytes_ = slot_bytes_ = item_bytes;
+    const auto w = static_cast<std::size_t>(window_);
+    send_buf_.assign(w * slot_bytes_, std::byte{});
+    recv_buf_.assign(w * slot_bytes_, std::byte{});
+    send_req_.assign(w, MPI_REQUEST_NULL);
+    recv_req_.assign(w, MPI_REQUEST_NULL);
+    done_idx_.assign(w, 0);
+    free_.clear();
+    for (int s = window_ - 1; s >= 0; --s) free_.push_back(s);
+    for (int s = 0; s < window_; ++s)
+      check_mpi(MPI_Irecv(recv_buf_.data() + static_cast<std::size_t>(s) * slot_bytes_,
+                          static_cast<int>(slot_bytes_), MPI_BYTE, MPI_ANY_SOURCE, MPI_ANY_TAG,
+                          comm_, &recv_req_[static_cast<std::size_t>(s)]),
+                "MPI_Irecv");
+  }
+  ends_ = 0;
+  end_sent_ = false;
+  current_ = -1;
+  redeliver_ = false;
+  wire_ = 0;
+  self_.clear();
+  self_head_ = 0;
+}
+
+bool naive_channel::reclaim() {
+  int n = 0;
+  check_mpi(MPI_Testsome(window_, send_req_.data(), &n, done_idx_.data(), MPI_STATUSES_IGNORE),
+            "MPI_Testsome");
+  for (int i = 0; i < n && n != MPI_UNDEFINED; ++i)
+    free_.push_back(done_idx_[static_cast<std::size_t>(i)]);
+  return !free_.empty();
+}
+
+void naive_channel::repost_current() {
+  if (current_ >= 0 && !redeliver_) {
+    const auto s = static_cast<std::size_t>(current_);
+    check_mpi(MPI_Irecv(recv_buf_.data() + s * slot_bytes_, static_cast<int>(slot_bytes_), MPI_BYTE,
+                        MPI_ANY_SOURCE, MPI_ANY_TAG, comm_, &recv_req_[s]),
+              "MPI_Irecv");
+    current_ = -1;
+  } else if (current_ == -2 && !redeliver_) {
+    current_ = -1;
+  }
+}
+
+const std::byte* naive_channel::pull(int& from) {
+  if (redeliver_) {
+    redeliver_ = false;
+    from = current_from_;
+    return current_ == -2 ? self_.data() + self_head_ - item_bytes_
+                          : recv_buf_.data() + static_cast<std::size_t>(current_) * slot_bytes_;
+  }
+  repost_current();
+  if (self_head_ != 0 && self_head_ == self_.size()) {
+    self_.clear();
+    self_head_ = 0;
+  }
+  if (self_head_ < self_.size()) {
+    const std::byte* p = self_.data() + self_head_;
+    self_head_ += item_bytes_;
+    self_peak_ = std::max(self_peak_, self_.capacity());
+    current_ = -2;
+    from = current_from_ = rank_;
+    return p;
+  }
+  for (;;) {
+    int flag = 0;
+    MPI_Status st;
+    const auto h = static_cast<std::size_t>(head_);
+    check_mpi(MPI_Test(&recv_req_[h], &flag, &st), "MPI_Test");
+    if (!flag) return nullptr;
+    head_ = (head_ + 1) % window_;
+    current_ = static_cast<int>(h);
+    if (st.MPI_TAG == end_tag) {
+      ++ends_;
+      repost_current();
+      continue;
+    }
+    from = current_from_ = st.MPI_SOURCE;
+    return recv_buf_.data() + h * slot_bytes_;
+  }
+}
+
+bool naive_channel::unpull() {
+  if (current_ == -1 || redeliver_) return false;
+  redeliver_ = true;
+  return true;
+}
+
+bool naive_channel::advance(bool done) {
+  repost_current();
+  reclaim();
+  if (!done) return true;
+  if (!end_sent_) {
+    // Sent after every item: MPI's non-overtaking order makes it arrive last.
+    end_req_.assign(static_cast<std::size_t>(n_ranks_), MPI_REQUEST_NULL);
+    for (int r = 0; r < n_ranks_; ++r)
+      if (r != rank_)
+        check_mpi(MPI_Isend(nullptr, 0, MPI_BYTE, r, end_tag, comm_,
+                            &end_req_[static_cast<std::size_t>(r)]),
+                  "MPI_Isend");
+    end_sent_ = true;
+  }
+  if (ends_ < n_ranks_ - 1 || self_head_ < self_.size() || redeliver_) return true;
+  int flag = 0;
+  check_mpi(MPI_Testall(window_, send_req_.data(), &flag, MPI_STATUSES_IGNORE), "MPI_Testall");
+  if (!flag) return true;
+  check_mpi(
+      MPI_Testall(static_cast<int>(end_req_.size()), end_req_.data(), &flag, MPI_STATUSES_IGNORE),
+      "MPI_Testall");
+  if (!flag) return true;
+  free_.clear();
+  for (int s = window_ - 1; s >= 0; --s) free_.push_back(s);
+  return false;
+}
+
+void naive_channel::reset() {
+  repost_current();
+  self_.clear();
+  self_head_ = 0;
+}
+
+// ---------------------------------------------------------------------------------------
+// alltoallv_channel
+
+alltoallv_channel::alltoallv_channel(MPI_Comm comm, const kind_spec&, const options&) {
+  check_mpi(MPI_Comm_dup(comm, &comm_), "MPI_Comm_dup");
+  MPI_Comm_rank(comm_, &rank_);
+  MPI_Comm_size(comm_, &n_ranks_);
+  buckets_.resize(static_cast<std::size_t>(n_ranks_));
+  recv_end_.assign(static_cast<std::size_t>(n_ranks_) + 1, 0);
+}
+
+alltoallv_channel::~alltoallv_channel() {
+  if (item_type_ != MPI_DATATYPE_NULL) MPI_Type_free(&item_type_);
+  if (comm_ != MPI_COMM_NULL) MPI_Comm_free(&comm_);
+}
+
+void alltoallv_channel::begin(std::size_t item_bytes) {
+  if (item_bytes != item_bytes_) {
+    if (item_type_ != MPI_DATATYPE_NULL) MPI_Type_free(&item_type_);
+    check_mpi(MPI_Type_contiguous(static_cast<int>(item_bytes), MPI_BYTE, &item_type_),
+              "MPI_Type_contiguous");
+    check_mpi(MPI_Type_commit(&item_type_), "MPI_Type_commit");
+    item_bytes_ = item_bytes;
+  }
+  for (auto& b : buckets_) b.clear();
+  exchanged_ = redeliver_ = false;
+  n_recv_ = next_ = 0;
+  from_ = 0;
+  wire_ = 0;
+}
+
+bool alltoallv_channel::advance(bool done) {
+  if (!done) return true;
+  if (!exchanged_) {
+    const auto p = static_cast<std::size_t>(n_ranks_);
+    std::vector<int> scount(p), sdispl(p), rcount(p), rdispl(p);
+    std::size_t total = 0, held = 0;
+    for (std::size_t r = 0; r < p; ++r) {
+      scount[r] = static_cast<int>(buckets_[r].size() / item_bytes_);
+      sdispl[r] = static_cast<int>(total);
+      total += static_cast<std::size_t>(scount[r]);
+      held += buckets_[r].capacity();
+      if (static_cast<int>(r) != rank_) wire_ += buckets_[r].size();
+    }
+    check_mpi(MPI_Alltoall(scount.data(), 1, MPI_INT, rcount.data(), 1, MPI_INT, comm_),
+              "MPI_Alltoall");
+    std::size_t rtotal = 0;
+    for (std::size_t r = 0; r < p; ++r) {
+      rdispl[r] = static_cast<int>(rtotal);
+      rtotal += static_cast<std::size_t>(rcount[r]);
+      recv_end_[r + 1] = rtotal;
+    }
+    send_.resize(total * item_bytes_);
+    for (std::size_t r = 0; r < p; ++r)
+      if (!buckets_[r].empty())
+        std::memcpy(send_.data() + static_cast<std::size_t>(sdispl[r]) * item_bytes_,
+                    buckets_[r].data(), buckets_[r].size());
+    recv_.resize(rtotal * item_bytes_);
+    check_mpi(MPI_Alltoallv(send_.data(), scount.data(), sdispl.data(), item_type_, recv_.data(),
+                            rcount.data(), rdispl.data(), item_type_, comm_),
+              "MPI_Alltoallv");
+    peak_ = std::max(peak_, held + send_.capacity() + recv_.capacity());
+    n_recv_ = rtotal;
+    exchanged_ = true;
+    return true;
+  }
+  return next_ < n_recv_ || redeliver_;
+}
+
+void alltoallv_channel::reset() {
+  for (auto& b : buckets_) b.clear();
+}
+
+#if CONVOY_BENCH_HAVE_CONVEY
+// ---------------------------------------------------------------------------------------
+// convey_channel
+
+/// Counts the bytes a library allocates through its convey_alc8r.
+struct convey_channel::counter {
+  std::size_t now = 0, peak = 0;
+  static void* grab(void* self, std::size_t size, const char*, uint64_t) {
+    auto* c = static_cast<counter*>(self);
+    void* raw = std::aligned_alloc(64, 64 + ((size + 63) / 64) * 64);
+    if (!raw) return nullptr;
+    std::memcpy(raw, &size, sizeof size);
+    c->now += size;
+    c->peak = std::max(c->peak, c->now);
+    return static_cast<std::byte*>(raw) + 64;
+  }
+  static void release(void* self, void* ptr) {
+    if (!ptr) return;
+    auto* c = static_cast<counter*>(self);
+    void* raw = static_cast<std::byte*>(ptr) - 64;
+    std::size_t size = 0;
+    std::memcpy(&size, raw, sizeof size);
+    c->now -= size;
+    std::free(raw);
+  }
+};
+
+convey_channel::convey_channel(MPI_Comm comm, const kind_spec& k, const options& opt)
+    : counter_(std::make_unique<counter>()) {
+  alloc_.alc8r = counter_.get();
+  alloc_.grab = &counter::grab;
+  alloc_.free = &counter::release;
+  capacity_ = opt.convey_capacity;
+  if (capacity_ == 0) {
+    const char* env = std::getenv("CONVEY_BUFFER_SIZE");
+    capacity_ = env ? std::strtoull(env, nullptr, 10) : 0;
+    if (capacity_ == 0) capacity_ = 10000;  // bale's compiled-in default (MSGBYTES)
+  }
+  const std::size_t n_buffers =
+      opt.convey_buffers > 0 ? static_cast<std::size_t>(opt.convey_buffers) : 1;
+  std::size_t n_local = opt.convey_n_local;
+  if (n_local == 0) {
+    MPI_Comm node;
+    MPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node);
+    int n = 1;
+    MPI_Comm_size(node, &n);
+    MPI_Comm_free(&node);
+    int p = 1;
+    MPI_Comm_size(comm, &p);
+    n_local = (p % n == 0) ? static_cast<std::size_t>(n) : 1;
+  }
+  const uint64_t o = convey_opt_RECKLESS | convey_opt_ALERT;
+  if (k.order < 0)
+    c_ = convey_new(SIZE_MAX, 0, &alloc_, o);
+  else if (k.order == 0)
+    c_ = convey_new_simple(capacity_, &alloc_, nullptr, o);
+  else
+    c_ = convey_new_tensor(capacity_, k.order, n_local, n_buffers, &alloc_, o);
+  int ok = c_ != nullptr, all = 0;
+  MPI_Allreduce(&ok, &all, 1, MPI_INT, MPI_LAND, comm);
+  if (!all) throw std::runtime_error("constructor of conveyor kind '" + k.name + "' failed");
+}
+
+convey_channel::~convey_channel() {
+  if (c_) convey_free(c_);
+}
+
+void convey_channel::begin(std::size_t item_bytes) {
+  const int rc = convey_begin(c_, item_bytes, 1);
+  if (rc <= 0) fail("convey_begin", rc);
+}
+
+void convey_channel::reset() {
+  const int rc = convey_reset(c_);
+  if (rc <= 0) fail("convey_reset", rc);
+}
+
+std::size_t convey_channel::memory_bytes() const {
+#if CONVOY_BENCH_HAVE_CONVEY_EXT
+  if (counter_->peak == 0) return convoy_convey_max_memory_bytes(c_);
+#endif
+  return counter_->peak;
+}
+
+std::size_t convey_channel::buffers() const {
+  std::size_t cap = capacity_;
+#if CONVOY_BENCH_HAVE_CONVEY_EXT
+  if (const std::size_t b = convoy_convey_buffer_bytes(c_)) cap = b;
+#endif
+  return cap ? (memory_bytes() + cap / 2) / cap : 0;
+}
+
+void convey_channel::fail(const char* call, int rc) const {
+  throw std::runtime_error(std::string(call) + " failed: " + convey_error_string(c_, rc) + " (" +
+                           std::to_string(rc) + ")");
+}
+#endif
+
+#if CONVOY_BENCH_HAVE_ENGINE
+// ---------------------------------------------------------------------------------------
+// engine_channel
+
+engine_channel::engine_channel(MPI_Comm comm, const kind_spec& k, const options& opt) {
+  conveyor_options o;
+  o.mesh = k.mesh;
+  o.capacity_bytes = opt.capacity_bytes;
+  o.n_buffers = opt.n_buffers;
+  e_ = make_mpi_engine(comm, o);
+}
+
+void engine_channel::begin(std::size_t item_bytes) {
+  const int rc = e_->begin(item_bytes);
+  if (rc <= 0) fail("begin", rc);
+}
+
+void engine_channel::reset() {
+  const int rc = e_->reset();
+  if (rc <= 0) fail("reset", rc);
+}
+
+std::size_t engine_channel::buffers() const {
+  return router::link_count(e_->plan(), e_->rank()) *
+         static_cast<std::size_t>(e_->options().n_buffers);
+}
+
+void engine_channel::fail(const char* call, int rc) const {
+  throw std::runtime_error(std::string("engine ") + call +
+                           " failed: " + termination::error_string(rc) + " " + e_->last_message());
+}
+#endif
+
+}  // namespace convoy::bench

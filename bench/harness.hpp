@@ -1,0 +1,179 @@
+#pragma once
+/// @file
+/// The shared MPI main of the benchmark programs: runs a kernel over every requested
+/// kind and item size, times each begin/reset cycle (max over ranks, seed 000 sec. 5),
+/// verifies it, and prints one RESULT line per configuration (bench/README.md).
+///
+/// A kernel is a class with
+///   static constexpr const char* name;      // "histogram"
+///   static constexpr int n_channels;        // channels one cycle uses (1 or 2)
+///   static constexpr const char* help;      // one line for --help
+///   Kernel(const job&, const options&, std::size_t item_bytes);
+///   void prepare();                         // untimed set-up before each cycle
+///   template <class C> void run(C* ch);     // one cycle: begin ... reset on every channel
+///   bool verify();                          // collective; true if this rank's result is exact
+///   std::uint64_t items() const;            // items this rank pushed in the cycle
+///   std::uint64_t offrank_payload_bytes() const;  // payload bytes pushed to other ranks
+///                                           // (valid after verify)
+#include <mpi.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <cstdio>
+#include <exception>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "bench_common.hpp"
+#include "channels.hpp"
+
+namespace convoy::bench {
+
+/// One configuration's outcome, identical on every rank after collect.
+struct result_row {
+  std::string kernel, kind;
+  std::size_t item_bytes = 0;
+  int ranks = 1, nodes = 1;
+  std::uint64_t items_per_rank = 0;
+  int reps = 0;
+  double seconds = 0, seconds_min = 0, seconds_max = 0;  ///< median, fastest, slowest cycle
+  double items_per_s_per_rank = 0;
+  double node_bw_bytes_per_s = 0;
+  double header_bytes_per_item = 0;
+  std::size_t buffers_per_rank = 0;
+  std::size_t memory_bytes_per_rank = 0;
+  bool verified = false;
+  std::string error;  ///< non-empty: the configuration could not run
+};
+
+/// Measures of one timed cycle on this rank.
+struct cycle_measure {
+  double seconds = 0;
+  bool verified = false;
+  std::uint64_t items = 0, wire = 0, payload = 0;
+};
+
+/// The line printed for a row: "RESULT kernel=... verified=1".
+std::string result_line(const result_row& r, const job& j);
+/// Median-of-reps and max-over-ranks reduction of this rank's cycles (collective).
+result_row collect(const std::vector<cycle_measure>& cycles, std::size_t memory,
+                   std::size_t buffers, const job& j);
+/// Prints rows as a table on rank 0 (demo): kind, items/s per rank, memory, verified.
+void print_table(const std::vector<result_row>& rows, const job& j, std::FILE* out);
+/// Writes rows with their context as JSON (rank 0).
+void write_json(const std::string& path, const std::vector<result_row>& rows, const job& j,
+                int argc, char** argv);
+/// MPI start-up and shut-down (bale's MPI build needs its own init when linked with it).
+void init_mpi(int& argc, char**& argv);
+void finalize_mpi();
+
+/// Runs `Kernel` for one kind and item size; collective. Exceptions from channel
+/// construction are returned as a row with `error` set (every rank agrees).
+template <class Kernel>
+result_row run_one(const job& j, const options& opt, const std::string& kind_name,
+                   std::size_t item_bytes) {
+  result_row row;
+  std::string error;
+  kind_spec k;
+  std::optional<Kernel> kernel_holder;
+  try {
+    k = parse_kind(kind_name, opt, j);
+    kernel_holder.emplace(j, opt, item_bytes);  // same outcome on every rank
+  } catch (const std::exception& e) {
+    error = e.what();
+  }
+  if (error.empty()) {
+    Kernel& kernel = *kernel_holder;
+    dispatch(k, [&]<class C>(std::type_identity<C>) {
+      std::vector<std::unique_ptr<C>> ch;
+      std::string local_error;
+      try {
+        for (int i = 0; i < Kernel::n_channels; ++i)
+          ch.push_back(std::make_unique<C>(j.comm, k, opt));
+      } catch (const std::exception& e) {
+        local_error = e.what();
+      }
+      int bad = !local_error.empty(), any_bad = 0;
+      MPI_Allreduce(&bad, &any_bad, 1, MPI_INT, MPI_MAX, j.comm);
+      if (any_bad) {
+        error = local_error.empty() ? "failed on another rank" : local_error;
+        return;
+      }
+      std::vector<C*> raw;
+      for (auto& c : ch) raw.push_back(c.get());
+      std::vector<cycle_measure> cycles;
+      for (int rep = 0; rep < opt.warmup + opt.reps; ++rep) {
+        kernel.prepare();
+        MPI_Barrier(j.comm);
+        const double t0 = MPI_Wtime();
+        try {
+          kernel.run(raw.data());
+        } catch (const std::exception& e) {
+          // Other ranks may be inside the cycle: nothing collective can follow.
+          std::fprintf(stderr, "rank %d: %s %s: %s\n", j.rank, Kernel::name, kind_name.c_str(),
+                       e.what());
+          MPI_Abort(j.comm, 3);
+        }
+        const double t1 = MPI_Wtime();
+        cycle_measure m;
+        m.seconds = t1 - t0;
+        for (C* c : raw) m.wire += c->wire_bytes();
+        m.verified = kernel.verify();
+        m.items = kernel.items();
+        m.payload = kernel.offrank_payload_bytes();
+        if (rep >= opt.warmup) cycles.push_back(m);
+      }
+      std::size_t memory = 0, buffers = 0;
+      for (C* c : raw) {
+        memory += c->memory_bytes();
+        buffers += c->buffers();
+      }
+      row = collect(cycles, memory, buffers, j);
+    });
+  }
+  row.kernel = Kernel::name;
+  row.kind = kind_name;
+  row.item_bytes = item_bytes;
+  row.ranks = j.n_ranks;
+  row.nodes = j.n_nodes;
+  row.items_per_rank = opt.items;
+  row.error = error;
+  return row;
+}
+
+/// The whole program: parse options, run every (size, kind), print RESULT lines.
+template <class Kernel>
+int run_main(int argc, char** argv) {
+  init_mpi(argc, argv);
+  int status = 0;
+  {
+    const job j = describe_job(MPI_COMM_WORLD);
+    try {
+      const options opt = parse_options(argc, argv, Kernel::name, Kernel::help);
+      const std::vector<std::string> kinds = opt.kinds.empty() ? available_kinds() : opt.kinds;
+      std::vector<result_row> rows;
+      for (std::size_t size : opt.sizes) {
+        for (const auto& kind : kinds) {
+          result_row r = run_one<Kernel>(j, opt, kind, size);
+          if (j.rank == 0 && !opt.quiet) {
+            std::printf("%s\n", result_line(r, j).c_str());
+            std::fflush(stdout);
+          }
+          if (!r.error.empty() || !r.verified) status = 1;
+          rows.push_back(std::move(r));
+        }
+      }
+      if (opt.table_output) print_table(rows, j, stdout);
+      if (!opt.json.empty() && j.rank == 0) write_json(opt.json, rows, j, argc, argv);
+    } catch (const std::exception& e) {
+      if (j.rank == 0) std::fprintf(stderr, "%s: %s\n", Kernel::name, e.what());
+      status = 2;
+    }
+  }
+  finalize_mpi();
+  return status;
+}
+
+}  // namespace convoy::bench

@@ -1,0 +1,108 @@
+#pragma once
+/// @file
+/// histogram: every rank sends random updates (seed 000 sec. 2, Figure 1 top) to a table
+/// spread over the ranks; the owner adds 1 to the addressed entry.
+///
+/// Item: word 0 is the entry's local index on its owner; the following words (item sizes
+/// above 8) are fill_words of it, checked on arrival. Verification is exact: for every
+/// (source, destination) pair the count of updates and the sum of a hash of their indices
+/// must match what the owner's table gained (compared with MPI_Alltoall).
+#include "harness.hpp"
+
+namespace convoy::bench {
+
+class histogram_kernel {
+ public:
+  static constexpr const char* name = "histogram";
+  static constexpr int n_channels = 1;
+  static constexpr const char* help =
+      "histogram: random 8-byte (or larger) updates to a distributed table";
+
+  histogram_kernel(const job& j, const options& opt, std::size_t item_bytes)
+      : j_(j), opt_(opt), item_bytes_(item_bytes), words_(item_bytes / 8), counts_(opt.table) {
+    if (item_bytes < 8) throw std::runtime_error("histogram items are at least 8 bytes");
+  }
+
+  void prepare() {
+    std::fill(counts_.begin(), counts_.end(), 0);
+    bad_ = 0;
+    ++cycle_;
+  }
+
+  template <class C>
+  void run(C** ch) {
+    C& c = *ch[0];
+    const std::uint64_t n = opt_.items;
+    const std::uint64_t seed = opt_.seed + cycle_;
+    const std::size_t words = words_;
+    std::uint64_t* counts = counts_.data();
+    alignas(64) std::byte item[65536 + 64];
+    std::uint64_t i = 0;
+    c.begin(item_bytes_);
+    while (c.advance(i == n)) {
+      for (; i < n; ++i) {
+        const std::uint64_t x = draw(seed, j_.rank, i);
+        const int dest = static_cast<int>(
+            below(static_cast<std::uint32_t>(x >> 32), static_cast<std::uint64_t>(j_.n_ranks)));
+        const std::uint64_t local = below(static_cast<std::uint32_t>(x), opt_.table);
+        if (words == 1) {
+          std::memcpy(item, &local, 8);
+        } else {
+          fill_words(item, local, words);
+        }
+        if (!c.push(item, dest)) break;
+      }
+      int from;
+      while (const std::byte* p = c.pull(from)) {
+        std::uint64_t local;
+        std::memcpy(&local, p, 8);
+        if (words > 1 && !check_words(p, local, words)) [[unlikely]]
+          ++bad_;
+        if (local < opt_.table) [[likely]]
+          ++counts[local];
+        else
+          ++bad_;
+      }
+    }
+    c.reset();
+  }
+
+  bool verify() {
+    const auto p = static_cast<std::size_t>(j_.n_ranks);
+    // What this rank sent to each destination: count and hash-sum of indices.
+    std::vector<std::uint64_t> sent(2 * p, 0), got(2 * p, 0);
+    const std::uint64_t seed = opt_.seed + cycle_;
+    offrank_ = 0;
+    for (std::uint64_t i = 0; i < opt_.items; ++i) {
+      const std::uint64_t x = draw(seed, j_.rank, i);
+      const auto dest = below(static_cast<std::uint32_t>(x >> 32), p);
+      const std::uint64_t local = below(static_cast<std::uint32_t>(x), opt_.table);
+      sent[2 * dest] += 1;
+      sent[2 * dest + 1] += mix64(local);
+      if (static_cast<int>(dest) != j_.rank) ++offrank_;
+    }
+    MPI_Alltoall(sent.data(), 2, MPI_UINT64_T, got.data(), 2, MPI_UINT64_T, j_.comm);
+    std::uint64_t want_count = 0, want_sum = 0, have_count = 0, have_sum = 0;
+    for (std::size_t s = 0; s < p; ++s) {
+      want_count += got[2 * s];
+      want_sum += got[2 * s + 1];
+    }
+    for (std::uint64_t k = 0; k < opt_.table; ++k) {
+      have_count += counts_[k];
+      have_sum += counts_[k] * mix64(k);
+    }
+    return bad_ == 0 && want_count == have_count && want_sum == have_sum;
+  }
+
+  [[nodiscard]] std::uint64_t items() const { return opt_.items; }
+  [[nodiscard]] std::uint64_t offrank_payload_bytes() const { return offrank_ * item_bytes_; }
+
+ private:
+  const job& j_;
+  const options& opt_;
+  std::size_t item_bytes_, words_;
+  std::vector<std::uint64_t> counts_;
+  std::uint64_t bad_ = 0, cycle_ = 0, offrank_ = 0;
+};
+
+}  // namespace convoy::bench

@@ -1,0 +1,126 @@
+#pragma once
+/// @file
+/// index-gather: every rank reads random entries of a table spread over the ranks
+/// (seed 000 sec. 2, Figure 1 bottom) with two channels, queries and replies, in the loop
+/// of seed 000 Figure 4 (a reply that does not fit is unpulled and retried).
+///
+/// Query: {u32 slot, u32 local index} (8 bytes, as bale's benchmark). Reply: {u32 slot,
+/// value} with an item_bytes-byte value, so the "item size" is the size of the gathered
+/// values. Items per rank counts queries (one round trip each). Verification is exact:
+/// every reply's value is recomputed from its slot, and the slots' hash-sum must match.
+#include "harness.hpp"
+
+namespace convoy::bench {
+
+class index_gather_kernel {
+ public:
+  static constexpr const char* name = "index-gather";
+  static constexpr int n_channels = 2;
+  static constexpr const char* help =
+      "index-gather: random reads of a distributed table (queries and replies)";
+
+  index_gather_kernel(const job& j, const options& opt, std::size_t item_bytes)
+      : j_(j),
+        opt_(opt),
+        value_bytes_(item_bytes),
+        words_(item_bytes / 8),
+        table_(opt.table * item_bytes) {
+    if (item_bytes < 8) throw std::runtime_error("index-gather values are at least 8 bytes");
+    for (std::uint64_t l = 0; l < opt.table; ++l)
+      fill_words(table_.data() + l * value_bytes_, key(j.rank, l), words_);
+  }
+
+  static std::uint64_t key(int rank, std::uint64_t local) {
+    return mix64((static_cast<std::uint64_t>(rank) << 32) | local);
+  }
+
+  void prepare() {
+    bad_ = replies_ = slot_sum_ = 0;
+    ++cycle_;
+  }
+
+  template <class C>
+  void run(C** ch) {
+    C& req = *ch[0];
+    C& rep = *ch[1];
+    const std::uint64_t n = opt_.items;
+    const std::uint64_t seed = opt_.seed + cycle_;
+    const std::size_t vb = value_bytes_;
+    const std::size_t reply_bytes = 4 + vb;
+    alignas(64) std::byte reply[65536 + 64];
+    std::uint64_t i = 0;
+    req.begin(8);
+    rep.begin(reply_bytes);
+    for (;;) {
+      const bool more = req.advance(i == n);
+      const bool rep_more = rep.advance(!more);
+      if (!more && !rep_more) break;
+      for (; i < n; ++i) {
+        const std::uint64_t x = draw(seed, j_.rank, i);
+        const int dest = static_cast<int>(
+            below(static_cast<std::uint32_t>(x >> 32), static_cast<std::uint64_t>(j_.n_ranks)));
+        const std::uint32_t q[2] = {static_cast<std::uint32_t>(i),
+                                    below(static_cast<std::uint32_t>(x), opt_.table)};
+        if (!req.push(q, dest)) break;
+      }
+      int from;
+      while (const std::byte* p = req.pull(from)) {
+        std::uint32_t q[2];
+        std::memcpy(q, p, 8);
+        if (q[1] >= opt_.table) [[unlikely]] {
+          ++bad_;
+          q[1] = 0;
+        }
+        std::memcpy(reply, &q[0], 4);
+        std::memcpy(reply + 4, table_.data() + q[1] * vb, vb);
+        if (!rep.push(reply, from)) {
+          req.unpull();
+          break;
+        }
+      }
+      while (const std::byte* p = rep.pull(from)) {
+        std::uint32_t slot;
+        std::memcpy(&slot, p, 4);
+        const std::uint64_t x = draw(seed, j_.rank, slot);
+        const int dest = static_cast<int>(
+            below(static_cast<std::uint32_t>(x >> 32), static_cast<std::uint64_t>(j_.n_ranks)));
+        const std::uint64_t local = below(static_cast<std::uint32_t>(x), opt_.table);
+        if (dest != from || !check_words(p + 4, key(dest, local), words_)) [[unlikely]]
+          ++bad_;
+        ++replies_;
+        slot_sum_ += mix64(slot);
+      }
+    }
+    rep.reset();
+    req.reset();
+  }
+
+  bool verify() {
+    std::uint64_t want = 0;
+    const std::uint64_t seed = opt_.seed + cycle_;
+    offrank_ = 0;
+    for (std::uint64_t i = 0; i < opt_.items; ++i) {
+      want += mix64(i);
+      const std::uint64_t x = draw(seed, j_.rank, i);
+      if (static_cast<int>(below(static_cast<std::uint32_t>(x >> 32),
+                                 static_cast<std::uint64_t>(j_.n_ranks))) != j_.rank)
+        ++offrank_;
+    }
+    return bad_ == 0 && replies_ == opt_.items && slot_sum_ == want;
+  }
+
+  [[nodiscard]] std::uint64_t items() const { return opt_.items; }
+  /// Off-rank queries travel out (8 bytes) and their replies back (4 + value bytes).
+  [[nodiscard]] std::uint64_t offrank_payload_bytes() const {
+    return offrank_ * (8 + 4 + value_bytes_);
+  }
+
+ private:
+  const job& j_;
+  const options& opt_;
+  std::size_t value_bytes_, words_;
+  std::vector<std::byte> table_;
+  std::uint64_t bad_ = 0, replies_ = 0, slot_sum_ = 0, cycle_ = 0, offrank_ = 0;
+};
+
+}  // namespace convoy::bench

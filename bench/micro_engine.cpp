@@ -1,0 +1,90 @@
+/// @file
+/// Micro-benchmark of the engine's hot path: push + pull per item over the in-process
+/// simulated transport (termination/simulation.hpp), every rank in one process, so the
+/// cost measured is the engine's (aggregation, routing, termination), not MPI's.
+#include <benchmark/benchmark.h>
+
+#include <convoy/router/route_plan.hpp>
+#include <convoy/termination/simulation.hpp>
+#include <convoy/topology/mesh.hpp>
+#include <cstdint>
+#include <memory>
+#include <stdexcept>
+#include <vector>
+
+namespace {
+
+using namespace convoy;
+
+std::uint64_t mix(std::uint64_t x) {
+  x += 0x9e3779b97f4a7c15ULL;
+  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
+  x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
+  return x ^ (x >> 31);
+}
+
+// 0: tensor order 1 over 2 ranks (the np=2 target run); 1: mesh 4x4; 2: tensor 3 over 64.
+std::shared_ptr<const router::route_plan> make(int which) {
+  if (which == 0) return router::make_tensor_plan(1, 2, 2);
+  if (which == 1) {
+    const std::vector<int> shape{4, 4};
+    return router::make_mesh_plan(topology::mesh::cartesian(shape));
+  }
+  return router::make_tensor_plan(3, 64, 4);
+}
+
+/// One begin..reset cycle of `per_rank` items (range(1) bytes) pushed by every rank to
+/// random ranks; items/s counts pushes (each also pulled once).
+void BM_push_pull(benchmark::State& state) {
+  const auto plan = make(static_cast<int>(state.range(0)));
+  const auto item_bytes = static_cast<std::size_t>(state.range(1));
+  const std::uint64_t per_rank = 20000;
+  termination::engine_options o;
+  termination::simulation sim(plan, o, 1);
+  const int p = sim.n_ranks();
+  std::vector<std::byte> item(item_bytes, std::byte{1});
+  std::int64_t items = 0;
+  std::uint64_t salt = 0;
+  for (auto _ : state) {
+    std::vector<std::uint64_t> pushed(static_cast<std::size_t>(p), 0);
+    std::vector<bool> finished(static_cast<std::size_t>(p), false);
+    for (int r = 0; r < p; ++r)
+      if (sim.at(r).begin(item_bytes) <= 0) throw std::runtime_error("begin failed");
+    int live = p;
+    std::uint64_t sum = 0;
+    for (std::uint64_t round = 0; live > 0; ++round) {
+      if (round > 100'000'000) throw std::runtime_error("engine did not terminate");
+      for (int r = 0; r < p; ++r) {
+        if (finished[static_cast<std::size_t>(r)]) continue;
+        auto& e = sim.at(r);
+        auto& n = pushed[static_cast<std::size_t>(r)];
+        for (; n < per_rank; ++n) {
+          const auto dest =
+              static_cast<int>(((mix(salt + n * 64 + static_cast<std::uint64_t>(r)) >> 32) *
+                                static_cast<std::uint64_t>(p)) >>
+                               32);
+          if (e.push(item.data(), dest) <= 0) break;
+        }
+        const int rc = e.advance(n == per_rank);
+        termination::item_view v;
+        while (e.pull(v) > 0) sum += static_cast<std::uint64_t>(v.from);
+        if (rc == termination::done) {
+          finished[static_cast<std::size_t>(r)] = true;
+          --live;
+        }
+      }
+      sim.network().deliver_all();
+    }
+    for (int r = 0; r < p; ++r) (void)sim.at(r).reset();
+    benchmark::DoNotOptimize(sum);
+    items += static_cast<std::int64_t>(per_rank) * p;
+    salt += 0x10000000ULL;
+  }
+  state.SetItemsProcessed(items);
+  state.SetBytesProcessed(items * static_cast<std::int64_t>(item_bytes));
+  static const char* labels[] = {"tensor1 P=2", "mesh 4x4", "tensor3 P=64"};
+  state.SetLabel(labels[state.range(0)]);
+}
+BENCHMARK(BM_push_pull)->ArgsProduct({{0, 1, 2}, {8, 32, 128}})->Unit(benchmark::kMillisecond);
+
+}  // namespace
