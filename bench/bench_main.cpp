@@ -25,12 +25,9 @@ int main(int argc, char** argv) {
   benchmark::AddCustomContext("git", CONVOY_BENCH_GIT);
   benchmark::AddCustomContext("mpi", mpi_line);
   benchmark::AddCustomContext("ranks", std::to_string(size));
-  if (rank == 0) {
-    benchmark::RunSpecifiedBenchmarks();
-  } else {
-    benchmark::NullReporter quiet;
-    benchmark::RunSpecifiedBenchmarks(&quiet);
-  }
+  // Micro-benchmarks run in one process; under a launcher only rank 0 runs and reports.
+  if (rank == 0) benchmark::RunSpecifiedBenchmarks();
+  MPI_Barrier(MPI_COMM_WORLD);
   benchmark::Shutdown();
   MPI_Finalize();
   return 0;
