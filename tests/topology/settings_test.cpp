@@ -1,0 +1,126 @@
+// Environment settings: one parser, unset = nullopt, bad values name the variable and value
+// (topology/README.md invariant 12).
+#include <gtest/gtest.h>
+
+#include <convoy/topology/error.hpp>
+#include <convoy/topology/settings.hpp>
+#include <cstdlib>
+#include <map>
+#include <string>
+
+namespace topo = convoy::topology;
+
+namespace {
+
+std::string message_of(const std::map<std::string, std::string>& values) {
+  try {
+    (void)topo::settings::from_values(values);
+  } catch (const convoy::error& e) {
+    return e.what();
+  }
+  return "";
+}
+
+}  // namespace
+
+TEST(Settings, UnsetIsNullopt) {
+  const auto s = topo::settings::from_values({});
+  EXPECT_FALSE(s.mesh);
+  EXPECT_FALSE(s.emulate_nodes);
+  EXPECT_FALSE(s.emulate_topology);
+  EXPECT_FALSE(s.emulate_map);
+  EXPECT_FALSE(s.buffer_bytes);
+  EXPECT_FALSE(s.n_buffers);
+  EXPECT_FALSE(s.tune_file);
+  EXPECT_FALSE(s.convey_nlocal);
+  EXPECT_FALSE(s.convey_buffer_size);
+  EXPECT_EQ(s.mesh_or_auto(), topo::mesh_spec::automatic());
+}
+
+TEST(Settings, ParsesEveryVariable) {
+  const auto s = topo::settings::from_values({{"CONVOY_MESH", "node,core"},
+                                              {"CONVOY_EMULATE_NODES", "4,2,3"},
+                                              {"CONVOY_EMULATE_TOPOLOGY", "pack:2 core:2"},
+                                              {"CONVOY_EMULATE_MAP", "cyclic"},
+                                              {"CONVOY_BUFFER_BYTES", "16Ki"},
+                                              {"CONVOY_N_BUFFERS", "4"},
+                                              {"CONVOY_TUNE_FILE", "/tmp/tune.json"},
+                                              {"CONVEY_NLOCAL", "8"},
+                                              {"CONVEY_BUFFER_SIZE", "40k"},
+                                              {"UNRELATED", "ignored"}});
+  EXPECT_EQ(*s.mesh, "node,core");
+  EXPECT_EQ(s.mesh_or_auto(), topo::mesh_spec::of_levels({topo::level::node, topo::level::core}));
+  EXPECT_EQ(*s.emulate_nodes, (std::vector<int>{4, 2, 3}));
+  EXPECT_EQ(*s.emulate_topology, "pack:2 core:2");
+  EXPECT_EQ(*s.emulate_map, topo::placement::cyclic);
+  EXPECT_EQ(*s.buffer_bytes, 16u * 1024u);
+  EXPECT_EQ(*s.n_buffers, 4);
+  EXPECT_EQ(*s.tune_file, "/tmp/tune.json");
+  EXPECT_EQ(*s.convey_nlocal, 8);
+  EXPECT_EQ(*s.convey_buffer_size, 40000u);
+}
+
+TEST(Settings, ByteSuffixes) {
+  EXPECT_EQ(topo::parse_bytes("X", "4096"), 4096u);
+  EXPECT_EQ(topo::parse_bytes("X", "8k"), 8000u);
+  EXPECT_EQ(topo::parse_bytes("X", "8K"), 8000u);
+  EXPECT_EQ(topo::parse_bytes("X", "8Ki"), 8192u);
+  EXPECT_EQ(topo::parse_bytes("X", "2M"), 2000000u);
+  EXPECT_EQ(topo::parse_bytes("X", "2Mi"), 2u * 1024u * 1024u);
+}
+
+TEST(Settings, InvalidValuesNameTheVariableAndValue) {
+  EXPECT_EQ(message_of({{"CONVOY_BUFFER_BYTES", "12q"}}),
+            "CONVOY_BUFFER_BYTES='12q': must be a byte count: digits with an optional suffix k, "
+            "Ki, M or Mi");
+  EXPECT_EQ(message_of({{"CONVOY_BUFFER_BYTES", "0"}}),
+            "CONVOY_BUFFER_BYTES='0': must be at least 1 byte");
+  EXPECT_EQ(message_of({{"CONVOY_BUFFER_BYTES", "-5"}}),
+            "CONVOY_BUFFER_BYTES='-5': must be a byte count: digits with an optional suffix k, "
+            "Ki, M or Mi");
+  EXPECT_EQ(message_of({{"CONVOY_BUFFER_BYTES", "8000000Ki"}}),
+            "CONVOY_BUFFER_BYTES='8000000Ki': is larger than 4 GiB");
+  EXPECT_EQ(message_of({{"CONVEY_BUFFER_SIZE", "k"}}),
+            "CONVEY_BUFFER_SIZE='k': must be a byte count: digits with an optional suffix k, Ki, "
+            "M or Mi");
+  EXPECT_EQ(message_of({{"CONVOY_N_BUFFERS", "3"}}),
+            "CONVOY_N_BUFFERS='3': must be a power of two between 1 and 1024");
+  EXPECT_EQ(message_of({{"CONVOY_N_BUFFERS", "two"}}),
+            "CONVOY_N_BUFFERS='two': must be a positive integer");
+  EXPECT_EQ(message_of({{"CONVEY_NLOCAL", "0"}}), "CONVEY_NLOCAL='0': must be >= 1");
+  EXPECT_EQ(message_of({{"CONVOY_EMULATE_MAP", "random"}}),
+            "CONVOY_EMULATE_MAP='random': must be block or cyclic");
+  EXPECT_EQ(message_of({{"CONVOY_EMULATE_NODES", "4,,3"}}),
+            "CONVOY_EMULATE_NODES='4,,3': entry 2 ('') is not a positive integer; expected "
+            "sizes like 4,2,3");
+  EXPECT_EQ(message_of({{"CONVOY_EMULATE_NODES", "4,0"}}),
+            "CONVOY_EMULATE_NODES='4,0': entry 2 is 0; sizes must be >= 1");
+  EXPECT_EQ(message_of({{"CONVOY_TUNE_FILE", ""}}),
+            "CONVOY_TUNE_FILE='': is empty; unset it or give a path");
+  EXPECT_EQ(message_of({{"CONVOY_MESH", "8xx2"}}),
+            "CONVOY_MESH: mesh spec '8xx2': size 2 is empty (expected sizes like 8x4x2)");
+  const auto topo_msg = message_of({{"CONVOY_EMULATE_TOPOLOGY", "pack:two"}});
+  EXPECT_EQ(
+      topo_msg.rfind("CONVOY_EMULATE_TOPOLOGY='pack:two': hwloc rejects synthetic topology", 0), 0u)
+      << topo_msg;
+}
+
+TEST(Settings, FromEnvReadsTheProcessEnvironment) {
+  ::setenv("CONVOY_N_BUFFERS", "8", 1);
+  ::setenv("CONVOY_MESH", "4x2", 1);
+  const auto s = topo::settings::from_env();
+  ::unsetenv("CONVOY_N_BUFFERS");
+  ::unsetenv("CONVOY_MESH");
+  EXPECT_EQ(*s.n_buffers, 8);
+  EXPECT_EQ(s.mesh_or_auto(), topo::mesh_spec::cartesian({4, 2}));
+}
+
+TEST(Settings, DescribeListsEveryVariable) {
+  const auto s = topo::settings::from_values({{"CONVOY_MESH", "node,core"}});
+  const std::string text = s.describe();
+  for (const auto& name : topo::settings::variable_names())
+    EXPECT_NE(text.find(name), std::string::npos) << name;
+  EXPECT_NE(text.find("'node,core'"), std::string::npos) << text;
+  EXPECT_NE(text.find("(unset: 2)"), std::string::npos) << text;
+  EXPECT_EQ(topo::settings::variable_names().size(), 9u);
+}
