@@ -5,17 +5,15 @@
 #include <limits>
 #include <string>
 
+#include "text.hpp"
+
 namespace convoy::topology {
 
 namespace {
 
 constexpr std::array<level, 4> all_levels{level::node, level::socket, level::numa, level::core};
 
-std::string_view trim(std::string_view s) {
-  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.front()))) s.remove_prefix(1);
-  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.back()))) s.remove_suffix(1);
-  return s;
-}
+using detail::trim;
 
 [[noreturn]] void bad(std::string_view spec, const std::string& problem) {
   throw error("mesh spec '" + std::string(spec) + "': " + problem);
@@ -56,22 +54,15 @@ int parse_size(std::string_view spec, std::string_view part, size_t index) {
 
 mesh_spec parse_shape(std::string_view spec, std::string_view s) {
   std::vector<int> shape;
-  size_t start = 0;
-  for (size_t i = 0; i <= s.size(); ++i) {
-    if (i < s.size() && s[i] != 'x' && s[i] != 'X') continue;
-    shape.push_back(parse_size(spec, s.substr(start, i - start), shape.size()));
-    start = i + 1;
-  }
+  for (std::string_view part : detail::split(s, "xX"))
+    shape.push_back(parse_size(spec, part, shape.size()));
   return mesh_spec::cartesian(std::move(shape));
 }
 
 mesh_spec parse_levels(std::string_view spec, std::string_view s) {
   std::vector<level> levels;
-  size_t start = 0;
-  for (size_t i = 0; i <= s.size(); ++i) {
-    if (i < s.size() && s[i] != ',') continue;
-    const std::string_view word = trim(s.substr(start, i - start));
-    start = i + 1;
+  for (std::string_view piece : detail::split(s, ",")) {
+    const std::string_view word = trim(piece);
     const std::string position = "level " + std::to_string(levels.size() + 1);
     if (word.empty()) bad(spec, position + " is empty (expected levels like node,socket,core)");
     if (is_digit(word.front()) || word.front() == '-')

@@ -9,6 +9,7 @@
 #include <string>
 
 #include "hwloc_util.hpp"
+#include "text.hpp"
 
 namespace convoy::topology {
 
@@ -38,12 +39,7 @@ const variable variables[] = {
   throw error(name + "='" + text + "': " + why);
 }
 
-std::string trimmed(const std::string& s) {
-  size_t b = 0, e = s.size();
-  while (b < e && std::isspace(static_cast<unsigned char>(s[b]))) ++b;
-  while (e > b && std::isspace(static_cast<unsigned char>(s[e - 1]))) --e;
-  return s.substr(b, e - b);
-}
+std::string trimmed(std::string_view s) { return std::string(detail::trim(s)); }
 
 // Digits only, no sign; returns false on overflow past `max`.
 bool parse_unsigned(const std::string& digits, std::uint64_t max, std::uint64_t& out) {
@@ -104,11 +100,8 @@ std::size_t parse_bytes(const std::string& name, const std::string& text) {
 
 std::vector<int> parse_int_list(const std::string& name, const std::string& text) {
   std::vector<int> out;
-  size_t start = 0;
-  for (size_t i = 0; i <= text.size(); ++i) {
-    if (i < text.size() && text[i] != ',') continue;
-    const std::string part = trimmed(text.substr(start, i - start));
-    start = i + 1;
+  for (std::string_view piece : detail::split(text, ",")) {
+    const std::string part = trimmed(piece);
     std::uint64_t v = 0;
     if (!parse_unsigned(part, static_cast<std::uint64_t>(std::numeric_limits<int>::max()), v))
       bad(name, text,
