@@ -41,7 +41,7 @@ std::string message_of(const topo::machine& m, const char* spec) {
   return "";
 }
 
-std::string emulate_message(int n, std::vector<int> sizes, const char* synthetic) {
+std::string emulate_message(int n, const std::vector<int>& sizes, const char* synthetic) {
   try {
     (void)topo::emulate_machine(n, sizes, synthetic, placement::block);
   } catch (const convoy::error& e) {

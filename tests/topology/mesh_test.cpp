@@ -66,7 +66,7 @@ TEST(Mesh, RejectsBadTables) {
   EXPECT_THROW(topo::mesh({}, coords_t{{0}}), convoy::error);
   EXPECT_THROW(topo::mesh({{"core", 2}}, coords_t{}), convoy::error);
   try {
-    topo::mesh({{"core", 2}}, coords_t{{0}, {0}});
+    const topo::mesh m({{"core", 2}}, coords_t{{0}, {0}});
     FAIL() << "duplicate coordinates accepted";
   } catch (const convoy::error& e) {
     EXPECT_EQ(std::string(e.what()), "mesh: ranks 0 and 1 have the same coordinates");

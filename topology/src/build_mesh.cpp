@@ -90,6 +90,7 @@ mesh build_levels(const machine& m, const std::vector<level>& levels, const std:
     if (sizes[d] > 1) keep.push_back(d);
   if (keep.empty()) keep.push_back(k - 1);
   std::vector<dimension> dims;
+  dims.reserve(keep.size());
   for (size_t d : keep) dims.push_back({std::string(level_name(levels[d])), sizes[d]});
   std::vector<std::vector<int>> kept(n);
   for (size_t r = 0; r < n; ++r)

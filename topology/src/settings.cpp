@@ -84,9 +84,9 @@ std::size_t parse_bytes(const std::string& name, const std::string& text) {
   else if (suffix == "Ki")
     scale = 1024;
   else if (suffix == "M")
-    scale = 1000 * 1000;
+    scale = std::uint64_t{1000} * 1000;
   else if (suffix == "Mi")
-    scale = 1024 * 1024;
+    scale = std::uint64_t{1024} * 1024;
   else
     bad(name, text, "must be a byte count: digits with an optional suffix k, Ki, M or Mi");
   std::uint64_t v = 0;
@@ -226,7 +226,7 @@ std::string settings::describe() const {
   shown.push_back(show(mesh));
   shown.push_back(emulate_nodes ? list(*emulate_nodes) : "");
   shown.push_back(show(emulate_topology));
-  shown.push_back(emulate_map ? placement_name(*emulate_map) : "");
+  shown.emplace_back(emulate_map ? placement_name(*emulate_map) : "");
   shown.push_back(num(buffer_bytes));
   shown.push_back(num(n_buffers));
   shown.push_back(show(tune_file));
