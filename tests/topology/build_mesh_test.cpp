@@ -219,3 +219,20 @@ TEST(BuildMeshInvalid, LevelsThatCollide) {
   EXPECT_EQ(message_of(m, "node"),
             "mesh spec 'node': ranks 0 and 1 both land at [0]; add an inner level such as core");
 }
+
+TEST(BuildMesh, NumaLevel) {  // invariants 3, 7
+  // One node, 2 packages x 2 NUMA nodes x 2 cores: numa numbers NUMA nodes within a socket.
+  const auto m = topo::emulate_machine(8, {8}, "pack:2 numa:2 core:2", placement::block);
+  EXPECT_EQ(m.ranks[2].numa, 1);
+  EXPECT_EQ(m.ranks[4].numa, 2);
+  const auto g = build(m, "socket,numa,core");
+  EXPECT_EQ(names(g), (std::vector<std::string>{"socket:2", "numa:2", "core:2"}));
+  EXPECT_EQ(
+      all_coords(g),
+      (coords_t{
+          {0, 0, 0}, {0, 0, 1}, {0, 1, 0}, {0, 1, 1}, {1, 0, 0}, {1, 0, 1}, {1, 1, 0}, {1, 1, 1}}));
+  // Without socket, NUMA nodes are numbered across the node.
+  EXPECT_EQ(names(build(m, "numa,core")), (std::vector<std::string>{"numa:4", "core:2"}));
+  // auto does not name numa: it merges into core.
+  EXPECT_EQ(names(build(m, "auto")), (std::vector<std::string>{"socket:2", "core:4"}));
+}
