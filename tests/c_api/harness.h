@@ -22,7 +22,7 @@ static long h_me = 0;
 /* Up to 10 million loop iterations per conveyor round: far beyond any correct run. */
 #define H_MAX_ITER 10000000L
 
-static void h_fail(const char* file, int line, const char* fmt, ...) {
+static inline void h_fail(const char* file, int line, const char* fmt, ...) {
   va_list ap;
   if (++h_failures > 20) return;
   fprintf(stderr, "[PE %ld] %s:%d: ", h_me, file, line);
@@ -45,18 +45,18 @@ static void h_fail(const char* file, int line, const char* fmt, ...) {
              convey_error_string(NULL, h_rc_), (int)(want), convey_error_string(NULL, (want))); \
   } while (0)
 
-static uint64_t h_mix(uint64_t x) {
+static inline uint64_t h_mix(uint64_t x) {
   x += UINT64_C(0x9E3779B97F4A7C15);
   x = (x ^ (x >> 30)) * UINT64_C(0xBF58476D1CE4E5B9);
   x = (x ^ (x >> 27)) * UINT64_C(0x94D049BB133111EB);
   return x ^ (x >> 31);
 }
 
-static uint64_t h_seed(int64_t src, int64_t dst, int64_t k, uint64_t salt) {
+static inline uint64_t h_seed(int64_t src, int64_t dst, int64_t k, uint64_t salt) {
   return h_mix(((uint64_t)src << 40) ^ ((uint64_t)dst << 20) ^ (uint64_t)k ^ (salt << 56));
 }
 
-static void h_fill(unsigned char* p, size_t n, uint64_t seed) {
+static inline void h_fill(unsigned char* p, size_t n, uint64_t seed) {
   uint64_t v = 0;
   size_t i;
   for (i = 0; i < n; i++) {
@@ -65,11 +65,11 @@ static void h_fill(unsigned char* p, size_t n, uint64_t seed) {
   }
 }
 
-static int64_t h_dest(int64_t src, int64_t i, int64_t n_pes, uint64_t salt) {
+static inline int64_t h_dest(int64_t src, int64_t i, int64_t n_pes, uint64_t salt) {
   return (int64_t)(h_mix((uint64_t)src * 1000003u + (uint64_t)i + (salt << 48)) % (uint64_t)n_pes);
 }
 
-static void* h_alloc(size_t n) {
+static inline void* h_alloc(size_t n) {
   void* p = calloc(n ? n : 1, 1);
   if (!p) {
     fprintf(stderr, "out of memory\n");

@@ -1,0 +1,208 @@
+/* Allocators (convey_alc8r.h: used for the large buffers, collective, LIFO) and
+ * compression (convey_codec.h: COMPRESS gives THRIFTY simple conveyors whose off-node
+ * buffers go through the codec; a codec that declines sends the buffer as it was).
+ * Run with an emulated layout of at least two nodes, e.g. CONVOY_EMULATE_NODES=2,2. */
+#define _POSIX_C_SOURCE 200112L
+#include <mpi.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <convey.h>
+
+#include "harness.h"
+
+static int64_t g_pes = 1;
+
+/* ---- a LIFO-checking allocator ---- */
+typedef struct {
+  void* stack[64];
+  int live, grabs, frees, lifo_errors;
+} pool_t;
+
+static void* pool_grab(void* a, size_t size, const char* tag, uint64_t value) {
+  pool_t* p = a;
+  void* mem = NULL;
+  (void)tag;
+  (void)value;
+  if (p->live == 64 || posix_memalign(&mem, 64, size ? size : 1) != 0) return NULL;
+  p->stack[p->live++] = mem;
+  p->grabs++;
+  return mem;
+}
+
+static void pool_free(void* a, void* ptr) {
+  pool_t* p = a;
+  if (p->live == 0 || p->stack[p->live - 1] != ptr)
+    p->lifo_errors++;
+  else
+    p->live--;
+  p->frees++;
+  free(ptr);
+}
+
+/* Pushes n items of `sz` bytes (mostly constant bytes: small counters) and checks them. */
+static void run(convey_t* c, size_t sz, long n, int elastic_monsters) {
+  const int64_t P = g_pes, me = h_me;
+  int64_t* sent = h_alloc(sizeof(int64_t) * (size_t)P);
+  int64_t* recv = h_alloc(sizeof(int64_t) * (size_t)P);
+  unsigned char* item = h_alloc(elastic_monsters ? 20000 : sz);
+  long i = 0, iters = 0;
+  int rc;
+  H_EXPECT_RC(convey_begin(c, sz, 0), convey_OK);
+  while ((rc = convey_advance(c, i == n)) != convey_DONE) {
+    int64_t from;
+    H_CHECK(rc > 0, "advance %d", rc);
+    if (rc < 0) break;
+    for (; i < n; i++) {
+      const int64_t d = h_dest(me, i, P, 5);
+      const size_t z = elastic_monsters && i % 10 == 0 ? 9000 + (size_t)i : sz;
+      memset(item, 0, z);
+      memcpy(item, &sent[d], sizeof sent[d] < z ? sizeof sent[d] : z);
+      if ((elastic_monsters ? convey_epush(c, z, item, d) : convey_push(c, item, d)) != convey_OK)
+        break;
+      sent[d]++;
+    }
+    for (;;) {
+      const unsigned char* p;
+      int64_t k = 0;
+      if (elastic_monsters) {
+        convey_item_t e;
+        if (convey_epull(c, &e) != convey_OK) break;
+        p = e.data;
+        from = e.from;
+      } else {
+        p = convey_apull(c, &from);
+        if (!p) break;
+      }
+      memcpy(&k, p, sizeof k < sz ? sizeof k : sz);
+      H_CHECK(from >= 0 && from < P && k == (int64_t)((uint64_t)recv[from] & (sz >= 8 ? ~UINT64_C(0) : (UINT64_C(1) << (8 * sz)) - 1)),
+              "item %lld from %lld: got %lld", (long long)recv[from], (long long)from, (long long)k);
+      if (from >= 0 && from < P) recv[from]++;
+    }
+    if (++iters > H_MAX_ITER) {
+      h_fail(__FILE__, __LINE__, "no termination");
+      break;
+    }
+  }
+  H_EXPECT_RC(convey_reset(c), convey_OK);
+  free(sent);
+  free(recv);
+  free(item);
+}
+
+static void test_allocators(void) {
+  pool_t pool;
+  convey_alc8r_t a;
+  convey_t* c;
+  memset(&pool, 0, sizeof pool);
+  a.alc8r = &pool;
+  a.grab = pool_grab;
+  a.free = pool_free;
+  c = convey_new_simple(4096, &a, NULL, 0);
+  H_CHECK(c && pool.live == 2, "simple: %d live buffers from the allocator", pool.live);
+  if (c) run(c, 16, 3000, 0);
+  H_EXPECT_RC(convey_free(c), convey_OK);
+  H_CHECK(pool.live == 0 && pool.lifo_errors == 0, "simple: live %d, LIFO errors %d", pool.live,
+          pool.lifo_errors);
+
+  c = convey_new_simple(4096, &a, NULL, convey_opt_DYNAMIC);
+  H_CHECK(c && pool.live == 0, "DYNAMIC grabbed at construction");
+  if (c) {
+    H_EXPECT_RC(convey_begin(c, 8, 0), convey_OK);
+    H_CHECK(pool.live == 2, "DYNAMIC: %d live after begin", pool.live);
+    while (convey_advance(c, true) != convey_DONE) {
+    }
+    H_EXPECT_RC(convey_reset(c), convey_OK);
+    H_CHECK(pool.live == 0, "DYNAMIC: %d live after reset", pool.live);
+  }
+  H_EXPECT_RC(convey_free(c), convey_OK);
+
+  c = convey_new_etensor(1024, 20000, 1, 1, 2, &a, 0);
+  H_CHECK(c && pool.live == 2, "etensor: %d live monster buffers", pool.live);
+  if (c) run(c, 8, 600, 1);
+  H_EXPECT_RC(convey_free(c), convey_OK);
+  H_CHECK(pool.live == 0 && pool.lifo_errors == 0 && pool.grabs == pool.frees,
+          "etensor: live %d, LIFO errors %d", pool.live, pool.lifo_errors);
+}
+
+/* ---- codecs ---- */
+static long g_compress_calls = 0, g_decompress_calls = 0;
+
+static bool count_plan(const convey_cargo_t* cargo, convey_layout_t* layout) {
+  return convey_standard_codec.plan(cargo, layout);
+}
+static size_t declining(const convey_cargo_t* cargo, void* link, size_t n, void* in, size_t limit,
+                        void* out) {
+  (void)cargo, (void)link, (void)n, (void)in, (void)limit, (void)out;
+  g_compress_calls++;
+  return 0;
+}
+static size_t counting(const convey_cargo_t* cargo, void* link, size_t n, void* in, size_t limit,
+                       void* out) {
+  g_compress_calls++;
+  return convey_standard_codec.compress(cargo, link, n, in, limit, out);
+}
+static void counting_decompress(const convey_cargo_t* cargo, void* link, size_t n, size_t bytes,
+                                void* in, void* out) {
+  g_decompress_calls++;
+  convey_standard_codec.decompress(cargo, link, n, bytes, in, out);
+}
+
+static int64_t sum(int64_t v) {
+  long long in = (long long)v, out = 0;
+  MPI_Allreduce(&in, &out, 1, MPI_LONG_LONG, MPI_SUM, MPI_COMM_WORLD);
+  return (int64_t)out;
+}
+
+static void test_codecs(void) {
+  const convey_codec_t decline = {"decline", count_plan, NULL, declining, counting_decompress, NULL};
+  const convey_codec_t count = {"count", count_plan, NULL, counting, counting_decompress, NULL};
+  convey_t* plain = convey_new_simple(2048, NULL, NULL, 0);
+  convey_t* squeezed = convey_new_simple(2048, NULL, NULL, convey_opt_COMPRESS);
+  convey_t* tensor = convey_new_tensor(2048, 1, 1, 2, NULL, convey_opt_COMPRESS | convey_opt_QUIET);
+  int64_t raw, packed;
+  H_CHECK(plain && squeezed && tensor, "constructors");
+  if (!plain || !squeezed || !tensor) return;
+  H_CHECK(!(convey_features(plain) & convey_THRIFTY), "plain simple is THRIFTY");
+  H_CHECK(convey_features(squeezed) & convey_THRIFTY, "COMPRESS simple is not THRIFTY");
+  H_EXPECT_RC(convey_set_codec(tensor, &convey_standard_codec, NULL), convey_FAIL);
+  run(plain, 16, 4000, 0);
+  run(squeezed, 16, 4000, 0); /* the standard codec, by default */
+  raw = sum(convey_statistic(plain, convey_BYTES));
+  packed = sum(convey_statistic(squeezed, convey_BYTES));
+  if (g_pes > 2) H_CHECK(packed < raw, "standard codec did not shrink: %lld vs %lld bytes",
+                         (long long)packed, (long long)raw);
+  H_EXPECT_RC(convey_set_codec(squeezed, &decline, NULL), convey_OK);
+  run(squeezed, 16, 4000, 0);
+  H_CHECK(sum(g_compress_calls) > 0 || g_pes <= 2, "declining codec never called");
+  H_CHECK(sum(g_decompress_calls) == 0, "a declined buffer was decompressed");
+  H_EXPECT_RC(convey_set_codec(squeezed, &count, NULL), convey_OK);
+  g_compress_calls = 0;
+  run(squeezed, 24, 4000, 0);
+  H_CHECK(sum(g_decompress_calls) > 0 || g_pes <= 2, "no buffer was decompressed");
+  H_EXPECT_RC(convey_set_codec(squeezed, NULL, NULL), convey_OK);
+  g_compress_calls = 0;
+  run(squeezed, 8, 2000, 0);
+  H_CHECK(g_compress_calls == 0, "codec called after set_codec(NULL)");
+  H_EXPECT_RC(convey_free(plain), convey_OK);
+  H_EXPECT_RC(convey_free(squeezed), convey_OK);
+  H_EXPECT_RC(convey_free(tensor), convey_OK);
+}
+
+int main(int argc, char** argv) {
+  int me = 0, np = 1, ok, all_ok = 0;
+  MPI_Init(&argc, &argv);
+  MPI_Comm_rank(MPI_COMM_WORLD, &me);
+  MPI_Comm_size(MPI_COMM_WORLD, &np);
+  h_me = me;
+  g_pes = np;
+  test_allocators();
+  test_codecs();
+  ok = h_failures == 0;
+  MPI_Allreduce(&ok, &all_ok, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+  if (me == 0) printf("codec/alloc on %d PEs: %s\n", np, all_ok ? "PASS" : "FAIL");
+  MPI_Finalize();
+  return all_ok ? 0 : 1;
+}
