@@ -6,7 +6,8 @@
  * sizes 1..256, statistics), gather (Figure 4, two conveyors, unpull), misuse (every
  * illegal call in every state, then a correct round), ring (steady ring), elastic (epush /
  * epull, size 0, near-buffer and monster items, rigid pull on a mixed stream), bigather
- * (biconveyor, replies in push order).
+ * (biconveyor, replies in push order), ctors (constructor errors, max_bytes as a hard limit,
+ * features).
  * KIND: simple, tensor, twohop, new, etensor, elastic, bisimple, bitensor, binew.
  * keys: cap, order, nl (n_local), nb (n_buffers), mon (monster bound), max (max_bytes),
  *       n (items per PE), opt (or of: progress, scatter, compress, reckless, dynamic, quiet,
@@ -15,6 +16,7 @@
  */
 #include <biconvey.h>
 #include <convey.h>
+#include <convoy/convey_ext.h>
 #include <mpi.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -600,6 +602,57 @@ out:
   free(query);
 }
 
+/* ---- ctors: invalid arguments give NULL; max_bytes is a hard limit; features ---- */
+static void scenario_ctors(const spec_t* s) {
+  const uint64_t q = convey_opt_QUIET;
+  const int dummy = 0;
+  size_t limit;
+  convey_t* c;
+  (void)s;
+  if (g_pes % 3 != 0)
+    H_CHECK(convey_new_tensor(1024, 2, 3, 2, NULL, q) == NULL, "n_local 3 accepted on %lld PEs",
+            (long long)g_pes);
+  H_CHECK(convey_new_tensor(1024, 3, (size_t)g_pes + 1, 2, NULL, q) == NULL, "n_local > PEs");
+  H_CHECK(convey_new_tensor(1024, 2, 0, 2, NULL, q) == NULL, "n_local 0");
+  H_CHECK(convey_new_tensor(1024, 4, 1, 2, NULL, q) == NULL, "order 4");
+  H_CHECK(convey_new_tensor(1024, 0, 1, 2, NULL, q) == NULL, "order 0");
+  H_CHECK(convey_new_tensor(1024, 1, 1, 3, NULL, q) == NULL, "n_buffers 3");
+  H_CHECK(convey_new_tensor(1024, 1, 1, 0, NULL, q) == NULL, "n_buffers 0");
+  H_CHECK(convey_new_tensor(0, 1, 1, 2, NULL, q) == NULL, "capacity 0");
+  H_CHECK(convey_new_twohop(1024, (size_t)g_pes + 1, NULL, q) == NULL, "row_procs > PEs");
+  H_CHECK(convey_new_simple(0, NULL, NULL, q) == NULL, "simple capacity 0");
+  H_CHECK(convey_new_simple(1024, NULL, (const convey_mpp_a2a_t*)(const void*)&dummy, q) == NULL,
+          "a2a strategy accepted");
+  H_CHECK(convey_new_etensor(8, 100, 1, 1, 2, NULL, q) == NULL, "etensor with 8-byte buffers");
+  H_CHECK(convey_new(100, 0, NULL, q) == NULL, "convey_new fits in 100 bytes?");
+  H_CHECK(convey_new_elastic(1000, 100, 0, NULL, q) == NULL, "convey_new_elastic in 100 bytes?");
+  for (limit = 20000; limit <= 2000000; limit *= 10) {
+    c = convey_new(limit, 0, NULL, q);
+    H_CHECK(c != NULL, "convey_new(%zu) failed", limit);
+    H_CHECK(convoy_convey_max_memory_bytes(c) <= limit, "convey_new(%zu) may use %zu bytes", limit,
+            convoy_convey_max_memory_bytes(c));
+    if (c) stream(c, 24, 300, 3, 0);
+    H_EXPECT_RC(convey_free(c), convey_OK);
+    c = convey_new_elastic(3000, limit * 2, 0, NULL, q);
+    H_CHECK(c != NULL, "convey_new_elastic(%zu) failed", limit * 2);
+    H_CHECK(convoy_convey_max_memory_bytes(c) <= limit * 2, "convey_new_elastic(%zu) may use %zu",
+            limit * 2, convoy_convey_max_memory_bytes(c));
+    H_CHECK(convey_features(c) & convey_ELASTIC, "convey_new_elastic is not ELASTIC");
+    H_EXPECT_RC(convey_free(c), convey_OK);
+  }
+  c = convey_new_tensor(1024, 1, 1, 2, NULL, 0);
+  H_CHECK(c && !(convey_features(c) & (convey_ELASTIC | convey_STEADY | convey_THRIFTY)),
+          "plain tensor features %llx", (unsigned long long)convey_features(c));
+  H_CHECK(!strcmp(convoy_convey_kind(c), "tensor") && convoy_convey_order(c) == 1, "kind/order");
+  H_EXPECT_RC(convey_free(c), convey_OK);
+  c = convey_new_simple(1024, NULL, NULL, convey_opt_PROGRESS);
+  H_CHECK(c && convey_features(c) == convey_STEADY, "steady simple features");
+  H_CHECK(!strcmp(convoy_convey_kind(c), "simple"), "simple kind");
+  H_EXPECT_RC(convey_free(c), convey_OK);
+  H_CHECK(strlen(convey_version) >= 5 && !strncmp(convey_version, "0.5", 3), "version %s",
+          convey_version);
+}
+
 int main(int argc, char** argv) {
   spec_t s;
   int a, all_ok = 0, ok, np = 1, me = 0;
@@ -652,6 +705,8 @@ int main(int argc, char** argv) {
       scenario_elastic(&s);
     else if (!strcmp(tok, "bigather"))
       scenario_bigather(&s);
+    else if (!strcmp(tok, "ctors"))
+      scenario_ctors(&s);
     else
       h_fail(__FILE__, __LINE__, "unknown scenario %s", tok);
   }

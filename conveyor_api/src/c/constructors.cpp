@@ -27,28 +27,28 @@ convey_t* construct(const char* who, std::uint64_t options, F&& build) noexcept 
   return nullptr;
 }
 
-// Builds what choose() picked; retries with a tighter budget when the engine's fixed costs
+// Builds what choose() picked; retries with smaller buffers when the engine's fixed costs
 // (beyond the link-buffer model) push the real footprint over max_bytes.
 ::conveyor* build_generic(std::size_t max_bytes, std::size_t n_local, bool elastic,
                           std::size_t item_bound, const convey_alc8r_t* alloc,
                           std::uint64_t options) {
-  std::size_t budget = max_bytes;
-  for (int attempt = 0; attempt < 4; ++attempt) {
+  std::size_t cap = 0;
+  for (int attempt = 0; attempt < 6; ++attempt) {
     cf::tensor_request r;
     bool simple = false;
-    if (!cf::choose(budget, n_local, elastic, item_bound, options, r, simple))
-      throw convoy::error("no conveyor fits in max_bytes = " + std::to_string(max_bytes) +
-                          " bytes per PE");
-    ::conveyor* c =
-        simple ? cf::make_simple(r.capacity, alloc, options) : cf::make_tensor(r, alloc, options);
+    if (!cf::choose(max_bytes, n_local, elastic, item_bound, options, cap, r, simple)) break;
+    ::conveyor* c = simple ? cf::make_simple(r.capacity, alloc, options)
+                           : cf::make_tensor(r, alloc, options);
     if (max_bytes == SIZE_MAX) return c;
     unsigned long long mine = c->max_memory_bytes_(), worst = 0;
     MPI_Allreduce(&mine, &worst, 1, MPI_UNSIGNED_LONG_LONG, MPI_MAX, MPI_COMM_WORLD);
     if (worst <= max_bytes) return c;
     delete c;
-    const std::size_t over = static_cast<std::size_t>(worst) - max_bytes;
-    if (over >= budget) break;
-    budget -= over;
+    // The engine's fixed costs (self queue, staging) grow with the buffer size too: shrink
+    // the buffers in proportion and try again.
+    cap = static_cast<std::size_t>(static_cast<double>(r.capacity) * 0.9 *
+                                   static_cast<double>(max_bytes) / static_cast<double>(worst));
+    if (cap < 32) break;
   }
   throw convoy::error("no conveyor fits in max_bytes = " + std::to_string(max_bytes) +
                       " bytes per PE");

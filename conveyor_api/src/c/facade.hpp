@@ -136,8 +136,9 @@ std::size_t simple_memory_model(std::size_t capacity, std::size_t n_pes);
 /// Picks the kind for convey_new / convey_new_elastic / biconvey_new (collective).
 /// Returns false if nothing fits in max_bytes. `simple` is set when a simple conveyor
 /// was chosen (then only r.capacity matters).
+/// `capacity_cap` (0: none) bounds the preferred buffer size.
 bool choose(std::size_t max_bytes, std::size_t n_local, bool elastic, std::size_t item_bound,
-            std::uint64_t options, tensor_request& r, bool& simple);
+            std::uint64_t options, std::size_t capacity_cap, tensor_request& r, bool& simple);
 
 /// Prints "<who>: <what>" once unless options has QUIET (constructor failures).
 void constructor_failed(const char* who, std::uint64_t options, const char* what) noexcept;

@@ -409,7 +409,7 @@ std::size_t model(const tensor_request& r, std::size_t links) {
 std::size_t tensor_memory_model(const tensor_request& r) { return model(r, worst_link_count(r)); }
 
 bool choose(std::size_t max_bytes, std::size_t n_local_arg, bool elastic, std::size_t item_bound,
-            std::uint64_t options, tensor_request& r, bool& simple) {
+            std::uint64_t options, std::size_t capacity_cap, tensor_request& r, bool& simple) {
   int P = 1;
   MPI_Comm_size(MPI_COMM_WORLD, &P);
   const env_settings env = read_env();
@@ -421,6 +421,7 @@ bool choose(std::size_t max_bytes, std::size_t n_local_arg, bool elastic, std::s
     const auto e = resolve_engine_options(conveyor_options{});
     capacity = e.capacity_bytes > k_header_bytes ? e.capacity_bytes - k_header_bytes : 1024;
   }
+  if (capacity_cap && capacity > capacity_cap) capacity = capacity_cap;
   r = tensor_request{};
   r.elastic = elastic;
   r.monster_bytes = item_bound;
