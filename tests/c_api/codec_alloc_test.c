@@ -3,13 +3,12 @@
  * buffers go through the codec; a codec that declines sends the buffer as it was).
  * Run with an emulated layout of at least two nodes, e.g. CONVOY_EMULATE_NODES=2,2. */
 #define _POSIX_C_SOURCE 200112L
+#include <convey.h>
 #include <mpi.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-#include <convey.h>
 
 #include "harness.h"
 
@@ -77,8 +76,11 @@ static void run(convey_t* c, size_t sz, long n, int elastic_monsters) {
         if (!p) break;
       }
       memcpy(&k, p, sizeof k < sz ? sizeof k : sz);
-      H_CHECK(from >= 0 && from < P && k == (int64_t)((uint64_t)recv[from] & (sz >= 8 ? ~UINT64_C(0) : (UINT64_C(1) << (8 * sz)) - 1)),
-              "item %lld from %lld: got %lld", (long long)recv[from], (long long)from, (long long)k);
+      H_CHECK(from >= 0 && from < P &&
+                  k == (int64_t)((uint64_t)recv[from] &
+                                 (sz >= 8 ? ~UINT64_C(0) : (UINT64_C(1) << (8 * sz)) - 1)),
+              "item %lld from %lld: got %lld", (long long)recv[from], (long long)from,
+              (long long)k);
       if (from >= 0 && from < P) recv[from]++;
     }
     if (++iters > H_MAX_ITER) {
@@ -157,7 +159,8 @@ static int64_t sum(int64_t v) {
 }
 
 static void test_codecs(void) {
-  const convey_codec_t decline = {"decline", count_plan, NULL, declining, counting_decompress, NULL};
+  const convey_codec_t decline = {"decline", count_plan,          NULL,
+                                  declining, counting_decompress, NULL};
   const convey_codec_t count = {"count", count_plan, NULL, counting, counting_decompress, NULL};
   convey_t* plain = convey_new_simple(2048, NULL, NULL, 0);
   convey_t* squeezed = convey_new_simple(2048, NULL, NULL, convey_opt_COMPRESS);
@@ -172,8 +175,9 @@ static void test_codecs(void) {
   run(squeezed, 16, 4000, 0); /* the standard codec, by default */
   raw = sum(convey_statistic(plain, convey_BYTES));
   packed = sum(convey_statistic(squeezed, convey_BYTES));
-  if (g_pes > 2) H_CHECK(packed < raw, "standard codec did not shrink: %lld vs %lld bytes",
-                         (long long)packed, (long long)raw);
+  if (g_pes > 2)
+    H_CHECK(packed < raw, "standard codec did not shrink: %lld vs %lld bytes", (long long)packed,
+            (long long)raw);
   H_EXPECT_RC(convey_set_codec(squeezed, &decline, NULL), convey_OK);
   run(squeezed, 16, 4000, 0);
   H_CHECK(sum(g_compress_calls) > 0 || g_pes <= 2, "declining codec never called");

@@ -560,6 +560,15 @@ static void scenario_bigather(const spec_t* s) {
   H_CHECK(b != NULL, "biconveyor %s failed", s->kind);
   if (!b) goto out;
   ctx.me = h_me;
+  /* Misuse in DORMANT and WORKING (QUIET is not set: each code prints once). */
+  H_EXPECT_RC(biconvey_push(b, reply, 0), convey_error_STATE);
+  H_EXPECT_RC(biconvey_pull(b, reply), convey_error_STATE);
+  H_EXPECT_RC(biconvey_advance(b, true), convey_error_STATE);
+  H_EXPECT_RC(biconvey_reset(b), convey_OK);
+  H_EXPECT_RC(biconvey_begin(b, 8, 8, NULL, NULL), convey_error_NULL);
+  H_EXPECT_RC(biconvey_begin(b, 0, 8, answer, &ctx), convey_error_ZERO);
+  H_EXPECT_RC(biconvey_push(NULL, reply, 0), convey_error_NULL);
+  H_EXPECT_RC(biconvey_free(NULL), convey_OK);
   for (round = 0; round < 2; round++) {
     ctx.reply_words = round ? 3 : 1;
     for (j = 0; j < n; j++)
@@ -569,6 +578,13 @@ static void scenario_bigather(const spec_t* s) {
                 convey_OK);
     i = j = 0;
     iters = 0;
+    if (round == 0) {
+      H_EXPECT_RC(biconvey_begin(b, 8, 8, answer, &ctx), convey_error_STATE);
+      H_EXPECT_RC(biconvey_push(b, reply, -1), convey_error_RANGE);
+      H_EXPECT_RC(biconvey_reset(b), convey_error_STATE);
+      H_EXPECT_RC(biconvey_free(b), convey_error_STATE);
+      H_EXPECT_RC(biconvey_pull(b, reply), convey_FAIL);
+    }
     while ((rc = biconvey_advance(b, i == n)) != convey_DONE) {
       if (rc < 0) {
         h_fail(__FILE__, __LINE__, "biconvey_advance %d", rc);

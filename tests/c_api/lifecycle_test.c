@@ -2,12 +2,11 @@
  * initialize MPI on first use and finalize it at exit (convey-api.md, "Process model").
  * Only convey.h and convoy/convey_ext.h (for the PE number) are used; each PE checks what
  * it received on its own: exactly once, FIFO per source, the right source. */
+#include <convey.h>
 #include <convoy/convey_ext.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
-
-#include <convey.h>
 
 #include "harness.h"
 

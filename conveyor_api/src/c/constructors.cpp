@@ -37,8 +37,8 @@ convey_t* construct(const char* who, std::uint64_t options, F&& build) noexcept 
     cf::tensor_request r;
     bool simple = false;
     if (!cf::choose(max_bytes, n_local, elastic, item_bound, options, cap, r, simple)) break;
-    ::conveyor* c = simple ? cf::make_simple(r.capacity, alloc, options)
-                           : cf::make_tensor(r, alloc, options);
+    ::conveyor* c =
+        simple ? cf::make_simple(r.capacity, alloc, options) : cf::make_tensor(r, alloc, options);
     if (max_bytes == SIZE_MAX) return c;
     unsigned long long mine = c->max_memory_bytes_(), worst = 0;
     MPI_Allreduce(&mine, &worst, 1, MPI_UNSIGNED_LONG_LONG, MPI_MAX, MPI_COMM_WORLD);

@@ -1,0 +1,8 @@
+# Runs PROGRAM and fails unless it exits 0 and prints exactly EXPECT lines starting with
+# "convey:" on stderr.
+execute_process(COMMAND ${PROGRAM} RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
+string(REGEX MATCHALL "(^|\n)convey:[^\n]*" lines "${err}")
+list(LENGTH lines n)
+if(NOT rc EQUAL 0 OR NOT n EQUAL EXPECT)
+  message(FATAL_ERROR "exit ${rc}, ${n} message lines (expected ${EXPECT}):\n${err}\n${out}")
+endif()
