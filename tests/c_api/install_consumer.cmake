@@ -1,5 +1,6 @@
 # Installs the build tree into PREFIX, then compiles consumer.c with the C compiler and
-# `pkg-config --cflags --libs convey` only, and runs it as a singleton and on 2 ranks.
+# `pkg-config --cflags --libs convey` only, and runs it as a singleton and on 2 ranks; then
+# links it against libconvey.a with `pkg-config --static` and runs that too.
 file(REMOVE_RECURSE ${PREFIX})
 execute_process(COMMAND ${CMAKE_COMMAND} --install ${BUILD_DIR} --prefix ${PREFIX}
                 RESULT_VARIABLE rc OUTPUT_QUIET)
@@ -40,4 +41,27 @@ separate_arguments(mflags UNIX_COMMAND "${mflags_text}")
 execute_process(COMMAND ${MPIEXEC} -n 2 ${mflags} -x LD_LIBRARY_PATH ${exe} RESULT_VARIABLE rc)
 if(rc)
   message(FATAL_ERROR "the consumer failed on 2 ranks: ${rc}")
+endif()
+
+# The static library: libconvey.a plus `pkg-config --static` private dependencies.
+execute_process(COMMAND pkg-config --static --libs convey OUTPUT_VARIABLE sflags
+                RESULT_VARIABLE rc OUTPUT_STRIP_TRAILING_WHITESPACE)
+separate_arguments(sflags UNIX_COMMAND "${sflags}")
+list(TRANSFORM sflags REPLACE "^-lconvey$" "${libdir}/libconvey.a")
+execute_process(COMMAND pkg-config --cflags convey OUTPUT_VARIABLE cflags
+                OUTPUT_STRIP_TRAILING_WHITESPACE)
+separate_arguments(cflags UNIX_COMMAND "${cflags}")
+set(sexe ${PREFIX}/consumer_static)
+execute_process(COMMAND ${CC} -std=c99 -pedantic-errors -Wall -Werror ${extra} ${cflags} ${SOURCE}
+                        -o ${sexe} ${sflags} RESULT_VARIABLE rc)
+if(rc)
+  message(FATAL_ERROR "linking the consumer statically failed: ${sflags}")
+endif()
+execute_process(COMMAND ldd ${sexe} OUTPUT_VARIABLE deps)
+if(deps MATCHES "libconvey")
+  message(FATAL_ERROR "consumer_static still loads libconvey.so:\n${deps}")
+endif()
+execute_process(COMMAND ${sexe} RESULT_VARIABLE rc)
+if(rc)
+  message(FATAL_ERROR "the static consumer failed: ${rc}")
 endif()
