@@ -83,6 +83,10 @@ class tensor_conveyor final : public ::conveyor {
     n_local = r.order >= 2 ? r.n_local : 1;
     buffer_bytes = r.capacity;
     if (eng_->options().steady) features |= convey_STEADY;
+    if ((opts & convey_opt_COMPRESS) && (opts & convey_opt_ALERT) && my_pe == 0)
+      print_once("warning: " + std::string(kind) +
+                 " conveyors do not compress (the engine's hops have no codec hook); "
+                 "buffers are sent uncompressed");
     const std::size_t max_item = eng_->max_item_bytes();
     scratch_ = static_cast<std::byte*>(
         ::operator new (std::max<std::size_t>(max_item, 64), std::align_val_t{64}));
@@ -415,7 +419,12 @@ bool choose(std::size_t max_bytes, std::size_t n_local_arg, bool elastic, std::s
   const env_settings env = read_env();
   std::size_t n_local = n_local_arg ? n_local_arg : env.nlocal;
   if (n_local == 0) n_local = discover_nodes(MPI_COMM_WORLD).uniform_local;
-  if (n_local == 0 || P % static_cast<int>(n_local) != 0) n_local = 1;
+  if (n_local == 0 || P % static_cast<int>(n_local) != 0) {
+    if ((options & convey_opt_ALERT) && n_local != 0)
+      print_once("warning: n_local " + std::to_string(n_local) + " does not divide the " +
+                 std::to_string(P) + " PEs; using 1 (one-hop routes)");
+    n_local = 1;
+  }
   std::size_t capacity = env.buffer_bytes;
   if (capacity == 0) {
     const auto e = resolve_engine_options(conveyor_options{});
