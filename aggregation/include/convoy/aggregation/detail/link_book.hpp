@@ -1,0 +1,182 @@
+#pragma once
+/// @file
+/// The credit and slot bookkeeping shared by every transport (aggregation/README.md,
+/// "Transports", invariants T1–T6). It knows nothing about how bytes move: a transport
+/// (MPI, simulation, later node shared memory or a hybrid of them) asks the books which
+/// buffer may go now and tells them what completed. Both books are flat arrays indexed
+/// by link id × n_buffers + slot, allocated once in init(); buffers are allocated per
+/// link on its first use, 64-byte aligned.
+#include <convoy/aggregation/transport.hpp>
+
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+namespace convoy::aggregation::detail {
+
+/// Bytes of a buffer's alignment: a cache line. Unaligned staging buffers copy ~10×
+/// slower on the machines we measured.
+inline constexpr std::size_t buffer_alignment = 64;
+
+/// Checks a layout for every transport: ranks in range, no self-links, no duplicate
+/// (stage, peer) among out-links or among in-links, capacity large enough for a
+/// buffer_header and small enough for an `int` count, n_buffers ≥ 1. `who` prefixes the
+/// message. Throws convoy::error naming the first problem.
+void validate_layout(const link_layout& layout, const char* who);
+
+/// A FIFO of ints with a fixed capacity, in a slice of a shared flat array.
+struct ring_view {
+  int head = 0;
+  int size = 0;
+};
+
+/// Sender side: per out-link n_buffers slots, the credits (receive buffers the peer has
+/// free for this link), and the FIFO of posted buffers still waiting for a credit.
+class send_book {
+ public:
+  enum class state : std::uint8_t { free, filling, queued, sending };
+
+  send_book() = default;
+  send_book(const send_book&) = delete;
+  send_book& operator=(const send_book&) = delete;
+  ~send_book();
+
+  /// `serve[l]` false: link l is left to another transport (acquire returns nullptr).
+  void init(int n_links, int n_buffers, std::size_t capacity_bytes, std::vector<bool> serve);
+
+  /// A free slot's buffer, allocating the link's buffers on its first use; nullptr when
+  /// all n_buffers are filling, queued or sending, or the link is not served.
+  [[nodiscard]] std::byte* acquire(int link) noexcept;
+  /// Turns a filling buffer into a queued one (FIFO behind earlier posts). Returns its
+  /// slot. Throws convoy::error naming the problem if the buffer is not this link's
+  /// acquired buffer or `bytes` is out of range.
+  int post(int link, const std::byte* buffer, std::size_t bytes, const char* who);
+  /// The next queued slot of `link` that has a credit (consumes it; the slot becomes
+  /// sending), or -1.
+  [[nodiscard]] int next_sendable(int link) noexcept;
+  /// The transport finished sending the slot: it is free again.
+  void send_done(int link, int slot) noexcept;
+  /// The receiver released `n` buffers of this link. Throws if credits would exceed
+  /// n_buffers (a protocol violation).
+  void add_credits(int link, int n, const char* who);
+  /// Gives up ownership of the slot's buffer without freeing it (a send that may still
+  /// read it was abandoned at destruction).
+  void forget(int link, int slot) noexcept { buf_[index(link, slot)] = nullptr; }
+
+  [[nodiscard]] std::byte* buffer(int link, int slot) const noexcept {
+    return buf_[index(link, slot)];
+  }
+  [[nodiscard]] std::size_t bytes(int link, int slot) const noexcept {
+    return bytes_[index(link, slot)];
+  }
+  [[nodiscard]] bool has_queued(int link) const noexcept {
+    return queue_[static_cast<std::size_t>(link)].size > 0;
+  }
+  [[nodiscard]] int credits(int link) const noexcept {
+    return credits_[static_cast<std::size_t>(link)];
+  }
+  [[nodiscard]] bool served(int link) const noexcept {
+    return link >= 0 && link < n_links_ && serve_[static_cast<std::size_t>(link)];
+  }
+  [[nodiscard]] std::size_t n_queued() const noexcept { return n_queued_; }
+  [[nodiscard]] std::size_t n_sending() const noexcept { return n_sending_; }
+  [[nodiscard]] std::size_t memory_bytes() const noexcept { return memory_bytes_; }
+  [[nodiscard]] std::size_t max_memory_bytes() const noexcept { return max_memory_bytes_; }
+  [[nodiscard]] int n_links() const noexcept { return n_links_; }
+  [[nodiscard]] int n_buffers() const noexcept { return n_; }
+
+ private:
+  [[nodiscard]] std::size_t index(int link, int slot) const noexcept {
+    return static_cast<std::size_t>(link) * static_cast<std::size_t>(n_) +
+           static_cast<std::size_t>(slot);
+  }
+  int n_links_ = 0;
+  int n_ = 0;
+  std::size_t capacity_ = 0;
+  std::vector<bool> serve_;
+  std::vector<std::byte*> buf_;
+  std::vector<std::size_t> bytes_;
+  std::vector<state> state_;
+  std::vector<int> free_;          ///< per link a stack of free slots
+  std::vector<int> n_free_;
+  std::vector<int> queue_slots_;   ///< per link a FIFO of queued slots, in post order
+  std::vector<ring_view> queue_;
+  std::vector<int> credits_;
+  std::vector<bool> allocated_;
+  std::size_t n_queued_ = 0;
+  std::size_t n_sending_ = 0;
+  std::size_t memory_bytes_ = 0;
+  std::size_t max_memory_bytes_ = 0;
+};
+
+/// Receiver side: per in-link n_buffers slots, the FIFO of slots in the order messages
+/// will fill them (for MPI: the order their receives were posted), and a FIFO of links
+/// whose next buffer has arrived — poll() serves links round-robin from it.
+class recv_book {
+ public:
+  enum class state : std::uint8_t { free, expecting, arrived, held };
+
+  recv_book() = default;
+  recv_book(const recv_book&) = delete;
+  recv_book& operator=(const recv_book&) = delete;
+  ~recv_book();
+
+  void init(int n_links, int n_buffers, std::size_t capacity_bytes, std::vector<bool> serve);
+  /// Allocates the link's buffers if not yet done (all slots free). Throws on failure.
+  void allocate(int link);
+  /// A free slot of the link, or -1.
+  [[nodiscard]] int take_free(int link) noexcept;
+  /// The slot will be filled after every slot expected before it on this link.
+  void expect(int link, int slot) noexcept;
+  /// The slot's message arrived with `bytes`.
+  void arrived(int link, int slot, std::size_t bytes) noexcept;
+  /// The next buffer in link order, links served round-robin; false if none arrived.
+  [[nodiscard]] bool poll(received& out) noexcept;
+  /// Checks that `r` is a buffer this book handed out and not yet released, frees its
+  /// slot. Throws convoy::error naming the problem otherwise.
+  void release(const received& r, const char* who);
+
+  [[nodiscard]] std::byte* buffer(int link, int slot) const noexcept {
+    return buf_[index(link, slot)];
+  }
+  [[nodiscard]] state slot_state(int link, int slot) const noexcept {
+    return state_[index(link, slot)];
+  }
+  [[nodiscard]] bool served(int link) const noexcept {
+    return link >= 0 && link < n_links_ && serve_[static_cast<std::size_t>(link)];
+  }
+  [[nodiscard]] bool allocated(int link) const noexcept {
+    return allocated_[static_cast<std::size_t>(link)];
+  }
+  [[nodiscard]] std::size_t memory_bytes() const noexcept { return memory_bytes_; }
+  [[nodiscard]] std::size_t max_memory_bytes() const noexcept { return max_memory_bytes_; }
+  [[nodiscard]] int n_links() const noexcept { return n_links_; }
+  [[nodiscard]] int n_buffers() const noexcept { return n_; }
+  [[nodiscard]] std::size_t capacity_bytes() const noexcept { return capacity_; }
+
+ private:
+  [[nodiscard]] std::size_t index(int link, int slot) const noexcept {
+    return static_cast<std::size_t>(link) * static_cast<std::size_t>(n_) +
+           static_cast<std::size_t>(slot);
+  }
+  void make_ready(int link) noexcept;
+  int n_links_ = 0;
+  int n_ = 0;
+  std::size_t capacity_ = 0;
+  std::vector<bool> serve_;
+  std::vector<std::byte*> buf_;
+  std::vector<std::size_t> bytes_;
+  std::vector<state> state_;
+  std::vector<int> free_;
+  std::vector<int> n_free_;
+  std::vector<int> order_slots_;  ///< per link a FIFO of expecting/arrived slots
+  std::vector<ring_view> order_;
+  std::vector<int> ready_;         ///< FIFO of links whose first expected slot arrived
+  ring_view ready_ring_;
+  std::vector<bool> in_ready_;
+  std::vector<bool> allocated_;
+  std::size_t memory_bytes_ = 0;
+  std::size_t max_memory_bytes_ = 0;
+};
+
+}  // namespace convoy::aggregation::detail

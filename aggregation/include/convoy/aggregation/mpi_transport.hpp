@@ -1,0 +1,101 @@
+#pragma once
+/// @file
+/// The MPI transport: nonblocking point-to-point with credit flow control
+/// (aggregation/README.md, "Transports"; bale's MPI porters, seed 000 sec. 4.3.2).
+#include <convoy/aggregation/detail/link_book.hpp>
+#include <convoy/aggregation/transport.hpp>
+
+#include <mpi.h>
+
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+namespace convoy::aggregation {
+
+/// Moves buffers with MPI_Isend / pre-posted MPI_Irecv on its own duplicate of a
+/// communicator, so any number of transports (engines) coexist on one communicator.
+///
+/// Protocol (README invariants T1–T8): every served in-link has n_buffers receive
+/// buffers, each with a posted MPI_Irecv; a sender holds one credit per free receive
+/// buffer of the peer, starting with n_buffers. post() sends at once if the link has a
+/// credit and queues the buffer (inside the link's n_buffers) otherwise; release()
+/// re-posts the receive and returns the credit in a small message (several credits may
+/// ride in one). Data of stage s uses tag 2s, credits tag 2s+1: stages between the same
+/// two ranks never mix, and within a stage MPI's non-overtaking rule keeps each link FIFO.
+/// At most n_buffers messages per link are ever unreceived, which bounds MPI's
+/// unexpected-message queue.
+///
+/// Preconditions: the layout has no link from a rank to itself (open() throws);
+/// layout.rank and layout.n_ranks are this rank and the size of the communicator; the
+/// two ends of a link agree on capacity_bytes and n_buffers. Destroy it when idle() on
+/// every rank (after termination): a send still in flight then has its request freed and
+/// its buffer left allocated, rather than freed under MPI's feet.
+class mpi_transport final : public transport {
+ public:
+  /// Duplicates `comm` (collective over it, like MPI_Comm_dup), sets MPI_ERRORS_RETURN
+  /// on the duplicate. Throws convoy::error if `comm` is MPI_COMM_NULL or MPI fails.
+  explicit mpi_transport(MPI_Comm comm);
+  ~mpi_transport() override;
+
+  /// Serves every link of `layout`. Not collective; does not communicate. Allocates the
+  /// receive buffers and posts their receives; send buffers come lazily on first
+  /// acquire(). Throws convoy::error on a bad layout (peer out of range, self-link,
+  /// duplicate link, rank or size not the communicator's, stage beyond the tag range,
+  /// capacity or n_buffers out of range) before MPI sees it, or if called twice.
+  void open(const link_layout& layout) override;
+
+  /// Serves only the links whose flag is true (`serve_out[i]` for out-link i,
+  /// `serve_in[i]` for in-link i); the others belong to another transport, e.g. a node
+  /// shared-memory one inside a hybrid transport. Link ids stay those of `layout`:
+  /// acquire() on an unserved link returns nullptr, post()/release() on one throw. Both
+  /// ends of a link must choose the same transport for it.
+  void open(const link_layout& layout, std::vector<bool> serve_out, std::vector<bool> serve_in);
+
+  [[nodiscard]] std::byte* acquire(int out_link) noexcept override;
+  void post(int out_link, std::byte* buffer, std::size_t bytes) override;
+  [[nodiscard]] bool poll(received& out) override;
+  void release(const received& r) override;
+  void progress() override;
+  [[nodiscard]] bool idle() const noexcept override;
+  [[nodiscard]] std::size_t memory_bytes() const noexcept override;
+  [[nodiscard]] std::size_t max_memory_bytes() const noexcept override;
+
+  /// The duplicated communicator (for diagnostics and tests).
+  [[nodiscard]] MPI_Comm comm() const noexcept { return comm_; }
+
+ private:
+  void send_ready(int out_link);
+  void post_receive(int in_link, int slot);
+  void send_credits(int in_link);
+  void complete_sends();
+  void complete_credit_receives();
+  void complete_credit_sends();
+
+  MPI_Comm comm_ = MPI_COMM_NULL;
+  bool opened_ = false;
+  link_layout layout_;
+  detail::send_book out_;
+  detail::recv_book in_;
+  int n_ = 0;
+
+  // Requests in flat arrays, tested with MPI_Testsome (every completion found, so no
+  // link starves behind a lower index).
+  std::vector<MPI_Request> send_req_;         ///< out-link × n_buffers data sends
+  std::size_t n_send_active_ = 0;
+  std::vector<MPI_Request> recv_req_;         ///< in-link × n_buffers data receives
+  std::vector<MPI_Request> credit_recv_req_;  ///< one per served out-link
+  std::vector<std::int32_t> credit_recv_buf_;
+  std::vector<MPI_Request> credit_send_req_;  ///< one per in-link
+  /// Credits in the message in flight, per in-link (a raw array: if a send is still in
+  /// flight at destruction, it is leaked rather than freed under MPI).
+  std::unique_ptr<std::int32_t[]> credit_send_buf_;
+  std::vector<std::int32_t> credit_owed_;  ///< released, not yet in a message
+  std::size_t n_credit_send_active_ = 0;
+
+  // Scratch for MPI_Testsome, sized once in open().
+  std::vector<int> indices_;
+  std::vector<MPI_Status> statuses_;
+};
+
+}  // namespace convoy::aggregation

@@ -1,0 +1,302 @@
+#include <convoy/aggregation/detail/link_book.hpp>
+#include <convoy/topology/error.hpp>
+
+#include <algorithm>
+#include <climits>
+#include <new>
+#include <string>
+#include <utility>
+
+namespace convoy::aggregation::detail {
+
+namespace {
+
+std::byte* allocate_buffer(std::size_t bytes) {
+  return static_cast<std::byte*>(::operator new(bytes, std::align_val_t{buffer_alignment}));
+}
+
+void free_buffer(std::byte* p) noexcept {
+  if (p) ::operator delete(p, std::align_val_t{buffer_alignment});
+}
+
+std::string link_text(const char* side, std::size_t id, const link& l) {
+  return std::string(side) + "-link " + std::to_string(id) + " (stage " +
+         std::to_string(l.stage) + ", peer " + std::to_string(l.peer) + ")";
+}
+
+void check_links(const link_layout& layout, const std::vector<link>& links, const char* side,
+                 const std::string& who) {
+  for (std::size_t i = 0; i < links.size(); ++i) {
+    const link& l = links[i];
+    if (l.peer < 0 || l.peer >= layout.n_ranks)
+      throw convoy::error(who + ": " + link_text(side, i, l) + ": peer rank out of range [0, " +
+                          std::to_string(layout.n_ranks) + ")");
+    if (l.peer == layout.rank)
+      throw convoy::error(who + ": " + link_text(side, i, l) +
+                          ": a link to the rank itself (the engine keeps self-sends local)");
+    if (l.stage < 0)
+      throw convoy::error(who + ": " + link_text(side, i, l) + ": negative stage");
+  }
+  std::vector<std::pair<std::pair<int, int>, std::size_t>> sorted;
+  sorted.reserve(links.size());
+  for (std::size_t i = 0; i < links.size(); ++i)
+    sorted.push_back({{links[i].stage, links[i].peer}, i});
+  std::sort(sorted.begin(), sorted.end());
+  for (std::size_t i = 1; i < sorted.size(); ++i)
+    if (sorted[i].first == sorted[i - 1].first)
+      throw convoy::error(who + ": " + link_text(side, sorted[i].second, links[sorted[i].second]) +
+                          " duplicates " + side + "-link " + std::to_string(sorted[i - 1].second));
+}
+
+template <class T>
+void reset_vector(std::vector<T>& v, std::size_t n, const T& value) {
+  v.assign(n, value);
+}
+
+}  // namespace
+
+void validate_layout(const link_layout& layout, const char* who) {
+  const std::string w(who);
+  if (layout.n_ranks < 1)
+    throw convoy::error(w + ": n_ranks " + std::to_string(layout.n_ranks) + " < 1");
+  if (layout.rank < 0 || layout.rank >= layout.n_ranks)
+    throw convoy::error(w + ": rank " + std::to_string(layout.rank) + " out of range [0, " +
+                        std::to_string(layout.n_ranks) + ")");
+  if (layout.capacity_bytes < sizeof(buffer_header))
+    throw convoy::error(w + ": capacity_bytes " + std::to_string(layout.capacity_bytes) +
+                        " is smaller than the buffer header (" +
+                        std::to_string(sizeof(buffer_header)) + " bytes)");
+  if (layout.capacity_bytes > static_cast<std::size_t>(INT_MAX))
+    throw convoy::error(w + ": capacity_bytes " + std::to_string(layout.capacity_bytes) +
+                        " exceeds INT_MAX");
+  if (layout.n_buffers < 1)
+    throw convoy::error(w + ": n_buffers " + std::to_string(layout.n_buffers) + " < 1");
+  check_links(layout, layout.out_links, "out", w);
+  check_links(layout, layout.in_links, "in", w);
+}
+
+// ---------------------------------------------------------------------------------------
+// send_book
+
+send_book::~send_book() {
+  for (std::byte* p : buf_) free_buffer(p);
+}
+
+void send_book::init(int n_links, int n_buffers, std::size_t capacity_bytes,
+                     std::vector<bool> serve) {
+  n_links_ = n_links;
+  n_ = n_buffers;
+  capacity_ = capacity_bytes;
+  serve_ = std::move(serve);
+  serve_.resize(static_cast<std::size_t>(n_links), false);
+  const auto slots = static_cast<std::size_t>(n_links) * static_cast<std::size_t>(n_buffers);
+  reset_vector<std::byte*>(buf_, slots, nullptr);
+  reset_vector<std::size_t>(bytes_, slots, 0);
+  reset_vector(state_, slots, state::free);
+  free_.resize(slots);
+  for (std::size_t i = 0; i < slots; ++i)  // popped from the back: slot 0 first
+    free_[i] = n_buffers - 1 - static_cast<int>(i % static_cast<std::size_t>(n_buffers));
+  reset_vector(n_free_, static_cast<std::size_t>(n_links), n_buffers);
+  reset_vector(queue_slots_, slots, -1);
+  reset_vector(queue_, static_cast<std::size_t>(n_links), ring_view{});
+  reset_vector(credits_, static_cast<std::size_t>(n_links), n_buffers);
+  allocated_.assign(static_cast<std::size_t>(n_links), false);
+  n_queued_ = n_sending_ = memory_bytes_ = 0;
+  std::size_t served_links = 0;
+  for (int l = 0; l < n_links; ++l) served_links += serve_[static_cast<std::size_t>(l)] ? 1 : 0;
+  max_memory_bytes_ = served_links * static_cast<std::size_t>(n_buffers) * capacity_bytes;
+}
+
+std::byte* send_book::acquire(int link) noexcept {
+  if (!served(link)) return nullptr;
+  const auto l = static_cast<std::size_t>(link);
+  if (n_free_[l] == 0) return nullptr;
+  if (!allocated_[l]) {
+    // Lazily, all n_buffers at once: after a link's first use acquire never allocates.
+    try {
+      for (int s = 0; s < n_; ++s) buf_[index(link, s)] = allocate_buffer(capacity_);
+    } catch (...) {
+      for (int s = 0; s < n_; ++s) {
+        free_buffer(buf_[index(link, s)]);
+        buf_[index(link, s)] = nullptr;
+      }
+      return nullptr;
+    }
+    allocated_[l] = true;
+    memory_bytes_ += static_cast<std::size_t>(n_) * capacity_;
+  }
+  const int slot = free_[l * static_cast<std::size_t>(n_) + static_cast<std::size_t>(--n_free_[l])];
+  state_[index(link, slot)] = state::filling;
+  return buf_[index(link, slot)];
+}
+
+int send_book::post(int link, const std::byte* buffer, std::size_t bytes, const char* who) {
+  if (!served(link))
+    throw convoy::error(std::string(who) + ": post on out-link " + std::to_string(link) +
+                        ", which this transport does not serve");
+  int slot = -1;
+  for (int s = 0; s < n_; ++s)
+    if (buf_[index(link, s)] == buffer && buffer != nullptr) slot = s;
+  if (slot < 0 || state_[index(link, slot)] != state::filling)
+    throw convoy::error(std::string(who) + ": post of a buffer that is not an acquired, unposted "
+                        "buffer of out-link " + std::to_string(link));
+  if (bytes < sizeof(buffer_header) || bytes > capacity_)
+    throw convoy::error(std::string(who) + ": post of " + std::to_string(bytes) +
+                        " bytes on out-link " + std::to_string(link) + "; must be in [" +
+                        std::to_string(sizeof(buffer_header)) + ", " + std::to_string(capacity_) +
+                        "]");
+  const auto i = index(link, slot);
+  state_[i] = state::queued;
+  bytes_[i] = bytes;
+  ring_view& q = queue_[static_cast<std::size_t>(link)];
+  queue_slots_[index(link, (q.head + q.size) % n_)] = slot;
+  ++q.size;
+  ++n_queued_;
+  return slot;
+}
+
+int send_book::next_sendable(int link) noexcept {
+  const auto l = static_cast<std::size_t>(link);
+  ring_view& q = queue_[l];
+  if (q.size == 0 || credits_[l] == 0) return -1;
+  const int slot = queue_slots_[index(link, q.head)];
+  q.head = (q.head + 1) % n_;
+  --q.size;
+  --credits_[l];
+  --n_queued_;
+  ++n_sending_;
+  state_[index(link, slot)] = state::sending;
+  return slot;
+}
+
+void send_book::send_done(int link, int slot) noexcept {
+  const auto l = static_cast<std::size_t>(link);
+  state_[index(link, slot)] = state::free;
+  free_[l * static_cast<std::size_t>(n_) + static_cast<std::size_t>(n_free_[l]++)] = slot;
+  --n_sending_;
+}
+
+void send_book::add_credits(int link, int n, const char* who) {
+  const auto l = static_cast<std::size_t>(link);
+  if (n < 0 || credits_[l] + n > n_)
+    throw convoy::error(std::string(who) + ": out-link " + std::to_string(link) + " received " +
+                        std::to_string(n) + " credits with " + std::to_string(credits_[l]) +
+                        " of " + std::to_string(n_) +
+                        " in hand (the peer's layout does not match this one)");
+  credits_[l] += n;
+}
+
+// ---------------------------------------------------------------------------------------
+// recv_book
+
+recv_book::~recv_book() {
+  for (std::byte* p : buf_) free_buffer(p);
+}
+
+void recv_book::init(int n_links, int n_buffers, std::size_t capacity_bytes,
+                     std::vector<bool> serve) {
+  n_links_ = n_links;
+  n_ = n_buffers;
+  capacity_ = capacity_bytes;
+  serve_ = std::move(serve);
+  serve_.resize(static_cast<std::size_t>(n_links), false);
+  const auto slots = static_cast<std::size_t>(n_links) * static_cast<std::size_t>(n_buffers);
+  reset_vector<std::byte*>(buf_, slots, nullptr);
+  reset_vector<std::size_t>(bytes_, slots, 0);
+  reset_vector(state_, slots, state::free);
+  free_.resize(slots);
+  for (std::size_t i = 0; i < slots; ++i)
+    free_[i] = n_buffers - 1 - static_cast<int>(i % static_cast<std::size_t>(n_buffers));
+  reset_vector(n_free_, static_cast<std::size_t>(n_links), n_buffers);
+  reset_vector(order_slots_, slots, -1);
+  reset_vector(order_, static_cast<std::size_t>(n_links), ring_view{});
+  reset_vector(ready_, static_cast<std::size_t>(n_links), -1);
+  ready_ring_ = {};
+  in_ready_.assign(static_cast<std::size_t>(n_links), false);
+  allocated_.assign(static_cast<std::size_t>(n_links), false);
+  memory_bytes_ = 0;
+  std::size_t served_links = 0;
+  for (int l = 0; l < n_links; ++l) served_links += serve_[static_cast<std::size_t>(l)] ? 1 : 0;
+  max_memory_bytes_ = served_links * static_cast<std::size_t>(n_buffers) * capacity_bytes;
+}
+
+void recv_book::allocate(int link) {
+  const auto l = static_cast<std::size_t>(link);
+  if (allocated_[l]) return;
+  try {
+    for (int s = 0; s < n_; ++s) buf_[index(link, s)] = allocate_buffer(capacity_);
+  } catch (...) {
+    for (int s = 0; s < n_; ++s) {
+      free_buffer(buf_[index(link, s)]);
+      buf_[index(link, s)] = nullptr;
+    }
+    throw;
+  }
+  allocated_[l] = true;
+  memory_bytes_ += static_cast<std::size_t>(n_) * capacity_;
+}
+
+int recv_book::take_free(int link) noexcept {
+  const auto l = static_cast<std::size_t>(link);
+  if (n_free_[l] == 0) return -1;
+  return free_[l * static_cast<std::size_t>(n_) + static_cast<std::size_t>(--n_free_[l])];
+}
+
+void recv_book::expect(int link, int slot) noexcept {
+  ring_view& o = order_[static_cast<std::size_t>(link)];
+  order_slots_[index(link, (o.head + o.size) % n_)] = slot;
+  ++o.size;
+  state_[index(link, slot)] = state::expecting;
+}
+
+void recv_book::make_ready(int link) noexcept {
+  const auto l = static_cast<std::size_t>(link);
+  if (in_ready_[l]) return;
+  in_ready_[l] = true;
+  ready_[static_cast<std::size_t>((ready_ring_.head + ready_ring_.size) % n_links_)] = link;
+  ++ready_ring_.size;
+}
+
+void recv_book::arrived(int link, int slot, std::size_t bytes) noexcept {
+  const auto i = index(link, slot);
+  state_[i] = state::arrived;
+  bytes_[i] = bytes;
+  const ring_view& o = order_[static_cast<std::size_t>(link)];
+  if (order_slots_[index(link, o.head)] == slot) make_ready(link);
+}
+
+bool recv_book::poll(received& out) noexcept {
+  if (ready_ring_.size == 0) return false;
+  const int link = ready_[static_cast<std::size_t>(ready_ring_.head)];
+  ready_ring_.head = (ready_ring_.head + 1) % n_links_;
+  --ready_ring_.size;
+  in_ready_[static_cast<std::size_t>(link)] = false;
+  ring_view& o = order_[static_cast<std::size_t>(link)];
+  const int slot = order_slots_[index(link, o.head)];
+  o.head = (o.head + 1) % n_;
+  --o.size;
+  const auto i = index(link, slot);
+  state_[i] = state::held;
+  out.in_link = link;
+  out.slot = slot;
+  out.data = buf_[i];
+  out.bytes = bytes_[i];
+  // The link's next buffer waits behind the other ready links: no link is starved.
+  if (o.size > 0 && state_[index(link, order_slots_[index(link, o.head)])] == state::arrived)
+    make_ready(link);
+  return true;
+}
+
+void recv_book::release(const received& r, const char* who) {
+  if (!served(r.in_link) || r.slot < 0 || r.slot >= n_ ||
+      state_[index(r.in_link, r.slot)] != state::held || buf_[index(r.in_link, r.slot)] != r.data)
+    throw convoy::error(std::string(who) +
+                        ": release of a buffer that poll() did not hand out or that was "
+                        "already released (in_link " +
+                        std::to_string(r.in_link) + ", slot " + std::to_string(r.slot) + ")");
+  const auto l = static_cast<std::size_t>(r.in_link);
+  state_[index(r.in_link, r.slot)] = state::free;
+  free_[l * static_cast<std::size_t>(n_) + static_cast<std::size_t>(n_free_[l]++)] = r.slot;
+}
+
+}  // namespace convoy::aggregation::detail

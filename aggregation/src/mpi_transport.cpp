@@ -1,0 +1,263 @@
+#include <convoy/aggregation/mpi_transport.hpp>
+#include <convoy/topology/error.hpp>
+
+#include <algorithm>
+#include <string>
+#include <thread>
+#include <utility>
+
+namespace convoy::aggregation {
+
+namespace {
+
+constexpr const char* who = "mpi_transport";
+
+int data_tag(int stage) { return 2 * stage; }
+int credit_tag(int stage) { return 2 * stage + 1; }
+
+/// MPI_Testsome over `reqs`; returns how many completed (their positions in indices).
+/// A failed communication is reported with its own error code, not MPI_ERR_IN_STATUS.
+int testsome(std::vector<MPI_Request>& reqs, std::vector<int>& indices,
+             std::vector<MPI_Status>& statuses, const char* call) {
+  if (reqs.empty()) return 0;
+  int count = 0;
+  const int rc = MPI_Testsome(static_cast<int>(reqs.size()), reqs.data(), &count,
+                              indices.data(), statuses.data());
+  if (rc == MPI_ERR_IN_STATUS) {
+    for (int i = 0; i < count; ++i)
+      if (statuses[static_cast<std::size_t>(i)].MPI_ERROR != MPI_SUCCESS)
+        convoy::detail::throw_mpi_error(call, statuses[static_cast<std::size_t>(i)].MPI_ERROR, __FILE__,
+                                __LINE__);
+  }
+  if (rc != MPI_SUCCESS) convoy::detail::throw_mpi_error(call, rc, __FILE__, __LINE__);
+  return count == MPI_UNDEFINED ? 0 : count;
+}
+
+}  // namespace
+
+mpi_transport::mpi_transport(MPI_Comm comm) {
+  if (comm == MPI_COMM_NULL) throw convoy::error("mpi_transport: communicator is MPI_COMM_NULL");
+  CONVOY_MPI_CHECK(MPI_Comm_dup(comm, &comm_));
+  CONVOY_MPI_CHECK(MPI_Comm_set_errhandler(comm_, MPI_ERRORS_RETURN));
+}
+
+mpi_transport::~mpi_transport() {
+  int finalized = 0;
+  MPI_Finalized(&finalized);
+  if (finalized || comm_ == MPI_COMM_NULL) return;
+  // Receives are ours alone: cancel them. Sends should all be complete (the precondition
+  // is idle()); give a late one a bounded chance, then free its request and leak its
+  // buffer, since MPI may still read it.
+  auto cancel_all = [](std::vector<MPI_Request>& reqs) {
+    for (MPI_Request& r : reqs)
+      if (r != MPI_REQUEST_NULL) {
+        MPI_Cancel(&r);
+        MPI_Wait(&r, MPI_STATUS_IGNORE);
+      }
+  };
+  cancel_all(recv_req_);
+  cancel_all(credit_recv_req_);
+  for (int attempt = 0; attempt < 10000 && (n_send_active_ > 0 || n_credit_send_active_ > 0);
+       ++attempt) {
+    try {
+      complete_sends();
+      complete_credit_sends();
+    } catch (...) {
+      break;
+    }
+    std::this_thread::yield();
+  }
+  bool leaked_credit_buffer = false;
+  for (std::size_t i = 0; i < send_req_.size(); ++i)
+    if (send_req_[i] != MPI_REQUEST_NULL) {
+      MPI_Request_free(&send_req_[i]);
+      out_.forget(static_cast<int>(i / static_cast<std::size_t>(n_)),
+                  static_cast<int>(i % static_cast<std::size_t>(n_)));
+    }
+  for (MPI_Request& r : credit_send_req_)
+    if (r != MPI_REQUEST_NULL) {
+      MPI_Request_free(&r);
+      leaked_credit_buffer = true;
+    }
+  if (leaked_credit_buffer) static_cast<void>(credit_send_buf_.release());
+  MPI_Comm_free(&comm_);
+}
+
+void mpi_transport::open(const link_layout& layout) {
+  open(layout, std::vector<bool>(layout.out_links.size(), true),
+       std::vector<bool>(layout.in_links.size(), true));
+}
+
+void mpi_transport::open(const link_layout& layout, std::vector<bool> serve_out,
+                         std::vector<bool> serve_in) {
+  if (opened_) throw convoy::error("mpi_transport: open() called twice");
+  detail::validate_layout(layout, who);
+  int rank = 0, size = 0;
+  CONVOY_MPI_CHECK(MPI_Comm_rank(comm_, &rank));
+  CONVOY_MPI_CHECK(MPI_Comm_size(comm_, &size));
+  if (layout.rank != rank || layout.n_ranks != size)
+    throw convoy::error("mpi_transport: layout says rank " + std::to_string(layout.rank) +
+                        " of " + std::to_string(layout.n_ranks) +
+                        " but the communicator says rank " + std::to_string(rank) + " of " +
+                        std::to_string(size));
+  if (serve_out.size() != layout.out_links.size() || serve_in.size() != layout.in_links.size())
+    throw convoy::error("mpi_transport: serve_out/serve_in must have one flag per link");
+  void* attr = nullptr;
+  int flag = 0;
+  CONVOY_MPI_CHECK(MPI_Comm_get_attr(comm_, MPI_TAG_UB, &attr, &flag));
+  const int tag_ub = flag ? *static_cast<int*>(attr) : 32767;
+  for (const auto* links : {&layout.out_links, &layout.in_links})
+    for (const link& l : *links)
+      if (l.stage > (tag_ub - 1) / 2)
+        throw convoy::error("mpi_transport: stage " + std::to_string(l.stage) +
+                            " needs tag " + std::to_string(2 * static_cast<long long>(l.stage) + 1) +
+                            " beyond MPI_TAG_UB " + std::to_string(tag_ub));
+
+  layout_ = layout;
+  n_ = layout.n_buffers;
+  const auto n = static_cast<std::size_t>(n_);
+  const std::size_t n_out = layout.out_links.size(), n_in = layout.in_links.size();
+  out_.init(static_cast<int>(n_out), n_, layout.capacity_bytes, serve_out);
+  in_.init(static_cast<int>(n_in), n_, layout.capacity_bytes, serve_in);
+  send_req_.assign(n_out * n, MPI_REQUEST_NULL);
+  recv_req_.assign(n_in * n, MPI_REQUEST_NULL);
+  credit_recv_req_.assign(n_out, MPI_REQUEST_NULL);
+  credit_recv_buf_.assign(n_out, 0);
+  credit_send_req_.assign(n_in, MPI_REQUEST_NULL);
+  credit_send_buf_ = std::make_unique<std::int32_t[]>(n_in);
+  credit_owed_.assign(n_in, 0);
+  const std::size_t scratch = std::max(n_out * n, n_in * n) + 1;
+  indices_.assign(scratch, 0);
+  statuses_.assign(scratch, MPI_Status{});
+  opened_ = true;
+
+  for (std::size_t l = 0; l < n_in; ++l) {
+    if (!serve_in[l]) continue;
+    in_.allocate(static_cast<int>(l));
+    for (int s = 0; s < n_; ++s) post_receive(static_cast<int>(l), in_.take_free(static_cast<int>(l)));
+  }
+  for (std::size_t l = 0; l < n_out; ++l) {
+    if (!serve_out[l]) continue;
+    const link& k = layout.out_links[l];
+    CONVOY_MPI_CHECK(MPI_Irecv(&credit_recv_buf_[l], 1, MPI_INT32_T, k.peer, credit_tag(k.stage),
+                               comm_, &credit_recv_req_[l]));
+  }
+}
+
+std::byte* mpi_transport::acquire(int out_link) noexcept {
+  return opened_ ? out_.acquire(out_link) : nullptr;
+}
+
+void mpi_transport::post(int out_link, std::byte* buffer, std::size_t bytes) {
+  if (!opened_) throw convoy::error("mpi_transport: post() before open()");
+  out_.post(out_link, buffer, bytes, who);
+  send_ready(out_link);
+}
+
+void mpi_transport::send_ready(int out_link) {
+  const link& k = layout_.out_links[static_cast<std::size_t>(out_link)];
+  for (int s = out_.next_sendable(out_link); s >= 0; s = out_.next_sendable(out_link)) {
+    MPI_Request& req = send_req_[static_cast<std::size_t>(out_link) * static_cast<std::size_t>(n_) +
+                                 static_cast<std::size_t>(s)];
+    CONVOY_MPI_CHECK(MPI_Isend(out_.buffer(out_link, s), static_cast<int>(out_.bytes(out_link, s)),
+                               MPI_BYTE, k.peer, data_tag(k.stage), comm_, &req));
+    ++n_send_active_;
+  }
+}
+
+void mpi_transport::post_receive(int in_link, int slot) {
+  const link& k = layout_.in_links[static_cast<std::size_t>(in_link)];
+  MPI_Request& req = recv_req_[static_cast<std::size_t>(in_link) * static_cast<std::size_t>(n_) +
+                               static_cast<std::size_t>(slot)];
+  CONVOY_MPI_CHECK(MPI_Irecv(in_.buffer(in_link, slot), static_cast<int>(in_.capacity_bytes()),
+                             MPI_BYTE, k.peer, data_tag(k.stage), comm_, &req));
+  // Receives of one (source, tag, communicator) match messages in the order they were
+  // posted (MPI non-overtaking), so the order of expect() is the link's send order.
+  in_.expect(in_link, slot);
+}
+
+bool mpi_transport::poll(received& out) {
+  if (!opened_) return false;
+  if (in_.poll(out)) return true;
+  const int count = testsome(recv_req_, indices_, statuses_, "MPI_Testsome (data receives)");
+  for (int i = 0; i < count; ++i) {
+    const int idx = indices_[static_cast<std::size_t>(i)];
+    int bytes = 0;
+    CONVOY_MPI_CHECK(MPI_Get_count(&statuses_[static_cast<std::size_t>(i)], MPI_BYTE, &bytes));
+    in_.arrived(idx / n_, idx % n_, static_cast<std::size_t>(bytes));
+  }
+  return in_.poll(out);
+}
+
+void mpi_transport::release(const received& r) {
+  if (!opened_) throw convoy::error("mpi_transport: release() before open()");
+  in_.release(r, who);
+  post_receive(r.in_link, in_.take_free(r.in_link));
+  ++credit_owed_[static_cast<std::size_t>(r.in_link)];
+  if (credit_send_req_[static_cast<std::size_t>(r.in_link)] == MPI_REQUEST_NULL)
+    send_credits(r.in_link);
+}
+
+void mpi_transport::send_credits(int in_link) {
+  const auto l = static_cast<std::size_t>(in_link);
+  const link& k = layout_.in_links[l];
+  credit_send_buf_[l] = credit_owed_[l];
+  credit_owed_[l] = 0;
+  CONVOY_MPI_CHECK(MPI_Isend(&credit_send_buf_[l], 1, MPI_INT32_T, k.peer, credit_tag(k.stage),
+                             comm_, &credit_send_req_[l]));
+  ++n_credit_send_active_;
+}
+
+void mpi_transport::complete_sends() {
+  if (n_send_active_ == 0) return;
+  const int count = testsome(send_req_, indices_, statuses_, "MPI_Testsome (data sends)");
+  for (int i = 0; i < count; ++i) {
+    const int idx = indices_[static_cast<std::size_t>(i)];
+    out_.send_done(idx / n_, idx % n_);
+    --n_send_active_;
+  }
+}
+
+void mpi_transport::complete_credit_receives() {
+  const int count =
+      testsome(credit_recv_req_, indices_, statuses_, "MPI_Testsome (credit receives)");
+  for (int i = 0; i < count; ++i) {
+    const auto l = static_cast<std::size_t>(indices_[static_cast<std::size_t>(i)]);
+    const link& k = layout_.out_links[l];
+    out_.add_credits(static_cast<int>(l), credit_recv_buf_[l], who);
+    CONVOY_MPI_CHECK(MPI_Irecv(&credit_recv_buf_[l], 1, MPI_INT32_T, k.peer, credit_tag(k.stage),
+                               comm_, &credit_recv_req_[l]));
+    send_ready(static_cast<int>(l));
+  }
+}
+
+void mpi_transport::complete_credit_sends() {
+  if (n_credit_send_active_ == 0) return;
+  const int count = testsome(credit_send_req_, indices_, statuses_, "MPI_Testsome (credit sends)");
+  for (int i = 0; i < count; ++i) {
+    const int l = indices_[static_cast<std::size_t>(i)];
+    --n_credit_send_active_;
+    if (credit_owed_[static_cast<std::size_t>(l)] > 0) send_credits(l);
+  }
+}
+
+void mpi_transport::progress() {
+  if (!opened_) return;
+  complete_sends();
+  complete_credit_receives();
+  complete_credit_sends();
+}
+
+bool mpi_transport::idle() const noexcept {
+  return out_.n_queued() == 0 && n_send_active_ == 0 && n_credit_send_active_ == 0;
+}
+
+std::size_t mpi_transport::memory_bytes() const noexcept {
+  return out_.memory_bytes() + in_.memory_bytes();
+}
+
+std::size_t mpi_transport::max_memory_bytes() const noexcept {
+  return out_.max_memory_bytes() + in_.max_memory_bytes();
+}
+
+}  // namespace convoy::aggregation
