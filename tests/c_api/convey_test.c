@@ -667,6 +667,40 @@ static void scenario_ctors(const spec_t* s) {
   H_EXPECT_RC(convey_free(c), convey_OK);
   H_CHECK(strlen(convey_version) >= 5 && !strncmp(convey_version, "0.5", 3), "version %s",
           convey_version);
+  /* The generic constructor reads CONVEY_NLOCAL, CONVEY_BUFFER_SIZE and CONVOY_MESH. */
+  c = convey_new(SIZE_MAX, 0, NULL, 0);
+  H_CHECK(c != NULL, "convey_new failed");
+  if (c && getenv("CONVOY_MESH")) {
+    H_CHECK(!strcmp(convoy_convey_kind(c), "mesh"), "CONVOY_MESH ignored: kind %s",
+            convoy_convey_kind(c));
+  } else if (c && getenv("CONVEY_NLOCAL")) {
+    const size_t nl = (size_t)strtoull(getenv("CONVEY_NLOCAL"), NULL, 10);
+    if (g_pes % (int64_t)nl == 0 && (int64_t)nl < g_pes && nl > 1)
+      H_CHECK(convoy_convey_n_local(c) == nl && convoy_convey_order(c) >= 2,
+              "CONVEY_NLOCAL=%zu ignored: n_local %zu order %d", nl, convoy_convey_n_local(c),
+              convoy_convey_order(c));
+  } else if (c && getenv("CONVOY_EMULATE_NODES")) { /* n_local from topology discovery */
+    const char* v = getenv("CONVOY_EMULATE_NODES");
+    size_t g = 0, a, b, t;
+    while (*v) {
+      a = (size_t)strtoull(v, (char**)&v, 10);
+      for (b = g; b; t = a % b, a = b, b = t) {
+      }
+      g = a;
+      if (*v == ',') v++;
+    }
+    if (g > 1 && (int64_t)g < g_pes)
+      H_CHECK(convoy_convey_n_local(c) == g, "n_local %zu, expected the node size gcd %zu",
+              convoy_convey_n_local(c), g);
+  }
+  if (c && getenv("CONVEY_BUFFER_SIZE")) {
+    const char* v = getenv("CONVEY_BUFFER_SIZE");
+    size_t want = (size_t)strtoull(v, NULL, 10);
+    if (strchr(v, 'k')) want *= 1000;
+    H_CHECK(convoy_convey_buffer_bytes(c) == want, "CONVEY_BUFFER_SIZE=%s ignored: %zu", v,
+            convoy_convey_buffer_bytes(c));
+  }
+  H_EXPECT_RC(convey_free(c), convey_OK);
 }
 
 int main(int argc, char** argv) {
