@@ -1,8 +1,7 @@
-#include <convoy/aggregation/detail/link_book.hpp>
-#include <convoy/topology/error.hpp>
-
 #include <algorithm>
 #include <climits>
+#include <convoy/aggregation/detail/link_book.hpp>
+#include <convoy/topology/error.hpp>
 #include <new>
 #include <string>
 #include <utility>
@@ -12,16 +11,16 @@ namespace convoy::aggregation::detail {
 namespace {
 
 std::byte* allocate_buffer(std::size_t bytes) {
-  return static_cast<std::byte*>(::operator new(bytes, std::align_val_t{buffer_alignment}));
+  return static_cast<std::byte*>(::operator new (bytes, std::align_val_t{buffer_alignment}));
 }
 
 void free_buffer(std::byte* p) noexcept {
-  if (p) ::operator delete(p, std::align_val_t{buffer_alignment});
+  if (p) ::operator delete (p, std::align_val_t{buffer_alignment});
 }
 
 std::string link_text(const char* side, std::size_t id, const link& l) {
-  return std::string(side) + "-link " + std::to_string(id) + " (stage " +
-         std::to_string(l.stage) + ", peer " + std::to_string(l.peer) + ")";
+  return std::string(side) + "-link " + std::to_string(id) + " (stage " + std::to_string(l.stage) +
+         ", peer " + std::to_string(l.peer) + ")";
 }
 
 void check_links(const link_layout& layout, const std::vector<link>& links, const char* side,
@@ -34,8 +33,7 @@ void check_links(const link_layout& layout, const std::vector<link>& links, cons
     if (l.peer == layout.rank)
       throw convoy::error(who + ": " + link_text(side, i, l) +
                           ": a link to the rank itself (the engine keeps self-sends local)");
-    if (l.stage < 0)
-      throw convoy::error(who + ": " + link_text(side, i, l) + ": negative stage");
+    if (l.stage < 0) throw convoy::error(who + ": " + link_text(side, i, l) + ": negative stage");
   }
   std::vector<std::pair<std::pair<int, int>, std::size_t>> sorted;
   sorted.reserve(links.size());
@@ -138,8 +136,10 @@ int send_book::post(int link, const std::byte* buffer, std::size_t bytes, const 
   for (int s = 0; s < n_; ++s)
     if (buf_[index(link, s)] == buffer && buffer != nullptr) slot = s;
   if (slot < 0 || state_[index(link, slot)] != state::filling)
-    throw convoy::error(std::string(who) + ": post of a buffer that is not an acquired, unposted "
-                        "buffer of out-link " + std::to_string(link));
+    throw convoy::error(std::string(who) +
+                        ": post of a buffer that is not an acquired, unposted "
+                        "buffer of out-link " +
+                        std::to_string(link));
   if (bytes < sizeof(buffer_header) || bytes > capacity_)
     throw convoy::error(std::string(who) + ": post of " + std::to_string(bytes) +
                         " bytes on out-link " + std::to_string(link) + "; must be in [" +

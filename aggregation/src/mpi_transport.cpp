@@ -1,7 +1,6 @@
+#include <algorithm>
 #include <convoy/aggregation/mpi_transport.hpp>
 #include <convoy/topology/error.hpp>
-
-#include <algorithm>
 #include <string>
 #include <thread>
 #include <utility>
@@ -21,13 +20,13 @@ int testsome(std::vector<MPI_Request>& reqs, std::vector<int>& indices,
              std::vector<MPI_Status>& statuses, const char* call) {
   if (reqs.empty()) return 0;
   int count = 0;
-  const int rc = MPI_Testsome(static_cast<int>(reqs.size()), reqs.data(), &count,
-                              indices.data(), statuses.data());
+  const int rc = MPI_Testsome(static_cast<int>(reqs.size()), reqs.data(), &count, indices.data(),
+                              statuses.data());
   if (rc == MPI_ERR_IN_STATUS) {
     for (int i = 0; i < count; ++i)
       if (statuses[static_cast<std::size_t>(i)].MPI_ERROR != MPI_SUCCESS)
-        convoy::detail::throw_mpi_error(call, statuses[static_cast<std::size_t>(i)].MPI_ERROR, __FILE__,
-                                __LINE__);
+        convoy::detail::throw_mpi_error(call, statuses[static_cast<std::size_t>(i)].MPI_ERROR,
+                                        __FILE__, __LINE__);
   }
   if (rc != MPI_SUCCESS) convoy::detail::throw_mpi_error(call, rc, __FILE__, __LINE__);
   return count == MPI_UNDEFINED ? 0 : count;
@@ -96,10 +95,9 @@ void mpi_transport::open(const link_layout& layout, std::vector<bool> serve_out,
   CONVOY_MPI_CHECK(MPI_Comm_rank(comm_, &rank));
   CONVOY_MPI_CHECK(MPI_Comm_size(comm_, &size));
   if (layout.rank != rank || layout.n_ranks != size)
-    throw convoy::error("mpi_transport: layout says rank " + std::to_string(layout.rank) +
-                        " of " + std::to_string(layout.n_ranks) +
-                        " but the communicator says rank " + std::to_string(rank) + " of " +
-                        std::to_string(size));
+    throw convoy::error("mpi_transport: layout says rank " + std::to_string(layout.rank) + " of " +
+                        std::to_string(layout.n_ranks) + " but the communicator says rank " +
+                        std::to_string(rank) + " of " + std::to_string(size));
   if (serve_out.size() != layout.out_links.size() || serve_in.size() != layout.in_links.size())
     throw convoy::error("mpi_transport: serve_out/serve_in must have one flag per link");
   void* attr = nullptr;
@@ -109,8 +107,8 @@ void mpi_transport::open(const link_layout& layout, std::vector<bool> serve_out,
   for (const auto* links : {&layout.out_links, &layout.in_links})
     for (const link& l : *links)
       if (l.stage > (tag_ub - 1) / 2)
-        throw convoy::error("mpi_transport: stage " + std::to_string(l.stage) +
-                            " needs tag " + std::to_string(2 * static_cast<long long>(l.stage) + 1) +
+        throw convoy::error("mpi_transport: stage " + std::to_string(l.stage) + " needs tag " +
+                            std::to_string(2 * static_cast<long long>(l.stage) + 1) +
                             " beyond MPI_TAG_UB " + std::to_string(tag_ub));
 
   layout_ = layout;
@@ -134,7 +132,8 @@ void mpi_transport::open(const link_layout& layout, std::vector<bool> serve_out,
   for (std::size_t l = 0; l < n_in; ++l) {
     if (!serve_in[l]) continue;
     in_.allocate(static_cast<int>(l));
-    for (int s = 0; s < n_; ++s) post_receive(static_cast<int>(l), in_.take_free(static_cast<int>(l)));
+    for (int s = 0; s < n_; ++s)
+      post_receive(static_cast<int>(l), in_.take_free(static_cast<int>(l)));
   }
   for (std::size_t l = 0; l < n_out; ++l) {
     if (!serve_out[l]) continue;

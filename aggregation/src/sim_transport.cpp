@@ -1,7 +1,6 @@
 #include <convoy/aggregation/detail/link_book.hpp>
 #include <convoy/aggregation/sim_transport.hpp>
 #include <convoy/topology/error.hpp>
-
 #include <cstring>
 #include <stdexcept>
 #include <string>
@@ -24,7 +23,7 @@ struct sim_channel {
   std::size_t capacity_bytes = 0;
   std::vector<int> flight;  ///< sender slots in flight, a ring of n_buffers entries
   ring_view flight_ring;
-  int nonempty_pos = -1;    ///< index in sim_state::nonempty, or -1
+  int nonempty_pos = -1;  ///< index in sim_state::nonempty, or -1
 };
 
 struct sim_state {
@@ -67,7 +66,8 @@ struct sim_state {
 
 class sim_endpoint final : public transport {
  public:
-  sim_endpoint(std::shared_ptr<sim_state> state, int rank) : state_(std::move(state)), rank_(rank) {}
+  sim_endpoint(std::shared_ptr<sim_state> state, int rank)
+      : state_(std::move(state)), rank_(rank) {}
   ~sim_endpoint() override;
 
   void open(const link_layout& layout) override;
@@ -132,8 +132,8 @@ void sim_endpoint::open(const link_layout& layout) {
   if (opened_) throw convoy::error("sim transport: open() called twice");
   validate_layout(layout, who);
   if (layout.rank != rank_ || layout.n_ranks != state_->n_ranks)
-    throw convoy::error("sim transport: layout says rank " + std::to_string(layout.rank) +
-                        " of " + std::to_string(layout.n_ranks) + " but this endpoint is rank " +
+    throw convoy::error("sim transport: layout says rank " + std::to_string(layout.rank) + " of " +
+                        std::to_string(layout.n_ranks) + " but this endpoint is rank " +
                         std::to_string(rank_) + " of " + std::to_string(state_->n_ranks));
   // Check everything before registering anything, so a failed open() changes nothing.
   auto check = [&](int src, int dst, int stage, bool as_sender) {
@@ -144,7 +144,8 @@ void sim_endpoint::open(const link_layout& layout) {
       throw convoy::error("sim transport: " + link_name(src, dst, stage) +
                           " is already open at its " + (as_sender ? "sender" : "receiver"));
     if (ch.n_buffers != layout.n_buffers || ch.capacity_bytes != layout.capacity_bytes)
-      throw convoy::error("sim transport: " + link_name(src, dst, stage) + ": the two ends "
+      throw convoy::error("sim transport: " + link_name(src, dst, stage) +
+                          ": the two ends "
                           "disagree on n_buffers or capacity_bytes");
   };
   for (const link& l : layout.out_links) check(rank_, l.peer, l.stage, true);
@@ -212,8 +213,8 @@ void sim_endpoint::send_ready(int out_link) {
 void sim_endpoint::release(const received& r) {
   if (!opened_) throw convoy::error("sim transport: release() before open()");
   in_.release(r, who);
-  const sim_channel& ch = state_->channels[static_cast<std::size_t>(
-      in_channel_[static_cast<std::size_t>(r.in_link)])];
+  const sim_channel& ch =
+      state_->channels[static_cast<std::size_t>(in_channel_[static_cast<std::size_t>(r.in_link)])];
   if (ch.sender != nullptr) ch.sender->credit_returned(ch.out_link);
 }
 

@@ -1,8 +1,8 @@
 // The in-process simulated transport (aggregation/README.md, "Transports": T1–T6, S1–S4).
-#include <convoy/aggregation/sim_transport.hpp>
-#include <convoy/topology/error.hpp>
 #include <gtest/gtest.h>
 
+#include <convoy/aggregation/sim_transport.hpp>
+#include <convoy/topology/error.hpp>
 #include <cstring>
 #include <memory>
 #include <random>
@@ -36,8 +36,9 @@ sim_run make_run(std::vector<agg::link_layout> layouts, std::uint64_t seed,
   for (int r = 0; r < p; ++r) {
     run.ts.push_back(run.net->endpoint(r));
     run.ts.back()->open(run.layouts[static_cast<std::size_t>(r)]);
-    run.tr.push_back(std::make_unique<traffic>(*run.ts.back(), run.layouts[static_cast<std::size_t>(r)],
-                                               7u, static_cast<std::uint64_t>(r) * 977 + 1));
+    run.tr.push_back(std::make_unique<traffic>(*run.ts.back(),
+                                               run.layouts[static_cast<std::size_t>(r)], 7u,
+                                               static_cast<std::uint64_t>(r) * 977 + 1));
     run.tr.back()->set_hold_percent(hold_percent);
     run.tr.back()->set_max_bytes(max_bytes);
   }
@@ -50,7 +51,8 @@ sim_run make_run(std::vector<agg::link_layout> layouts, std::uint64_t seed,
       const auto& rl = run.layouts[static_cast<std::size_t>(lay.out_links[i].peer)];
       for (std::size_t j = 0; j < rl.in_links.size(); ++j)
         if (rl.in_links[j] == agg::link{lay.out_links[i].stage, r})
-          run.tr[static_cast<std::size_t>(lay.out_links[i].peer)]->set_expect(static_cast<int>(j), n);
+          run.tr[static_cast<std::size_t>(lay.out_links[i].peer)]->set_expect(static_cast<int>(j),
+                                                                              n);
     }
   }
   return run;
@@ -300,8 +302,7 @@ TEST(SimTransport, MisuseIsReported) {
   other->open(all_to_all(1, 3, 1, 64, 2));  // the failed open registered nothing
 
   std::byte foreign[64] = {};
-  EXPECT_NE(error_of([&] { t->post(0, foreign, 32); }).find("not an acquired"),
-            std::string::npos);
+  EXPECT_NE(error_of([&] { t->post(0, foreign, 32); }).find("not an acquired"), std::string::npos);
   std::byte* b = t->acquire(0);
   ASSERT_NE(b, nullptr);
   EXPECT_NE(error_of([&] { t->post(0, b, 65); }).find("65 bytes"), std::string::npos);
@@ -314,6 +315,5 @@ TEST(SimTransport, MisuseIsReported) {
   other->release(r);
   EXPECT_NE(error_of([&] { other->release(r); }).find("already released"), std::string::npos);
   agg::received bogus;
-  EXPECT_NE(error_of([&] { other->release(bogus); }).find("did not hand out"),
-            std::string::npos);
+  EXPECT_NE(error_of([&] { other->release(bogus); }).find("did not hand out"), std::string::npos);
 }

@@ -3,9 +3,8 @@
 // every buffer carries (source rank, stage, tag, per-link sequence number) and a filler
 // derived from them, so exactly-once, FIFO per link, no crosstalk between transports and
 // stages, and intact bytes are all checked on receipt (aggregation/README.md, T1–T4).
-#include <convoy/aggregation/transport.hpp>
-
 #include <algorithm>
+#include <convoy/aggregation/transport.hpp>
 #include <cstdint>
 #include <cstring>
 #include <random>
@@ -48,9 +47,14 @@ class traffic {
  public:
   // `tag` goes into the header's epoch field: it tells transports apart.
   traffic(agg::transport& t, agg::link_layout layout, std::uint32_t tag, std::uint64_t seed)
-      : t_(t), layout_(std::move(layout)), tag_(tag), rng_(seed),
-        to_send_(layout_.out_links.size(), 0), sent_(layout_.out_links.size(), 0),
-        got_(layout_.in_links.size(), 0), expect_(layout_.in_links.size(), 0) {}
+      : t_(t),
+        layout_(std::move(layout)),
+        tag_(tag),
+        rng_(seed),
+        to_send_(layout_.out_links.size(), 0),
+        sent_(layout_.out_links.size(), 0),
+        got_(layout_.in_links.size(), 0),
+        expect_(layout_.in_links.size(), 0) {}
 
   void set_send(int out_link, std::uint32_t n) { to_send_[static_cast<std::size_t>(out_link)] = n; }
   void set_expect(int in_link, std::uint32_t n) { expect_[static_cast<std::size_t>(in_link)] = n; }
@@ -126,7 +130,8 @@ class traffic {
 
  private:
   void fail(const std::string& what) {
-    if (errors_.size() < 20) errors_.push_back("rank " + std::to_string(layout_.rank) + ": " + what);
+    if (errors_.size() < 20)
+      errors_.push_back("rank " + std::to_string(layout_.rank) + ": " + what);
   }
 
   void check(const agg::received& r) {
@@ -145,10 +150,11 @@ class traffic {
     payload p{};
     std::memcpy(&h, r.data, sizeof h);
     std::memcpy(&p, r.data + sizeof h, sizeof p);
-    if (trace_) trace_->push_back((static_cast<std::uint64_t>(layout_.rank) << 40) ^
-                                  (static_cast<std::uint64_t>(l) << 20) ^ h.seq);
-    if (h.epoch != tag_) fail("crosstalk: tag " + std::to_string(h.epoch) + ", expected " +
-                              std::to_string(tag_));
+    if (trace_)
+      trace_->push_back((static_cast<std::uint64_t>(layout_.rank) << 40) ^
+                        (static_cast<std::uint64_t>(l) << 20) ^ h.seq);
+    if (h.epoch != tag_)
+      fail("crosstalk: tag " + std::to_string(h.epoch) + ", expected " + std::to_string(tag_));
     if (p.src != static_cast<std::uint32_t>(k.peer) ||
         p.stage != static_cast<std::uint32_t>(k.stage))
       fail("in-link " + std::to_string(l) + " (stage " + std::to_string(k.stage) + ", peer " +
@@ -158,8 +164,8 @@ class traffic {
       fail("in-link " + std::to_string(l) + ": seq " + std::to_string(h.seq) + " after " +
            std::to_string(got_[l]) + " (FIFO / exactly-once)");
     got_[l] = h.seq;
-    if (h.bytes != r.bytes) fail("header says " + std::to_string(h.bytes) + " bytes, got " +
-                                 std::to_string(r.bytes));
+    if (h.bytes != r.bytes)
+      fail("header says " + std::to_string(h.bytes) + " bytes, got " + std::to_string(r.bytes));
     for (std::size_t i = min_message; i < r.bytes; ++i)
       if (r.data[i] != filler(p.src, h.seq, i)) {
         fail("corrupt byte " + std::to_string(i));

@@ -2,11 +2,10 @@
 /// @file
 /// The MPI transport: nonblocking point-to-point with credit flow control
 /// (aggregation/README.md, "Transports"; bale's MPI porters, seed 000 sec. 4.3.2).
-#include <convoy/aggregation/detail/link_book.hpp>
-#include <convoy/aggregation/transport.hpp>
-
 #include <mpi.h>
 
+#include <convoy/aggregation/detail/link_book.hpp>
+#include <convoy/aggregation/transport.hpp>
 #include <cstdint>
 #include <memory>
 #include <vector>
@@ -81,7 +80,7 @@ class mpi_transport final : public transport {
 
   // Requests in flat arrays, tested with MPI_Testsome (every completion found, so no
   // link starves behind a lower index).
-  std::vector<MPI_Request> send_req_;         ///< out-link × n_buffers data sends
+  std::vector<MPI_Request> send_req_;  ///< out-link × n_buffers data sends
   std::size_t n_send_active_ = 0;
   std::vector<MPI_Request> recv_req_;         ///< in-link × n_buffers data receives
   std::vector<MPI_Request> credit_recv_req_;  ///< one per served out-link

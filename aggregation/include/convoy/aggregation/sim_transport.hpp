@@ -3,7 +3,6 @@
 /// The in-process simulated transport: P virtual ranks in one process, no MPI
 /// (aggregation/README.md, "Transports", invariants T1–T6 and S1–S4).
 #include <convoy/aggregation/transport.hpp>
-
 #include <cstddef>
 #include <cstdint>
 #include <memory>

@@ -7,7 +7,6 @@
 /// by link id × n_buffers + slot, allocated once in init(); buffers are allocated per
 /// link on its first use, 64-byte aligned.
 #include <convoy/aggregation/transport.hpp>
-
 #include <cstddef>
 #include <cstdint>
 #include <vector>
@@ -97,9 +96,9 @@ class send_book {
   std::vector<std::byte*> buf_;
   std::vector<std::size_t> bytes_;
   std::vector<state> state_;
-  std::vector<int> free_;          ///< per link a stack of free slots
+  std::vector<int> free_;  ///< per link a stack of free slots
   std::vector<int> n_free_;
-  std::vector<int> queue_slots_;   ///< per link a FIFO of queued slots, in post order
+  std::vector<int> queue_slots_;  ///< per link a FIFO of queued slots, in post order
   std::vector<ring_view> queue_;
   std::vector<int> credits_;
   std::vector<bool> allocated_;
@@ -171,7 +170,7 @@ class recv_book {
   std::vector<int> n_free_;
   std::vector<int> order_slots_;  ///< per link a FIFO of expecting/arrived slots
   std::vector<ring_view> order_;
-  std::vector<int> ready_;         ///< FIFO of links whose first expected slot arrived
+  std::vector<int> ready_;  ///< FIFO of links whose first expected slot arrived
   ring_view ready_ring_;
   std::vector<bool> in_ready_;
   std::vector<bool> allocated_;

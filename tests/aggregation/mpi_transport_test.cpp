@@ -1,0 +1,349 @@
+// The MPI transport (aggregation/README.md, "Transports": T1–T8). Every loop is bounded
+// by a deadline that fails the test instead of hanging.
+#include <gtest/gtest.h>
+#include <mpi.h>
+
+#include <chrono>
+#include <convoy/aggregation/mpi_transport.hpp>
+#include <convoy/topology/error.hpp>
+#include <cstring>
+#include <memory>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "convoy_test/mpi.hpp"
+#include "transport_driver.hpp"
+
+namespace agg = convoy::aggregation;
+using convoy_test::all_to_all;
+using convoy_test::traffic;
+using convoy_test::world_rank;
+using convoy_test::world_size;
+
+namespace {
+
+using clock_type = std::chrono::steady_clock;
+constexpr auto hang_guard = std::chrono::seconds(60);
+
+// Every rank sends `per_link` buffers on each out-link and expects as many on each in-link.
+void plan_uniform(traffic& t, const agg::link_layout& l, std::uint32_t per_link) {
+  for (std::size_t i = 0; i < l.out_links.size(); ++i) t.set_send(static_cast<int>(i), per_link);
+  for (std::size_t i = 0; i < l.in_links.size(); ++i) t.set_expect(static_cast<int>(i), per_link);
+}
+
+// Steps every traffic until all are done on this rank. False on the hang guard.
+bool drive(std::vector<std::unique_ptr<traffic>>& ts) {
+  const auto deadline = clock_type::now() + hang_guard;
+  while (clock_type::now() < deadline) {
+    bool all = true;
+    for (auto& t : ts) {
+      t->step();
+      all = all && t->done();
+    }
+    if (all) return true;
+    std::this_thread::yield();
+  }
+  return false;
+}
+
+void expect_no_errors(const std::vector<std::unique_ptr<traffic>>& ts) {
+  for (const auto& t : ts)
+    for (const auto& e : t->errors()) ADD_FAILURE() << e;
+}
+
+template <class F>
+convoy::error error_of(F&& f) {
+  try {
+    f();
+  } catch (const convoy::error& e) {
+    return e;
+  }
+  return convoy::error("(no convoy::error)");
+}
+
+bool contains(const convoy::error& e, const std::string& s) {
+  return std::string(e.what()).find(s) != std::string::npos;
+}
+
+}  // namespace
+
+// T1 FIFO per link, T2 exactly once, T5 memory bound, T6 idle: all-to-all with random
+// sizes up to the capacity, receivers releasing out of order.
+TEST(MpiTransport, AllToAllFifoExactlyOnce) {
+  const int rank = world_rank(), p = world_size();
+  for (const int nb : {1, 2, 4}) {
+    SCOPED_TRACE("n_buffers " + std::to_string(nb));
+    const auto lay = all_to_all(rank, p, 1, 512, nb);
+    agg::mpi_transport t(MPI_COMM_WORLD);
+    t.open(lay);
+    EXPECT_EQ(t.max_memory_bytes(), 2u * static_cast<std::size_t>(p - 1) * nb * 512);
+    EXPECT_EQ(t.memory_bytes(), static_cast<std::size_t>(p - 1) * nb * 512);  // receives only
+    std::vector<std::unique_ptr<traffic>> ts;
+    ts.push_back(std::make_unique<traffic>(t, lay, 5u, 17u + static_cast<unsigned>(rank)));
+    ts[0]->set_hold_percent(30);
+    plan_uniform(*ts[0], lay, 200);
+    EXPECT_TRUE(drive(ts));
+    expect_no_errors(ts);
+    EXPECT_TRUE(t.idle());
+    EXPECT_LE(t.memory_bytes(), t.max_memory_bytes());
+    EXPECT_TRUE(convoy_test::all_ranks(!HasFailure()));
+    MPI_Barrier(MPI_COMM_WORLD);
+  }
+}
+
+// T3: links of two stages between the same two ranks never mix.
+TEST(MpiTransport, TwoStagesSamePairDoNotMix) {
+  const int rank = world_rank(), p = world_size();
+  const auto lay = all_to_all(rank, p, 2, 256, 2);
+  agg::mpi_transport t(MPI_COMM_WORLD);
+  t.open(lay);
+  std::vector<std::unique_ptr<traffic>> ts;
+  ts.push_back(std::make_unique<traffic>(t, lay, 9u, 3u + static_cast<unsigned>(rank)));
+  ts[0]->set_hold_percent(20);
+  plan_uniform(*ts[0], lay, 100);
+  EXPECT_TRUE(drive(ts));
+  expect_no_errors(ts);
+  MPI_Barrier(MPI_COMM_WORLD);
+}
+
+// T7: 100 transports alive at once on MPI_COMM_WORLD, all exchanging at the same time,
+// no buffer reaches another transport.
+TEST(MpiTransport, HundredTransportsNoCrosstalk) {
+  const int rank = world_rank(), p = world_size();
+  std::vector<std::unique_ptr<agg::mpi_transport>> tps;
+  std::vector<std::unique_ptr<traffic>> ts;
+  for (int i = 0; i < 100; ++i) {
+    const auto lay = all_to_all(rank, p, 1, 64, 1 + i % 2);
+    tps.push_back(std::make_unique<agg::mpi_transport>(MPI_COMM_WORLD));
+    tps.back()->open(lay);
+    ts.push_back(std::make_unique<traffic>(*tps.back(), lay, static_cast<std::uint32_t>(i),
+                                           static_cast<std::uint64_t>(i * 100 + rank)));
+    plan_uniform(*ts.back(), lay, 5);
+  }
+  EXPECT_TRUE(drive(ts));
+  expect_no_errors(ts);
+  for (const auto& t : ts)
+    for (int l = 0; l < p - 1; ++l) EXPECT_EQ(t->received_on(l), 5u);
+  MPI_Barrier(MPI_COMM_WORLD);
+}
+
+// T4: rank 1 does not release. Rank 0 gets n_buffers sent and n_buffers queued, then
+// acquire() returns nullptr; rank 1 sees exactly n_buffers (MPI's queue holds no more).
+// One release lets exactly one more through, in order.
+TEST(MpiTransport, CreditLimitIsBackpressure) {
+  const int rank = world_rank(), p = world_size();
+  if (p < 2) GTEST_SKIP() << "needs two ranks";
+  constexpr int nb = 2;
+  const auto lay = all_to_all(rank, p, 1, 64, nb);
+  agg::mpi_transport t(MPI_COMM_WORLD);
+  t.open(lay);
+  traffic tr(t, lay, 1u, 1u);
+  std::vector<agg::received> held;
+  agg::received r;
+  if (rank == 0) {
+    int posted = 0;
+    const auto deadline = clock_type::now() + std::chrono::seconds(10);
+    // Give the sends every chance to complete; stop once 2·nb are out and the link stays
+    // blocked for a while.
+    int blocked_spins = 0;
+    while (clock_type::now() < deadline && blocked_spins < 20000) {
+      if (std::byte* b = t.acquire(0)) {
+        tr.post_one(0, b);
+        ++posted;
+        blocked_spins = 0;
+      } else {
+        ++blocked_spins;
+      }
+      t.progress();
+      std::this_thread::yield();
+    }
+    EXPECT_EQ(posted, 2 * nb);
+    EXPECT_FALSE(t.idle());
+  } else if (rank == 1) {
+    const auto deadline = clock_type::now() + std::chrono::seconds(10);
+    while (clock_type::now() < deadline && held.size() < static_cast<std::size_t>(nb)) {
+      if (t.poll(r)) held.push_back(r);
+      std::this_thread::yield();
+    }
+    EXPECT_EQ(held.size(), static_cast<std::size_t>(nb));
+  }
+  MPI_Barrier(MPI_COMM_WORLD);  // rank 0 has stopped posting
+  if (rank == 1) {
+    for (int i = 0; i < 1000; ++i) EXPECT_FALSE(t.poll(r)) << "more than n_buffers arrived";
+    t.release(held.back());
+    held.pop_back();
+    const auto deadline = clock_type::now() + std::chrono::seconds(10);
+    bool got = false;
+    while (clock_type::now() < deadline && !(got = t.poll(r))) std::this_thread::yield();
+    EXPECT_TRUE(got);
+    if (got) {
+      agg::buffer_header h{};
+      std::memcpy(&h, r.data, sizeof h);
+      EXPECT_EQ(h.seq, static_cast<std::uint32_t>(nb + 1));
+      held.push_back(r);
+    }
+  } else if (rank == 0) {
+    // One credit comes back: the first queued buffer leaves, its slot frees, the second
+    // queued buffer still waits.
+    const auto deadline = clock_type::now() + std::chrono::seconds(10);
+    std::byte* b = nullptr;
+    while (clock_type::now() < deadline && (b = t.acquire(0)) == nullptr) {
+      t.progress();
+      std::this_thread::yield();
+    }
+    EXPECT_NE(b, nullptr);
+    EXPECT_EQ(t.acquire(0), nullptr);
+    EXPECT_FALSE(t.idle());
+    if (b) tr.post_one(0, b);
+  }
+  MPI_Barrier(MPI_COMM_WORLD);
+  if (rank == 1)
+    for (const auto& h : held) t.release(h);
+  // Drain: rank 1 receives everything rank 0 posted; everyone ends idle.
+  const auto deadline = clock_type::now() + std::chrono::seconds(30);
+  std::uint32_t got = 0;
+  while (clock_type::now() < deadline) {
+    while (t.poll(r)) {
+      ++got;
+      t.release(r);
+    }
+    t.progress();
+    if (rank == 0 && t.idle()) break;
+    if (rank == 1 && got == static_cast<std::uint32_t>(nb) && t.idle()) break;
+    if (rank > 1) break;
+    std::this_thread::yield();
+  }
+  EXPECT_TRUE(t.idle());
+  MPI_Barrier(MPI_COMM_WORLD);
+}
+
+// T8: a serving subset (the hybrid transport's building block): two transports split
+// the links by (rank + peer) parity, both ends choosing alike; together they deliver all.
+TEST(MpiTransport, SubsetOfLinks) {
+  const int rank = world_rank(), p = world_size();
+  const auto lay = all_to_all(rank, p, 1, 128, 2);
+  std::vector<bool> even_out, even_in;
+  for (const auto& l : lay.out_links) even_out.push_back((rank + l.peer) % 2 == 0);
+  for (const auto& l : lay.in_links) even_in.push_back((rank + l.peer) % 2 == 0);
+  auto flip = [](std::vector<bool> v) {
+    v.flip();
+    return v;
+  };
+  agg::mpi_transport a(MPI_COMM_WORLD), b(MPI_COMM_WORLD);
+  a.open(lay, even_out, even_in);
+  b.open(lay, flip(even_out), flip(even_in));
+  std::size_t n_even = 0;
+  for (const bool e : even_out) n_even += e ? 1 : 0;
+  EXPECT_EQ(a.max_memory_bytes(), 2 * n_even * 2 * 128);
+  EXPECT_EQ(a.max_memory_bytes() + b.max_memory_bytes(), 2 * lay.out_links.size() * 2 * 128);
+  std::vector<std::unique_ptr<traffic>> ts;
+  ts.push_back(std::make_unique<traffic>(a, lay, 4u, 1u));
+  ts.push_back(std::make_unique<traffic>(b, lay, 4u, 2u));
+  for (std::size_t i = 0; i < lay.out_links.size(); ++i) {
+    ts[even_out[i] ? 0 : 1]->set_send(static_cast<int>(i), 50);
+    ts[even_in[i] ? 0 : 1]->set_expect(static_cast<int>(i), 50);
+    EXPECT_EQ((even_out[i] ? b : a).acquire(static_cast<int>(i)), nullptr);
+  }
+  EXPECT_TRUE(drive(ts));
+  expect_no_errors(ts);
+  if (p > 1) {
+    // A buffer of link 0 posted to the transport that does not serve link 0.
+    agg::mpi_transport& serving = even_out[0] ? a : b;
+    agg::mpi_transport& other = even_out[0] ? b : a;
+    std::byte* buf = serving.acquire(0);
+    ASSERT_NE(buf, nullptr);
+    EXPECT_TRUE(contains(error_of([&] { other.post(0, buf, 32); }), "does not serve"));
+    EXPECT_TRUE(serving.idle());  // an acquired, unposted buffer is not in flight
+  }
+  MPI_Barrier(MPI_COMM_WORLD);
+}
+
+// Bad layouts are rejected by open() with a message naming the problem, before MPI
+// sees them; the transport stays usable.
+TEST(MpiTransport, BadLayoutIsAConvoyError) {
+  const int rank = world_rank(), p = world_size();
+  agg::mpi_transport t(MPI_COMM_WORLD);
+  auto lay = all_to_all(rank, p, 1, 64, 2);
+  lay.out_links.push_back({0, p + 3});
+  EXPECT_TRUE(contains(error_of([&] { t.open(lay); }), "peer rank out of range"));
+  lay = all_to_all(rank, p, 1, 64, 2);
+  lay.in_links.push_back({0, -1});
+  EXPECT_TRUE(contains(error_of([&] { t.open(lay); }), "peer rank out of range"));
+  lay = all_to_all(rank, p, 1, 64, 2);
+  lay.out_links.push_back({0, rank});
+  EXPECT_TRUE(contains(error_of([&] { t.open(lay); }), "to the rank itself"));
+  lay = all_to_all(rank, p + 1, 1, 64, 2);
+  EXPECT_TRUE(contains(error_of([&] { t.open(lay); }), "the communicator says"));
+  lay = all_to_all(rank, p, 1, 64, 2);
+  lay.out_links.push_back({1 << 30, (rank + 1) % p});
+  if (p > 1) {
+    EXPECT_TRUE(contains(error_of([&] { t.open(lay); }), "MPI_TAG_UB"));
+    lay = all_to_all(rank, p, 1, 64, 2);
+    EXPECT_TRUE(contains(error_of([&] { t.open(lay, {}, {}); }), "one flag per link"));
+  }
+  lay = all_to_all(rank, p, 1, 64, 2);
+  EXPECT_TRUE(contains(error_of([] { agg::mpi_transport bad(MPI_COMM_NULL); }), "MPI_COMM_NULL"));
+  t.open(lay);
+  EXPECT_TRUE(contains(error_of([&] { t.open(lay); }), "twice"));
+  agg::received bogus;
+  EXPECT_TRUE(contains(error_of([&] { t.release(bogus); }), "did not hand out"));
+  MPI_Barrier(MPI_COMM_WORLD);
+}
+
+// A failure inside MPI is a convoy::error carrying MPI's code: a receiver whose buffers
+// are smaller than the sender's message gets MPI_ERR_TRUNCATE from poll().
+TEST(MpiTransport, MpiErrorIsAConvoyError) {
+  const int rank = world_rank(), p = world_size();
+  if (p < 2) GTEST_SKIP() << "needs two ranks";
+  if (rank <= 1) {
+    const auto lay = all_to_all(rank, 2, 1, rank == 0 ? 256 : 64, 1);
+    // Ranks 0 and 1 only: a communicator of the two.
+    MPI_Comm pair = MPI_COMM_NULL;
+    MPI_Comm_split(MPI_COMM_WORLD, 0, rank, &pair);
+    {
+      agg::mpi_transport t(pair);
+      t.open(lay);
+      if (rank == 0) {
+        traffic tr(t, lay, 1u, 1u);
+        tr.set_max_bytes(200);
+        std::byte* b = t.acquire(0);
+        ASSERT_NE(b, nullptr);
+        std::memset(b, 0, 200);
+        agg::buffer_header h{200, 1, 1, 0};
+        std::memcpy(b, &h, sizeof h);
+        t.post(0, b, 200);
+        const auto deadline = clock_type::now() + std::chrono::seconds(10);
+        while (!t.idle() && clock_type::now() < deadline) {
+          t.progress();
+          std::this_thread::yield();
+        }
+        EXPECT_TRUE(t.idle());
+      } else {
+        const auto deadline = clock_type::now() + std::chrono::seconds(10);
+        bool thrown = false;
+        while (!thrown && clock_type::now() < deadline) {
+          try {
+            agg::received r;
+            static_cast<void>(t.poll(r));
+          } catch (const convoy::error& e) {
+            thrown = true;
+            int cls = 0;
+            MPI_Error_class(e.mpi_code(), &cls);
+            EXPECT_EQ(cls, MPI_ERR_TRUNCATE) << e.what();
+            EXPECT_TRUE(contains(e, "MPI_Testsome")) << e.what();
+          }
+          std::this_thread::yield();
+        }
+        EXPECT_TRUE(thrown);
+      }
+      MPI_Barrier(pair);
+    }
+    MPI_Comm_free(&pair);
+  } else {
+    MPI_Comm other = MPI_COMM_NULL;
+    MPI_Comm_split(MPI_COMM_WORLD, 1, rank, &other);
+    MPI_Comm_free(&other);
+  }
+  MPI_Barrier(MPI_COMM_WORLD);
+}
