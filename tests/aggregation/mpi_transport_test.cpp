@@ -1,4 +1,4 @@
-// The MPI transport (aggregation/README.md, "Transports": T1–T8). Every loop is bounded
+// The MPI transport (aggregation/README.md, "Transports": T1–T10). Every loop is bounded
 // by a deadline that fails the test instead of hanging.
 #include <gtest/gtest.h>
 #include <mpi.h>
@@ -259,7 +259,7 @@ TEST(MpiTransport, SubsetOfLinks) {
   MPI_Barrier(MPI_COMM_WORLD);
 }
 
-// Bad layouts are rejected by open() with a message naming the problem, before MPI
+// T10: bad layouts are rejected by open() with a message naming the problem, before MPI
 // sees them; the transport stays usable.
 TEST(MpiTransport, BadLayoutIsAConvoyError) {
   const int rank = world_rank(), p = world_size();
@@ -291,7 +291,7 @@ TEST(MpiTransport, BadLayoutIsAConvoyError) {
   MPI_Barrier(MPI_COMM_WORLD);
 }
 
-// A failure inside MPI is a convoy::error carrying MPI's code: a receiver whose buffers
+// T10: a failure inside MPI is a convoy::error carrying MPI's code: a receiver whose buffers
 // are smaller than the sender's message gets MPI_ERR_TRUNCATE from poll().
 TEST(MpiTransport, MpiErrorIsAConvoyError) {
   const int rank = world_rank(), p = world_size();

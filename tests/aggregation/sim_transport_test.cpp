@@ -1,6 +1,7 @@
-// The in-process simulated transport (aggregation/README.md, "Transports": T1–T6, S1–S4).
+// The in-process simulated transport (aggregation/README.md, "Transports": T1–T6, T9, T10, S1–S3).
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <convoy/aggregation/sim_transport.hpp>
 #include <convoy/topology/error.hpp>
 #include <cstring>
@@ -268,7 +269,7 @@ std::string error_of(F&& f) {
 }
 }  // namespace
 
-// S4: bad input is a convoy::error naming the problem, and changes nothing.
+// T10: bad input is a convoy::error naming the problem, and changes nothing.
 TEST(SimTransport, MisuseIsReported) {
   EXPECT_NE(error_of([] { agg::sim_network n(0, 1); }).find("n_ranks"), std::string::npos);
   agg::sim_network net(3, 1);
@@ -316,4 +317,37 @@ TEST(SimTransport, MisuseIsReported) {
   EXPECT_NE(error_of([&] { other->release(r); }).find("already released"), std::string::npos);
   agg::received bogus;
   EXPECT_NE(error_of([&] { other->release(bogus); }).find("did not hand out"), std::string::npos);
+}
+
+// T9: poll() serves in-links round-robin among those with arrived buffers; each link in
+// order.
+TEST(SimTransport, PollIsFairAcrossLinks) {
+  agg::sim_network net(4, 8);
+  std::vector<std::unique_ptr<agg::transport>> ts;
+  for (int r = 0; r < 4; ++r) {
+    ts.push_back(net.endpoint(r));
+    ts.back()->open(all_to_all(r, 4, 1, 64, 4));
+  }
+  for (int r = 1; r < 4; ++r) {
+    traffic tr(*ts[static_cast<std::size_t>(r)], all_to_all(r, 4, 1, 64, 4), 1, 1);
+    for (int i = 0; i < 4; ++i) tr.post_one(0, ts[static_cast<std::size_t>(r)]->acquire(0));
+  }
+  net.deliver_all();
+  std::vector<int> links;
+  std::vector<std::uint32_t> last(3, 0);
+  agg::received r;
+  while (ts[0]->poll(r)) {
+    links.push_back(r.in_link);
+    agg::buffer_header h{};
+    std::memcpy(&h, r.data, sizeof h);
+    EXPECT_EQ(h.seq, ++last[static_cast<std::size_t>(r.in_link)]);
+    ts[0]->release(r);
+  }
+  ASSERT_EQ(links.size(), 12u);
+  for (std::size_t i = 0; i + 3 <= links.size(); i += 3) {
+    std::vector<int> round(links.begin() + static_cast<long>(i),
+                           links.begin() + static_cast<long>(i) + 3);
+    std::sort(round.begin(), round.end());
+    EXPECT_EQ(round, (std::vector<int>{0, 1, 2})) << "round " << i / 3;
+  }
 }
