@@ -1,13 +1,11 @@
 // Laying conveyors onto the machine: topology discovery -> route plan -> MPI transport ->
 // engine. Settings precedence: explicit option > environment > tuning file > default.
-#if __has_include(<convoy/aggregation/mpi_transport.hpp>) && __has_include(<convoy/topology/mesh_builder.hpp>)
-// TEMPORARY guard while the transport and mesh builder land.
 #include <convoy/aggregation/mpi_transport.hpp>
 #include <convoy/conveyor_api/conveyor.hpp>
 #include <convoy/router/route_plan.hpp>
 #include <convoy/topology/machine.hpp>
 #include <convoy/topology/mesh.hpp>
-#include <convoy/topology/mesh_builder.hpp>
+#include <convoy/topology/build_mesh.hpp>
 #include <convoy/topology/mesh_spec.hpp>
 #include <convoy/topology/settings.hpp>
 
@@ -130,4 +128,3 @@ std::unique_ptr<termination::engine> make_mpi_engine(MPI_Comm comm, const convey
 }
 
 }  // namespace convoy
-#endif
