@@ -59,6 +59,13 @@ std::vector<std::string> split(const std::string& s, char sep) {
   return out;
 }
 
+// Text safe inside a JSON string (our messages have no control characters but quotes).
+std::string json_text(std::string s) {
+  for (auto& c : s)
+    if (c == '"' || c == '\\' || static_cast<unsigned char>(c) < 0x20) c = '\'';
+  return s;
+}
+
 void usage(std::FILE* f, const char* program, const char* help) {
   std::fprintf(
       f,
@@ -291,8 +298,8 @@ void write_json(const std::string& path, const std::vector<result_row>& rows, co
                                               : std::to_string(r.header_bytes_per_item))
       << ", \"buffers_per_rank\": " << r.buffers_per_rank
       << ", \"memory_bytes_per_rank\": " << r.memory_bytes_per_rank
-      << ", \"verified\": " << (r.verified ? "true" : "false") << ", \"error\": \"" << r.error
-      << "\"}";
+      << ", \"verified\": " << (r.verified ? "true" : "false") << ", \"error\": \""
+      << json_text(r.error) << "\"}";
   }
   f << "\n  ]\n}\n";
 }
