@@ -1,0 +1,71 @@
+#pragma once
+/// @file
+/// The hybrid transport: node shared memory for on-node links, MPI point-to-point for the
+/// rest, behind one transport object (aggregation/README.md, T8 and "Shared memory").
+#include <mpi.h>
+
+#include <convoy/aggregation/mpi_transport.hpp>
+#include <convoy/aggregation/shm_transport.hpp>
+#include <convoy/aggregation/transport.hpp>
+#include <cstddef>
+#include <functional>
+#include <memory>
+#include <vector>
+
+namespace convoy::aggregation {
+
+/// Sends a link through shm_transport when its peer is on this node (and `use_shm`
+/// agrees) and through an mpi_transport serving only the other links. Link ids are the
+/// layout's; acquire/post/release are routed by link id, poll() alternates between the
+/// two so neither starves the other (T9).
+class hybrid_transport final : public transport {
+ public:
+  /// `use_shm(rank, peer)` may restrict shared memory to some on-node links (tests use it
+  /// to emulate remote peers); it must be symmetric, so both ends of a link choose alike.
+  /// Empty: every on-node link uses shared memory.
+  using link_predicate = std::function<bool(int rank, int peer)>;
+
+  /// Collective over `comm` (duplicates it for MPI and splits it into the node).
+  explicit hybrid_transport(MPI_Comm comm, link_predicate use_shm = {});
+
+  /// Collective over the node communicator (shm_transport::open); throws convoy::error as
+  /// mpi_transport::open and shm_transport::open do.
+  void open(const link_layout& layout) override;
+  [[nodiscard]] std::byte* acquire(int out_link) noexcept override;
+  void post(int out_link, std::byte* buffer, std::size_t bytes) override;
+  [[nodiscard]] bool poll(received& out) override;
+  void release(const received& r) override;
+  void progress() override;
+  [[nodiscard]] bool idle() const noexcept override;
+  [[nodiscard]] std::size_t memory_bytes() const noexcept override;
+  [[nodiscard]] std::size_t max_memory_bytes() const noexcept override;
+
+  /// Links (out + in) served by shared memory; the rest go through MPI.
+  [[nodiscard]] std::size_t n_shm_links() const noexcept { return n_shm_links_; }
+  [[nodiscard]] const shm_transport& shm() const noexcept { return shm_; }
+  [[nodiscard]] const mpi_transport& mpi() const noexcept { return mpi_; }
+
+ private:
+  mpi_transport mpi_;
+  shm_transport shm_;
+  link_predicate use_shm_;
+  std::vector<bool> shm_out_, shm_in_;
+  std::size_t n_shm_links_ = 0;
+  bool shm_first_ = true;
+};
+
+/// Which transport make_transport() builds (CONVOY_TRANSPORT=auto|mpi|shm).
+enum class transport_kind {
+  automatic,  ///< hybrid if any node has more than one rank of `comm`, else mpi
+  mpi,        ///< mpi_transport for every link
+  shm         ///< hybrid_transport (shared memory on the node, MPI off it)
+};
+
+/// The transport for an engine on `comm`. Collective over `comm`. Throws convoy::error
+/// if `comm` is MPI_COMM_NULL or MPI fails.
+[[nodiscard]] std::unique_ptr<transport> make_transport(MPI_Comm comm, transport_kind kind);
+
+/// "auto", "mpi" or "shm".
+[[nodiscard]] const char* transport_kind_name(transport_kind k) noexcept;
+
+}  // namespace convoy::aggregation

@@ -1,0 +1,105 @@
+#include <convoy/aggregation/hybrid_transport.hpp>
+#include <convoy/topology/error.hpp>
+#include <utility>
+
+namespace convoy::aggregation {
+
+hybrid_transport::hybrid_transport(MPI_Comm comm, link_predicate use_shm)
+    : mpi_(comm), shm_(comm), use_shm_(std::move(use_shm)) {}
+
+void hybrid_transport::open(const link_layout& layout) {
+  // Both ends decide alike: on_node is symmetric, and so must use_shm_ be.
+  auto pick = [&](const std::vector<link>& links, std::vector<bool>& shm) {
+    shm.assign(links.size(), false);
+    for (std::size_t i = 0; i < links.size(); ++i) {
+      const int peer = links[i].peer;
+      shm[i] = peer >= 0 && peer < layout.n_ranks && peer != layout.rank && shm_.on_node(peer) &&
+               (!use_shm_ || use_shm_(layout.rank, peer));
+      n_shm_links_ += shm[i] ? 1 : 0;
+    }
+  };
+  n_shm_links_ = 0;
+  pick(layout.out_links, shm_out_);
+  pick(layout.in_links, shm_in_);
+  std::vector<bool> mpi_out = shm_out_, mpi_in = shm_in_;
+  mpi_out.flip();
+  mpi_in.flip();
+  // shm first: its open() is collective over the node and throws on every node rank
+  // alike, so a bad layout cannot leave one rank's MPI side open and another's not.
+  shm_.open(layout, shm_out_, shm_in_);
+  mpi_.open(layout, std::move(mpi_out), std::move(mpi_in));
+}
+
+std::byte* hybrid_transport::acquire(int out_link) noexcept {
+  if (out_link < 0 || static_cast<std::size_t>(out_link) >= shm_out_.size()) return nullptr;
+  return shm_out_[static_cast<std::size_t>(out_link)] ? shm_.acquire(out_link)
+                                                      : mpi_.acquire(out_link);
+}
+
+void hybrid_transport::post(int out_link, std::byte* buffer, std::size_t bytes) {
+  if (out_link >= 0 && static_cast<std::size_t>(out_link) < shm_out_.size() &&
+      shm_out_[static_cast<std::size_t>(out_link)])
+    shm_.post(out_link, buffer, bytes);
+  else
+    mpi_.post(out_link, buffer, bytes);
+}
+
+bool hybrid_transport::poll(received& out) {
+  shm_first_ = !shm_first_;
+  if (shm_first_) return shm_.poll(out) || mpi_.poll(out);
+  return mpi_.poll(out) || shm_.poll(out);
+}
+
+void hybrid_transport::release(const received& r) {
+  if (r.in_link >= 0 && static_cast<std::size_t>(r.in_link) < shm_in_.size() &&
+      shm_in_[static_cast<std::size_t>(r.in_link)])
+    shm_.release(r);
+  else
+    mpi_.release(r);
+}
+
+void hybrid_transport::progress() { mpi_.progress(); }
+
+bool hybrid_transport::idle() const noexcept { return mpi_.idle() && shm_.idle(); }
+
+std::size_t hybrid_transport::memory_bytes() const noexcept {
+  return mpi_.memory_bytes() + shm_.memory_bytes();
+}
+
+std::size_t hybrid_transport::max_memory_bytes() const noexcept {
+  return mpi_.max_memory_bytes() + shm_.max_memory_bytes();
+}
+
+std::unique_ptr<transport> make_transport(MPI_Comm comm, transport_kind kind) {
+  if (comm == MPI_COMM_NULL) throw convoy::error("make_transport: communicator is MPI_COMM_NULL");
+  if (kind == transport_kind::automatic) {
+    MPI_Comm node = MPI_COMM_NULL;
+    int rank = 0, node_size = 0;
+    CONVOY_MPI_CHECK(MPI_Comm_rank(comm, &rank));
+    CONVOY_MPI_CHECK(MPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, rank, MPI_INFO_NULL, &node));
+    const int rc = MPI_Comm_size(node, &node_size);
+    MPI_Comm_free(&node);
+    if (rc != MPI_SUCCESS) convoy::detail::throw_mpi_error("MPI_Comm_size", rc, __FILE__, __LINE__);
+    // One choice for all ranks: the hybrid's constructor is collective over `comm` in a
+    // way the MPI transport's is not, and both ends of a link must use the same kind.
+    int max_node_size = 0;
+    CONVOY_MPI_CHECK(MPI_Allreduce(&node_size, &max_node_size, 1, MPI_INT, MPI_MAX, comm));
+    kind = max_node_size > 1 ? transport_kind::shm : transport_kind::mpi;
+  }
+  if (kind == transport_kind::mpi) return std::make_unique<mpi_transport>(comm);
+  return std::make_unique<hybrid_transport>(comm);
+}
+
+const char* transport_kind_name(transport_kind k) noexcept {
+  switch (k) {
+    case transport_kind::mpi:
+      return "mpi";
+    case transport_kind::shm:
+      return "shm";
+    case transport_kind::automatic:
+      break;
+  }
+  return "auto";
+}
+
+}  // namespace convoy::aggregation

@@ -1,0 +1,368 @@
+// The node shared-memory transport and the hybrid transport (aggregation/README.md,
+// "Transports" T1–T10 and "Shared memory" M1–M7). All ranks of these runs share one node;
+// the hybrid tests emulate remote peers by sending some links through MPI. Every loop is
+// bounded by a deadline that fails the test instead of hanging.
+#include <gtest/gtest.h>
+#include <mpi.h>
+
+#include <chrono>
+#include <convoy/aggregation/hybrid_transport.hpp>
+#include <convoy/aggregation/mpi_transport.hpp>
+#include <convoy/aggregation/shm_transport.hpp>
+#include <convoy/topology/error.hpp>
+#include <cstring>
+#include <memory>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "convoy_test/mpi.hpp"
+#include "transport_driver.hpp"
+
+namespace agg = convoy::aggregation;
+using convoy_test::all_to_all;
+using convoy_test::traffic;
+using convoy_test::world_rank;
+using convoy_test::world_size;
+
+namespace {
+
+using clock_type = std::chrono::steady_clock;
+constexpr auto hang_guard = std::chrono::seconds(60);
+
+void plan_uniform(traffic& t, const agg::link_layout& l, std::uint32_t per_link) {
+  for (std::size_t i = 0; i < l.out_links.size(); ++i) t.set_send(static_cast<int>(i), per_link);
+  for (std::size_t i = 0; i < l.in_links.size(); ++i) t.set_expect(static_cast<int>(i), per_link);
+}
+
+bool drive(std::vector<std::unique_ptr<traffic>>& ts) {
+  const auto deadline = clock_type::now() + hang_guard;
+  while (clock_type::now() < deadline) {
+    bool all = true;
+    for (auto& t : ts) {
+      t->step();
+      all = all && t->done();
+    }
+    if (all) return true;
+    std::this_thread::yield();
+  }
+  return false;
+}
+
+void expect_no_errors(const std::vector<std::unique_ptr<traffic>>& ts) {
+  for (const auto& t : ts)
+    for (const auto& e : t->errors()) ADD_FAILURE() << e;
+}
+
+template <class F>
+std::string error_of(F&& f) {
+  try {
+    f();
+  } catch (const convoy::error& e) {
+    return e.what();
+  }
+  return "(no convoy::error)";
+}
+
+bool contains(const std::string& s, const std::string& part) {
+  return s.find(part) != std::string::npos;
+}
+
+// One exchange of `per_link` buffers per link over transport `t`, checked by the driver.
+void exchange(agg::transport& t, const agg::link_layout& lay, std::uint32_t tag, int hold,
+              std::uint32_t per_link) {
+  std::vector<std::unique_ptr<traffic>> ts;
+  ts.push_back(
+      std::make_unique<traffic>(t, lay, tag, 1000u * tag + static_cast<unsigned>(lay.rank)));
+  ts[0]->set_hold_percent(hold);
+  plan_uniform(*ts[0], lay, per_link);
+  EXPECT_TRUE(drive(ts));
+  expect_no_errors(ts);
+}
+
+}  // namespace
+
+// T1 FIFO, T2 exactly once, M5 memory, M6 idle: all-to-all with random sizes up to the
+// capacity, receivers holding 30% of buffers and releasing them out of order.
+TEST(ShmTransport, AllToAllFifoExactlyOnce) {
+  const int rank = world_rank(), p = world_size();
+  for (const int nb : {1, 2, 4}) {
+    SCOPED_TRACE("n_buffers " + std::to_string(nb));
+    const auto lay = all_to_all(rank, p, 1, 500, nb);
+    agg::shm_transport t(MPI_COMM_WORLD);
+    EXPECT_EQ(t.node_size(), p);
+    EXPECT_EQ(t.memory_bytes(), 0u);
+    t.open(lay);
+    EXPECT_EQ(t.memory_bytes(),
+              static_cast<std::size_t>(p - 1) * agg::shm_transport::ring_bytes(500, nb));
+    EXPECT_EQ(t.max_memory_bytes(), t.memory_bytes());
+    // M2: slots of 500 bytes round up to 512; three control lines and the entry lines.
+    EXPECT_GE(agg::shm_transport::ring_bytes(500, nb), static_cast<std::size_t>(nb) * 512 + 3 * 64);
+    exchange(t, lay, 5u, 30, 300);
+    EXPECT_TRUE(t.idle());
+    EXPECT_TRUE(convoy_test::all_ranks(!HasFailure()));
+    MPI_Barrier(MPI_COMM_WORLD);
+  }
+}
+
+// M3 zero copy: acquire() hands out 64-byte aligned slots of the receiver's ring, and
+// poll() on the receiver returns the very bytes the sender wrote, at a slot-sized stride.
+TEST(ShmTransport, SlotsAreAlignedAndDistinct) {
+  const int rank = world_rank(), p = world_size();
+  const auto lay = all_to_all(rank, p, 1, 100, 4);
+  agg::shm_transport t(MPI_COMM_WORLD);
+  t.open(lay);
+  for (std::size_t l = 0; l < lay.out_links.size(); ++l) {
+    std::vector<std::byte*> got;
+    for (int i = 0; i < 4; ++i) got.push_back(t.acquire(static_cast<int>(l)));
+    EXPECT_EQ(t.acquire(static_cast<int>(l)), nullptr);
+    for (std::byte* b : got) {
+      ASSERT_NE(b, nullptr);
+      EXPECT_EQ(reinterpret_cast<std::uintptr_t>(b) % 64, 0u);
+      for (std::byte* c : got)
+        if (c != b) {
+          EXPECT_GE(c > b ? c - b : b - c, 128);
+        }
+    }
+    // Unposted slots are not in flight (T6) and can be posted in any order.
+    EXPECT_TRUE(t.idle());
+    traffic tr(t, lay, 1u, 1u);
+    for (int i = 3; i >= 0; --i) tr.post_one(static_cast<int>(l), got[static_cast<std::size_t>(i)]);
+  }
+  std::vector<std::unique_ptr<traffic>> ts;
+  ts.push_back(std::make_unique<traffic>(t, lay, 1u, 2u));
+  for (std::size_t l = 0; l < lay.in_links.size(); ++l) ts[0]->set_expect(static_cast<int>(l), 4);
+  EXPECT_TRUE(drive(ts));
+  expect_no_errors(ts);
+  MPI_Barrier(MPI_COMM_WORLD);
+}
+
+// T3: links of two stages between the same two ranks never mix.
+TEST(ShmTransport, TwoStagesSamePairDoNotMix) {
+  const int rank = world_rank(), p = world_size();
+  const auto lay = all_to_all(rank, p, 2, 256, 2);
+  agg::shm_transport t(MPI_COMM_WORLD);
+  t.open(lay);
+  exchange(t, lay, 9u, 20, 150);
+  MPI_Barrier(MPI_COMM_WORLD);
+}
+
+// T7: many transports (each with its own window) alive and exchanging at once; no buffer
+// reaches another transport.
+TEST(ShmTransport, ManyTransportsNoCrosstalk) {
+  const int rank = world_rank(), p = world_size();
+  std::vector<std::unique_ptr<agg::shm_transport>> tps;
+  std::vector<std::unique_ptr<traffic>> ts;
+  for (int i = 0; i < 40; ++i) {
+    const auto lay = all_to_all(rank, p, 1 + i % 2, 64 + 64 * (i % 3), 1 + i % 2);
+    tps.push_back(std::make_unique<agg::shm_transport>(MPI_COMM_WORLD));
+    tps.back()->open(lay);
+    ts.push_back(std::make_unique<traffic>(*tps.back(), lay, static_cast<std::uint32_t>(i),
+                                           static_cast<std::uint64_t>(i * 100 + rank)));
+    ts.back()->set_hold_percent(10);
+    plan_uniform(*ts.back(), lay, 8);
+  }
+  EXPECT_TRUE(drive(ts));
+  expect_no_errors(ts);
+  for (const auto& t : ts)
+    for (int l = 0; l < p - 1; ++l) EXPECT_EQ(t->received_on(l), 8u);
+  MPI_Barrier(MPI_COMM_WORLD);
+}
+
+// T4 / M4: the ring is the credit. Rank 1 holds everything: rank 0 gets exactly n_buffers
+// slots (no queue beyond the ring), rank 1 sees exactly n_buffers. Releasing the newest
+// held buffer (out of order) gives back exactly one slot, whose buffer arrives next.
+TEST(ShmTransport, RingIsTheCredit) {
+  const int rank = world_rank(), p = world_size();
+  if (p < 2) GTEST_SKIP() << "needs two ranks";
+  for (const int nb : {1, 2, 4}) {
+    SCOPED_TRACE("n_buffers " + std::to_string(nb));
+    const auto lay = all_to_all(rank, p, 1, 64, nb);
+    agg::shm_transport t(MPI_COMM_WORLD);
+    t.open(lay);
+    traffic tr(t, lay, 1u, 1u);
+    std::vector<agg::received> held;
+    agg::received r;
+    if (rank == 0) {
+      int posted = 0;
+      for (int i = 0; i < 100; ++i)
+        if (std::byte* b = t.acquire(0)) {
+          tr.post_one(0, b);
+          ++posted;
+        }
+      EXPECT_EQ(posted, nb);
+      EXPECT_TRUE(t.idle());  // M6: posted is delivered
+    }
+    MPI_Barrier(MPI_COMM_WORLD);
+    if (rank == 1) {
+      while (t.poll(r)) held.push_back(r);
+      EXPECT_EQ(held.size(), static_cast<std::size_t>(nb));
+      t.release(held.back());
+      held.pop_back();
+    }
+    MPI_Barrier(MPI_COMM_WORLD);
+    if (rank == 0) {
+      std::byte* b = t.acquire(0);
+      EXPECT_NE(b, nullptr);
+      EXPECT_EQ(t.acquire(0), nullptr);
+      if (b) tr.post_one(0, b);
+    }
+    MPI_Barrier(MPI_COMM_WORLD);
+    if (rank == 1) {
+      ASSERT_TRUE(t.poll(r));
+      agg::buffer_header h{};
+      std::memcpy(&h, r.data, sizeof h);
+      EXPECT_EQ(h.seq, static_cast<std::uint32_t>(nb + 1));
+      EXPECT_FALSE(t.poll(r));
+      held.push_back(r);
+      for (const auto& x : held) t.release(x);
+      EXPECT_TRUE(contains(error_of([&] { t.release(held[0]); }), "already released"));
+    }
+    MPI_Barrier(MPI_COMM_WORLD);
+    if (rank == 0) {
+      int again = 0;
+      while (t.acquire(0) != nullptr) ++again;
+      EXPECT_EQ(again, nb);  // every slot came back
+    }
+    MPI_Barrier(MPI_COMM_WORLD);
+  }
+}
+
+// T9: two senders fill rank 0's rings; poll() alternates between the links.
+TEST(ShmTransport, PollIsRoundRobin) {
+  const int rank = world_rank(), p = world_size();
+  if (p < 3) GTEST_SKIP() << "needs three ranks";
+  constexpr int nb = 4;
+  const auto lay = all_to_all(rank, p, 1, 64, nb);
+  agg::shm_transport t(MPI_COMM_WORLD);
+  t.open(lay);
+  traffic tr(t, lay, 1u, 1u);
+  if (rank == 1 || rank == 2)
+    for (int i = 0; i < nb; ++i) tr.post_one(0, t.acquire(0));  // out-link 0 goes to rank 0
+  MPI_Barrier(MPI_COMM_WORLD);
+  if (rank == 0) {
+    std::vector<int> links;
+    agg::received r;
+    while (t.poll(r)) {
+      links.push_back(r.in_link);
+      t.release(r);
+    }
+    ASSERT_EQ(links.size(), 2u * nb);
+    for (std::size_t i = 1; i < links.size(); ++i) EXPECT_NE(links[i], links[i - 1]) << i;
+  }
+  MPI_Barrier(MPI_COMM_WORLD);
+}
+
+// T10: a bad layout on one rank is that rank's own message and, on the other node ranks,
+// a message naming the rank; nobody is left waiting in a collective and the transport
+// can still be opened afterwards.
+TEST(ShmTransport, BadLayoutIsAConvoyErrorOnEveryRank) {
+  const int rank = world_rank(), p = world_size();
+  agg::shm_transport t(MPI_COMM_WORLD);
+  auto lay = all_to_all(rank, p, 1, 64, 2);
+  if (rank == p - 1) lay.out_links.push_back({0, p + 3});
+  const std::string e1 = error_of([&] { t.open(lay); });
+  if (rank == p - 1)
+    EXPECT_TRUE(contains(e1, "peer rank out of range")) << e1;
+  else
+    EXPECT_TRUE(contains(e1, "failed on rank " + std::to_string(p - 1))) << e1;
+
+  lay = all_to_all(rank, p, 1, 64, 2);
+  lay.out_links.push_back({0, rank});
+  EXPECT_TRUE(contains(error_of([&] { t.open(lay); }), "to the rank itself"));
+  lay = all_to_all(rank, p + 1, 1, 64, 2);
+  if (p > 1) {
+    EXPECT_TRUE(contains(error_of([&] { t.open(lay); }), "the communicator says"));
+    // The ends disagree on n_buffers.
+    lay = all_to_all(rank, p, 1, 64, rank == 0 ? 1 : 2);
+    EXPECT_TRUE(contains(error_of([&] { t.open(lay); }), "disagree"));
+    // Rank 0 sends to rank 1 on stage 7, which rank 1 does not expect.
+    lay = all_to_all(rank, p, 1, 64, 2);
+    if (rank == 0) lay.out_links.push_back({7, 1});
+    EXPECT_TRUE(contains(error_of([&] { t.open(lay); }), "the receiver does not serve it"));
+    lay = all_to_all(rank, p, 1, 64, 2);
+    EXPECT_TRUE(contains(error_of([&] { t.open(lay, {}, {}); }), "one flag per link"));
+  }
+  EXPECT_TRUE(contains(error_of([] { agg::shm_transport bad(MPI_COMM_NULL); }), "MPI_COMM_NULL"));
+
+  lay = all_to_all(rank, p, 1, 64, 2);
+  t.open(lay);
+  EXPECT_TRUE(contains(error_of([&] { t.open(lay); }), "twice"));
+  agg::received bogus;
+  EXPECT_TRUE(contains(error_of([&] { t.release(bogus); }), "did not hand out"));
+  if (p > 1) {
+    std::byte* b = t.acquire(0);
+    ASSERT_NE(b, nullptr);
+    EXPECT_TRUE(contains(error_of([&] { t.post(0, b, 65); }), "must be in [16, 64]"));
+    EXPECT_TRUE(contains(error_of([&] { t.post(0, b + 1, 32); }), "not an acquired"));
+    EXPECT_TRUE(contains(error_of([&] { t.post(99, b, 32); }), "does not serve"));
+    EXPECT_EQ(t.acquire(99), nullptr);
+    EXPECT_EQ(t.acquire(-1), nullptr);
+  }
+  MPI_Barrier(MPI_COMM_WORLD);
+}
+
+// T8 for the hybrid: on-node links split by (rank + peer) parity between shared memory
+// and MPI (emulating remote peers); exactly once and FIFO over both, link ids preserved.
+TEST(HybridTransport, HalfShmHalfMpiExactlyOnce) {
+  const int rank = world_rank(), p = world_size();
+  for (const int nb : {1, 2, 4}) {
+    SCOPED_TRACE("n_buffers " + std::to_string(nb));
+    const auto lay = all_to_all(rank, p, 2, 300, nb);
+    agg::hybrid_transport t(MPI_COMM_WORLD, [](int a, int b) { return (a + b) % 2 == 0; });
+    t.open(lay);
+    std::size_t even = 0;
+    for (const auto& l : lay.out_links) even += (rank + l.peer) % 2 == 0 ? 2 : 0;  // out + in
+    EXPECT_EQ(t.n_shm_links(), even);
+    EXPECT_EQ(t.shm().memory_bytes(), even / 2 * agg::shm_transport::ring_bytes(300, nb));
+    EXPECT_EQ(t.mpi().max_memory_bytes(), (lay.out_links.size() * 2 - even) * nb * 300);
+    EXPECT_EQ(t.max_memory_bytes(), t.shm().max_memory_bytes() + t.mpi().max_memory_bytes());
+    exchange(t, lay, 11u, 30, 120);
+    EXPECT_TRUE(t.idle());
+    MPI_Barrier(MPI_COMM_WORLD);
+  }
+}
+
+// Hybrid, every peer on the node: everything goes through shared memory.
+TEST(HybridTransport, AllOnNodeUsesShm) {
+  const int rank = world_rank(), p = world_size();
+  const auto lay = all_to_all(rank, p, 1, 128, 2);
+  agg::hybrid_transport t(MPI_COMM_WORLD);
+  t.open(lay);
+  EXPECT_EQ(t.n_shm_links(), 2 * lay.out_links.size());
+  EXPECT_EQ(t.mpi().max_memory_bytes(), 0u);
+  exchange(t, lay, 12u, 10, 100);
+  // A buffer of the shared-memory side posted as if MPI served it is refused.
+  EXPECT_TRUE(
+      contains(error_of([&] { t.post(static_cast<int>(lay.out_links.size()), nullptr, 16); }),
+               "does not serve"));
+  MPI_Barrier(MPI_COMM_WORLD);
+}
+
+// The factory: each kind builds a working transport of the documented type.
+TEST(MakeTransport, EveryKindDelivers) {
+  const int rank = world_rank(), p = world_size();
+  for (const auto kind :
+       {agg::transport_kind::automatic, agg::transport_kind::mpi, agg::transport_kind::shm}) {
+    SCOPED_TRACE(agg::transport_kind_name(kind));
+    auto t = agg::make_transport(MPI_COMM_WORLD, kind);
+    ASSERT_NE(t, nullptr);
+    const bool hybrid = dynamic_cast<agg::hybrid_transport*>(t.get()) != nullptr;
+    const bool mpi = dynamic_cast<agg::mpi_transport*>(t.get()) != nullptr;
+    if (kind == agg::transport_kind::mpi) {
+      EXPECT_TRUE(mpi);
+    } else if (kind == agg::transport_kind::shm) {
+      EXPECT_TRUE(hybrid);
+    } else {
+      EXPECT_EQ(hybrid, p > 1);  // one node here
+      EXPECT_EQ(mpi, p == 1);
+    }
+    const auto lay = all_to_all(rank, p, 1, 256, 2);
+    t->open(lay);
+    exchange(*t, lay, 13u, 20, 60);
+    MPI_Barrier(MPI_COMM_WORLD);
+  }
+  EXPECT_TRUE(
+      contains(error_of([] { (void)agg::make_transport(MPI_COMM_NULL, agg::transport_kind::mpi); }),
+               "MPI_COMM_NULL"));
+}
