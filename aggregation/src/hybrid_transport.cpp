@@ -102,4 +102,18 @@ const char* transport_kind_name(transport_kind k) noexcept {
   return "auto";
 }
 
+transport_kind transport_kind_from(
+    const std::optional<topology::transport_choice>& choice) noexcept {
+  if (!choice) return transport_kind::automatic;
+  switch (*choice) {
+    case topology::transport_choice::mpi:
+      return transport_kind::mpi;
+    case topology::transport_choice::shm:
+      return transport_kind::shm;
+    case topology::transport_choice::automatic:
+      break;
+  }
+  return transport_kind::automatic;
+}
+
 }  // namespace convoy::aggregation

@@ -14,6 +14,7 @@
 #include <memory>
 #include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "convoy_test/mpi.hpp"
@@ -365,4 +366,17 @@ TEST(MakeTransport, EveryKindDelivers) {
   EXPECT_TRUE(
       contains(error_of([] { (void)agg::make_transport(MPI_COMM_NULL, agg::transport_kind::mpi); }),
                "MPI_COMM_NULL"));
+}
+
+// CONVOY_TRANSPORT reaches the factory's kind.
+TEST(MakeTransport, KindFromSettings) {
+  namespace topo = convoy::topology;
+  EXPECT_EQ(agg::transport_kind_from(std::nullopt), agg::transport_kind::automatic);
+  for (const auto& [text, kind] :
+       {std::pair{"auto", agg::transport_kind::automatic},
+        std::pair{"mpi", agg::transport_kind::mpi}, std::pair{"shm", agg::transport_kind::shm}}) {
+    const auto s = topo::settings::from_values({{"CONVOY_TRANSPORT", text}});
+    EXPECT_EQ(agg::transport_kind_from(s.transport), kind) << text;
+    EXPECT_STREQ(agg::transport_kind_name(kind), text);
+  }
 }

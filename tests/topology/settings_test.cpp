@@ -32,6 +32,7 @@ TEST(Settings, UnsetIsNullopt) {
   EXPECT_FALSE(s.buffer_bytes);
   EXPECT_FALSE(s.n_buffers);
   EXPECT_FALSE(s.tune_file);
+  EXPECT_FALSE(s.transport);
   EXPECT_FALSE(s.convey_nlocal);
   EXPECT_FALSE(s.convey_buffer_size);
   EXPECT_EQ(s.mesh_or_auto(), topo::mesh_spec::automatic());
@@ -45,6 +46,7 @@ TEST(Settings, ParsesEveryVariable) {
                                               {"CONVOY_BUFFER_BYTES", "16Ki"},
                                               {"CONVOY_N_BUFFERS", "4"},
                                               {"CONVOY_TUNE_FILE", "/tmp/tune.json"},
+                                              {"CONVOY_TRANSPORT", " shm "},
                                               {"CONVEY_NLOCAL", "8"},
                                               {"CONVEY_BUFFER_SIZE", "40k"},
                                               {"UNRELATED", "ignored"}});
@@ -56,6 +58,7 @@ TEST(Settings, ParsesEveryVariable) {
   EXPECT_EQ(*s.buffer_bytes, 16u * 1024u);
   EXPECT_EQ(*s.n_buffers, 4);
   EXPECT_EQ(*s.tune_file, "/tmp/tune.json");
+  EXPECT_EQ(*s.transport, topo::transport_choice::shm);
   EXPECT_EQ(*s.convey_nlocal, 8);
   EXPECT_EQ(*s.convey_buffer_size, 40000u);
 }
@@ -97,6 +100,8 @@ TEST(Settings, InvalidValuesNameTheVariableAndValue) {
             "CONVOY_EMULATE_NODES='4,0': entry 2 is 0; sizes must be >= 1");
   EXPECT_EQ(message_of({{"CONVOY_TUNE_FILE", ""}}),
             "CONVOY_TUNE_FILE='': is empty; unset it or give a path");
+  EXPECT_EQ(message_of({{"CONVOY_TRANSPORT", "ucx"}}),
+            "CONVOY_TRANSPORT='ucx': must be auto, mpi or shm");
   EXPECT_EQ(message_of({{"CONVOY_MESH", "8xx2"}}),
             "CONVOY_MESH: mesh spec '8xx2': size 2 is empty (expected sizes like 8x4x2)");
   const auto topo_msg = message_of({{"CONVOY_EMULATE_TOPOLOGY", "pack:two"}});
@@ -122,5 +127,8 @@ TEST(Settings, DescribeListsEveryVariable) {
     EXPECT_NE(text.find(name), std::string::npos) << name;
   EXPECT_NE(text.find("'node,core'"), std::string::npos) << text;
   EXPECT_NE(text.find("(unset: 2)"), std::string::npos) << text;
-  EXPECT_EQ(topo::settings::variable_names().size(), 9u);
+  EXPECT_EQ(topo::settings::variable_names().size(), 10u);
+  EXPECT_NE(topo::settings::from_values({{"CONVOY_TRANSPORT", "mpi"}}).describe().find("'mpi'"),
+            std::string::npos);
+  EXPECT_STREQ(topo::transport_choice_name(topo::transport_choice::automatic), "auto");
 }

@@ -31,6 +31,7 @@ const variable variables[] = {
     {"CONVOY_BUFFER_BYTES", "16384", "bytes per engine buffer (suffix k=1000, Ki=1024)"},
     {"CONVOY_N_BUFFERS", "2", "buffers per link, a power of two"},
     {"CONVOY_TUNE_FILE", "none", "path of a tuning file"},
+    {"CONVOY_TRANSPORT", "auto", "buffer transport: auto (shared memory on a node) | mpi | shm"},
     {"CONVEY_NLOCAL", "ranks per node", "bale: ranks per local group of tensor conveyors"},
     {"CONVEY_BUFFER_SIZE", "conveyor default", "bale: conveyor buffer bytes (suffix k=1000)"},
 };
@@ -69,6 +70,18 @@ std::string show(const std::optional<std::string>& v) { return v ? *v : std::str
 
 const char* placement_name(placement p) noexcept {
   return p == placement::cyclic ? "cyclic" : "block";
+}
+
+const char* transport_choice_name(transport_choice t) noexcept {
+  switch (t) {
+    case transport_choice::mpi:
+      return "mpi";
+    case transport_choice::shm:
+      return "shm";
+    case transport_choice::automatic:
+      break;
+  }
+  return "auto";
 }
 
 std::size_t parse_bytes(const std::string& name, const std::string& text) {
@@ -170,6 +183,17 @@ settings settings::from_values(const std::map<std::string, std::string>& values)
     if (trimmed(*v).empty()) bad("CONVOY_TUNE_FILE", *v, "is empty; unset it or give a path");
     s.tune_file = *v;
   }
+  if (const auto* v = get("CONVOY_TRANSPORT")) {
+    const std::string t = trimmed(*v);
+    if (t == "auto")
+      s.transport = transport_choice::automatic;
+    else if (t == "mpi")
+      s.transport = transport_choice::mpi;
+    else if (t == "shm")
+      s.transport = transport_choice::shm;
+    else
+      bad("CONVOY_TRANSPORT", *v, "must be auto, mpi or shm");
+  }
   if (const auto* v = get("CONVEY_NLOCAL"))
     s.convey_nlocal = parse_positive_int("CONVEY_NLOCAL", *v);
   if (const auto* v = get("CONVEY_BUFFER_SIZE"))
@@ -230,12 +254,19 @@ std::string settings::describe() const {
   shown.push_back(num(buffer_bytes));
   shown.push_back(num(n_buffers));
   shown.push_back(show(tune_file));
+  shown.emplace_back(transport ? transport_choice_name(*transport) : "");
   shown.push_back(num(convey_nlocal));
   shown.push_back(num(convey_buffer_size));
-  const bool set[] = {
-      mesh.has_value(),        emulate_nodes.has_value(), emulate_topology.has_value(),
-      emulate_map.has_value(), buffer_bytes.has_value(),  n_buffers.has_value(),
-      tune_file.has_value(),   convey_nlocal.has_value(), convey_buffer_size.has_value()};
+  const bool set[] = {mesh.has_value(),
+                      emulate_nodes.has_value(),
+                      emulate_topology.has_value(),
+                      emulate_map.has_value(),
+                      buffer_bytes.has_value(),
+                      n_buffers.has_value(),
+                      tune_file.has_value(),
+                      transport.has_value(),
+                      convey_nlocal.has_value(),
+                      convey_buffer_size.has_value()};
   std::vector<std::string> values;
   size_t width = 0;
   for (size_t i = 0; i < shown.size(); ++i) {

@@ -7,9 +7,11 @@
 #include <convoy/aggregation/mpi_transport.hpp>
 #include <convoy/aggregation/shm_transport.hpp>
 #include <convoy/aggregation/transport.hpp>
+#include <convoy/topology/settings.hpp>
 #include <cstddef>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <vector>
 
 namespace convoy::aggregation {
@@ -67,5 +69,9 @@ enum class transport_kind {
 
 /// "auto", "mpi" or "shm".
 [[nodiscard]] const char* transport_kind_name(transport_kind k) noexcept;
+
+/// The kind CONVOY_TRANSPORT asks for (topology::settings::transport); unset: automatic.
+[[nodiscard]] transport_kind transport_kind_from(
+    const std::optional<topology::transport_choice>& choice) noexcept;
 
 }  // namespace convoy::aggregation

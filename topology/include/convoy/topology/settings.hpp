@@ -27,6 +27,17 @@ enum class placement {
 /// "block" or "cyclic".
 [[nodiscard]] const char* placement_name(placement p) noexcept;
 
+/// Which transport moves engine buffers (CONVOY_TRANSPORT); the aggregation component
+/// maps it onto its transport_kind (aggregation/hybrid_transport.hpp).
+enum class transport_choice {
+  automatic,  ///< "auto": shared memory between ranks of a node, MPI between nodes
+  mpi,        ///< "mpi": MPI point-to-point for every link
+  shm         ///< "shm": shared memory on the node, MPI off it (as auto, even alone)
+};
+
+/// "auto", "mpi" or "shm".
+[[nodiscard]] const char* transport_choice_name(transport_choice t) noexcept;
+
 struct settings {
   /// CONVOY_MESH: mesh spec (see mesh_spec.hpp), default auto. Held as text so that
   /// describe() shows it as given; from_* has already checked that it parses.
@@ -43,6 +54,8 @@ struct settings {
   std::optional<int> n_buffers;
   /// CONVOY_TUNE_FILE: path of a tuning file (read by a later component).
   std::optional<std::string> tune_file;
+  /// CONVOY_TRANSPORT: auto | mpi | shm.
+  std::optional<transport_choice> transport;
   /// CONVEY_NLOCAL (bale): ranks per local group of tensor conveyors, >= 1.
   std::optional<int> convey_nlocal;
   /// CONVEY_BUFFER_SIZE (bale): conveyor buffer size in bytes.
