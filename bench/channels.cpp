@@ -376,11 +376,15 @@ std::size_t convey_channel::memory_bytes() const {
   return counter_->peak;
 }
 
-std::size_t convey_channel::buffers() const {
-  std::size_t cap = capacity_;
+std::size_t convey_channel::buffer_bytes() const {
 #if CONVOY_BENCH_HAVE_CONVEY_EXT
-  if (const std::size_t b = convoy_convey_buffer_bytes(c_)) cap = b;
+  if (const std::size_t b = convoy_convey_buffer_bytes(c_)) return b;
 #endif
+  return capacity_;
+}
+
+std::size_t convey_channel::buffers() const {
+  const std::size_t cap = buffer_bytes();
   return cap ? (memory_bytes() + cap / 2) / cap : 0;
 }
 

@@ -13,7 +13,8 @@
 /// - unpull(): the last pulled item is pulled again next.
 /// - advance(done): true while the channel is not complete.
 /// - memory_bytes(): buffer memory this rank held at most; buffers(): buffers it holds;
-///   wire_bytes(): bytes sent to other ranks since begin, headers included.
+///   wire_bytes(): bytes sent to other ranks since begin, headers included;
+///   buffer_bytes(): bytes per buffer (0 if buffers grow with the data).
 ///
 /// Kinds (bench/README.md "Kinds"):
 ///   naive      one MPI_Isend per item, bounded outstanding requests (baseline)
@@ -105,6 +106,7 @@ class naive_channel {
     return send_buf_.size() + recv_buf_.size() + self_peak_;
   }
   [[nodiscard]] std::size_t buffers() const { return 2 * static_cast<std::size_t>(window_); }
+  [[nodiscard]] std::size_t buffer_bytes() const { return slot_bytes_; }
   [[nodiscard]] std::uint64_t wire_bytes() const { return wire_; }
 
  private:
@@ -166,6 +168,7 @@ class alltoallv_channel {
   void reset();
   [[nodiscard]] std::size_t memory_bytes() const { return peak_; }
   [[nodiscard]] std::size_t buffers() const { return static_cast<std::size_t>(n_ranks_) + 2; }
+  [[nodiscard]] std::size_t buffer_bytes() const { return 0; }  // grows with the data
   [[nodiscard]] std::uint64_t wire_bytes() const { return wire_; }
 
  private:
@@ -218,6 +221,7 @@ class convey_channel {
   void reset();
   [[nodiscard]] std::size_t memory_bytes() const;
   [[nodiscard]] std::size_t buffers() const;
+  [[nodiscard]] std::size_t buffer_bytes() const;
   [[nodiscard]] std::uint64_t wire_bytes() const {
     return static_cast<std::uint64_t>(convey_statistic(c_, convey_BYTES));
   }
@@ -263,6 +267,7 @@ class engine_channel {
   void reset();
   [[nodiscard]] std::size_t memory_bytes() const { return e_->max_memory_bytes(); }
   [[nodiscard]] std::size_t buffers() const;
+  [[nodiscard]] std::size_t buffer_bytes() const { return e_->options().capacity_bytes; }
   [[nodiscard]] std::uint64_t wire_bytes() const { return e_->stats().bytes_sent; }
   [[nodiscard]] const termination::engine& engine() const { return *e_; }
 

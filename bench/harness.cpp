@@ -231,11 +231,11 @@ std::string result_line(const result_row& r, const job& j) {
                 "RESULT kernel=%s impl=%s kind=%s item_bytes=%zu ranks=%d nodes=%d "
                 "items_per_rank=%llu reps=%d seconds=%.6f seconds_min=%.6f seconds_max=%.6f "
                 "items_per_s_per_rank=%.6g node_bw_bytes_per_s=%.6g header_bytes_per_item=%s "
-                "buffers_per_rank=%zu memory_bytes_per_rank=%zu verified=%d",
+                "buffers_per_rank=%zu buffer_bytes=%zu memory_bytes_per_rank=%zu verified=%d",
                 r.kernel.c_str(), j.impl.c_str(), r.kind.c_str(), r.item_bytes, r.ranks, r.nodes,
                 static_cast<unsigned long long>(r.items_per_rank), r.reps, r.seconds, r.seconds_min,
                 r.seconds_max, r.items_per_s_per_rank, node_bw, header, r.buffers_per_rank,
-                r.memory_bytes_per_rank, r.verified ? 1 : 0);
+                r.buffer_bytes, r.memory_bytes_per_rank, r.verified ? 1 : 0);
   return buf;
 }
 
@@ -297,6 +297,7 @@ void write_json(const std::string& path, const std::vector<result_row>& rows, co
       << (std::isnan(r.header_bytes_per_item) ? std::string("null")
                                               : std::to_string(r.header_bytes_per_item))
       << ", \"buffers_per_rank\": " << r.buffers_per_rank
+      << ", \"buffer_bytes\": " << r.buffer_bytes
       << ", \"memory_bytes_per_rank\": " << r.memory_bytes_per_rank
       << ", \"verified\": " << (r.verified ? "true" : "false") << ", \"error\": \""
       << json_text(r.error) << "\"}";

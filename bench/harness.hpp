@@ -43,6 +43,7 @@ struct result_row {
   double node_bw_bytes_per_s = 0;
   double header_bytes_per_item = 0;
   std::size_t buffers_per_rank = 0;
+  std::size_t buffer_bytes = 0;  ///< bytes per buffer (0: grows with the data)
   std::size_t memory_bytes_per_rank = 0;
   bool verified = false;
   std::string error;  ///< non-empty: the configuration could not run
@@ -131,6 +132,7 @@ result_row run_one(const job& j, const options& opt, const std::string& kind_nam
         buffers += c->buffers();
       }
       row = collect(cycles, memory, buffers, j);
+      row.buffer_bytes = raw.front()->buffer_bytes();
     });
   }
   row.kernel = Kernel::name;
