@@ -9,8 +9,10 @@
  *    `convey_standard_codec` is used);
  *  - the codec's `plan`, called by convey_begin(), returned true.
  * The codec's `compress` may still decline a buffer (return 0); the buffer is then sent
- * as it was. In convoy, THRIFTY conveyors are the simple ones (convey_new_simple): the
- * codec runs on each all-to-all buffer whose destination is on another node.
+ * as it was. In convoy, THRIFTY conveyors are the simple ones (the codec runs on each
+ * all-to-all buffer whose destination is on another node) and the order-1 tensor ones (it
+ * runs on each buffer the engine sends to another node). Elastic and multi-hop conveyors
+ * accept COMPRESS but send uncompressed.
  */
 #ifndef CONVEY_CODEC_H
 #define CONVEY_CODEC_H

@@ -19,6 +19,7 @@
 #include <thread>
 
 #include "facade.hpp"
+#include "thrifty.hpp"
 
 namespace convoy::facade {
 namespace {
@@ -78,15 +79,22 @@ class tensor_conveyor final : public ::conveyor {
         alloc_(alloc),
         elastic_(r.elastic),
         monster_bytes_(r.monster_bytes) {
-    eng_ = make_mpi_engine(MPI_COMM_WORLD, engine_request(r));
+    // THRIFTY on one-hop routes only: with forwarding (orders 2, 3) the compressing
+    // transport under the current engine loses flow-control credits (issue 4 report).
+    if ((opts & convey_opt_COMPRESS) && !r.elastic && r.order == 1) {
+      eng_ = make_thrifty_engine(engine_request(r), thrifty_);
+      features |= convey_THRIFTY;
+    } else {
+      eng_ = make_mpi_engine(MPI_COMM_WORLD, engine_request(r));
+    }
     order = r.order == 0 ? eng_->plan().max_hops() : r.order;
     n_local = r.order >= 2 ? r.n_local : 1;
     buffer_bytes = r.capacity;
     if (eng_->options().steady) features |= convey_STEADY;
-    if ((opts & convey_opt_COMPRESS) && (opts & convey_opt_ALERT) && my_pe == 0)
-      print_once("warning: " + std::string(kind) +
-                 " conveyors do not compress (the engine's hops have no codec hook); "
-                 "buffers are sent uncompressed");
+    if ((opts & convey_opt_COMPRESS) && !(features & convey_THRIFTY) && (opts & convey_opt_ALERT) &&
+        my_pe == 0)
+      print_once(std::string("warning: ") + kind + " conveyors of order " + std::to_string(order) +
+                 " do not compress; buffers are sent uncompressed");
     const std::size_t max_item = eng_->max_item_bytes();
     scratch_ = static_cast<std::byte*>(
         ::operator new (std::max<std::size_t>(max_item, 64), std::align_val_t{64}));
@@ -135,7 +143,11 @@ class tensor_conveyor final : public ::conveyor {
       return map_engine(eng_->begin(1));
     }
     std::memcpy(mmark_, mlife_, sizeof mlife_);
-    return map_engine(eng_->begin(bytes));
+    if (thrifty_) thrifty_->begin_cycle(bytes);
+    saved_mark_ = thrifty_ ? thrifty_->saved_bytes() : 0;
+    const int rc = map_engine(eng_->begin(bytes));
+    if (rc < 0 && thrifty_) thrifty_->end_cycle();
+    return rc;
   }
 
   int push_(const void* item, std::int64_t pe) noexcept override {
@@ -244,12 +256,23 @@ class tensor_conveyor final : public ::conveyor {
 
   int advance_(bool done) override {
     if (send_active_) test_monster_send();
-    return map_engine(eng_->advance(done));
+    const int rc = map_engine(eng_->advance(done));
+    if (rc == convey_error_COMMS && !(options & convey_opt_QUIET))
+      print_once("PE " + std::to_string(my_pe) + ": " + eng_->last_message());
+    return rc;
   }
 
   int reset_() override {
     test_monster_send();  // completes later (begin, next monster, free) if still in flight
-    return map_engine(eng_->reset());
+    const int rc = map_engine(eng_->reset());
+    if (rc >= 0 && thrifty_) thrifty_->end_cycle();
+    return rc;
+  }
+
+  int set_codec_(const convey_codec_t* codec, void* arg) override {
+    if (!thrifty_) return convey_FAIL;
+    thrifty_->set_codec(codec, arg);
+    return convey_OK;
   }
 
   std::int64_t comm_statistic_(int which, bool cumulative) const noexcept override {
@@ -258,8 +281,11 @@ class tensor_conveyor final : public ::conveyor {
       const term::engine_stats s = eng_->stats(cumulative);
       const int k = which == convey_COMMS ? 0 : 1;
       const std::uint64_t mon = cumulative ? mlife_[k] : mlife_[k] - mmark_[k];
+      std::uint64_t saved = 0;  // compression: BYTES counts what was actually sent
+      if (thrifty_ && which == convey_BYTES)
+        saved = thrifty_->saved_bytes() - (cumulative ? 0 : saved_mark_);
       return static_cast<std::int64_t>((which == convey_COMMS ? s.buffers_sent : s.bytes_sent) +
-                                       mon);
+                                       mon - saved);
     } catch (...) {
       return -1;
     }
@@ -344,6 +370,8 @@ class tensor_conveyor final : public ::conveyor {
   }
 
   allocator alloc_;
+  thrifty_control* thrifty_ = nullptr;  // in eng_'s transport, when THRIFTY
+  std::uint64_t saved_mark_ = 0;
   std::unique_ptr<term::engine> eng_;
   bool elastic_;
   std::size_t monster_bytes_;
