@@ -2,6 +2,7 @@
 #include <convoy/aggregation/mpi_transport.hpp>
 #include <convoy/topology/error.hpp>
 #include <string>
+#include <chrono>
 #include <thread>
 #include <utility>
 
@@ -44,6 +45,30 @@ mpi_transport::~mpi_transport() {
   int finalized = 0;
   MPI_Finalized(&finalized);
   if (finalized || comm_ == MPI_COMM_NULL) return;
+  // Settle every credit before the communicator goes: a credit still in flight when it is
+  // freed would be matched by the next communicator that reuses its context id (crosstalk
+  // between conveyors created one after another). Destruction is collective and follows
+  // termination, so every peer has released our buffers and will send what it owes; the
+  // wait is bounded in case the engine was abandoned mid-cycle.
+  if (opened_) {
+    auto settled = [this] {
+      if (n_credit_send_active_ > 0) return false;
+      for (const auto owed : credit_owed_)
+        if (owed > 0) return false;
+      for (int l = 0; l < static_cast<int>(layout_.out_links.size()); ++l)
+        if (out_.served(l) && (out_.credits(l) < n_ || out_.has_queued(l))) return false;
+      return true;
+    };
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+    while (!settled() && std::chrono::steady_clock::now() < deadline) {
+      try {
+        progress();
+      } catch (...) {
+        break;
+      }
+      std::this_thread::yield();
+    }
+  }
   // Receives are ours alone: cancel them. Sends should all be complete (the precondition
   // is idle()); give a late one a bounded chance, then free its request and leak its
   // buffer, since MPI may still read it.
