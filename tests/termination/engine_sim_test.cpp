@@ -138,40 +138,55 @@ TEST(EngineSim, ContractOnSmallPlansEveryPatternHundredSchedules) {
   EXPECT_EQ(schedules, 14 * 7 * 100);
 }
 
-// Large P: 16x16x16, 8x8x8x8, 3-hop with n = 16 and a ragged layout, 4096 ranks.
+// Large P. Each plan gets one simulation; every begin..reset cycle on it is a new random
+// schedule (the generators run on), which also exercises reuse at scale.
 struct large_case {
   const char* label;
   plan_ptr (*make)();
 };
 
-TEST(EngineSim, ContractAt4096Ranks) {
-  const large_case cases[] = {
-      {"mesh16x16x16", [] { return mesh_plan({16, 16, 16}); }},
-      {"mesh8x8x8x8", [] { return mesh_plan({8, 8, 8, 8}); }},
-      {"tensor3_n16", [] { return make_tensor_plan(3, 4096, 16); }},
-      {"ragged_64_nodes", [] {
-         std::vector<int> sizes;
-         int total = 0;
-         for (int n = 0; total < 4000; ++n) {
-           sizes.push_back(40 + (n * 7) % 25);
-           total += sizes.back();
-         }
-         return ragged_plan(sizes);
-       }},
-  };
-  const int schedules = 100 / 4;  // per plan; 100 in all at P ~ 4096
-  for (const auto& c : cases) {
-    const plan_ptr plan = c.make();
-    for (int s = 0; s < schedules; ++s) {
-      const std::uint64_t seed = 1000 + static_cast<std::uint64_t>(s);
-      simulation sim(plan, small_buffers(1 + s % 2, 128), seed);
-      const auto wl = make_workload(s % 3 == 2 ? pattern::all_to_one : pattern::uniform,
-                                    sim.n_ranks(), 2, sim.rng());
-      const auto res = run_cycle(sim, wl, sizeof(tracer), 100000, false);
-      ASSERT_TRUE(res.failure.empty()) << c.label << " seed " << seed << ": " << res.failure;
-      ASSERT_TRUE(res.completed) << c.label << " seed " << seed;
-    }
+plan_ptr ragged_of(int total_ranks) {
+  std::vector<int> sizes;
+  int total = 0;
+  for (int n = 0; total < total_ranks; ++n) {
+    sizes.push_back(std::min(5 + (n * 7) % 11, total_ranks - total));
+    total += sizes.back();
   }
+  return ragged_plan(sizes);
+}
+
+void run_schedules(const large_case& c, int schedules) {
+  const plan_ptr plan = c.make();
+  simulation sim(plan, small_buffers(2, 128), 1000);
+  for (int s = 0; s < schedules; ++s) {
+    const auto wl = make_workload(s % 3 == 2 ? pattern::all_to_one : pattern::uniform,
+                                  sim.n_ranks(), 1 + s % 3, sim.rng());
+    const auto res = run_cycle(sim, wl, sizeof(tracer), 100000, false);
+    ASSERT_TRUE(res.failure.empty()) << c.label << " schedule " << s << ": " << res.failure;
+    ASSERT_TRUE(res.completed) << c.label << " schedule " << s;
+  }
+}
+
+// The shapes of the issue at 512 ranks, 100 random schedules each.
+TEST(EngineSimLarge, HundredSchedulesAt512Ranks) {
+  const large_case cases[] = {
+      {"mesh8x8x8", []() -> plan_ptr { return mesh_plan({8, 8, 8}); }},
+      {"mesh4x4x4x8", []() -> plan_ptr { return mesh_plan({4, 4, 4, 8}); }},
+      {"tensor3_n8", []() -> plan_ptr { return make_tensor_plan(3, 512, 8); }},
+      {"ragged", []() -> plan_ptr { return ragged_of(512); }},
+  };
+  for (const auto& c : cases) run_schedules(c, 100);
+}
+
+// 4096 ranks: 16x16x16, 8x8x8x8, 3-hop with n = 16, and ragged nodes.
+TEST(EngineSimLarge, SchedulesAt4096Ranks) {
+  const large_case cases[] = {
+      {"mesh16x16x16", []() -> plan_ptr { return mesh_plan({16, 16, 16}); }},
+      {"mesh8x8x8x8", []() -> plan_ptr { return mesh_plan({8, 8, 8, 8}); }},
+      {"tensor3_n16", []() -> plan_ptr { return make_tensor_plan(3, 4096, 16); }},
+      {"ragged", []() -> plan_ptr { return ragged_of(4096); }},
+  };
+  for (const auto& c : cases) run_schedules(c, 2);
 }
 
 // P from 1 to 4096 on the default (innermost-first) TRAM order of Cartesian meshes.
@@ -180,7 +195,8 @@ TEST(EngineSim, RankCountsFromOneTo4096) {
                                                 {2, 3, 5, 7}, {64, 64}};
   for (const auto& shape : shapes) {
     const plan_ptr plan = mesh_plan(shape);
-    for (std::uint64_t seed = 1; seed <= 3; ++seed) {
+    const std::uint64_t seeds = plan->n_ranks() > 1000 ? 1 : 3;
+    for (std::uint64_t seed = 1; seed <= seeds; ++seed) {
       simulation sim(plan, small_buffers(), seed);
       const auto wl = make_workload(pattern::uniform, sim.n_ranks(), 3, sim.rng());
       const auto res = run_cycle(sim, wl, sizeof(tracer));
@@ -243,9 +259,13 @@ TEST(EngineSim, MisuseIsRejectedAndChangesNothing) {
       }
       const int rc = x.advance(true);
       ASSERT_GE(rc, 0);
-      if (x.current_state() != state::working) {
+      if (x.current_state() == state::endgame || x.current_state() == state::cleanup) {
         EXPECT_EQ(x.push(item, 1), convoy::termination::error_state);  // push after done
         EXPECT_EQ(x.advance(false), convoy::termination::error_state);
+      }
+      if (x.current_state() == state::complete) {
+        EXPECT_EQ(x.push(item, 1), convoy::termination::error_state);
+        EXPECT_EQ(x.advance(false), convoy::termination::done);
       }
       if (rc != convoy::termination::done) all = false;
       sim.network().deliver_all();
