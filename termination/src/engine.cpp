@@ -133,6 +133,50 @@ class self_ring {
   bool held_ = false;
 };
 
+// The received buffers of one in-link, in arrival order: this cycle's first (`now`
+// of them), then any of the next cycle. A sender never has more than n_buffers
+// unreleased buffers on a link, so a fixed ring of n_buffers slots (in one flat array
+// shared by all links) always has room.
+class link_ring {
+ public:
+  void bind(agg::received* slots, int capacity) noexcept {
+    slots_ = slots;
+    capacity_ = capacity;
+  }
+  [[nodiscard]] bool empty() const noexcept { return now_ == 0; }  // nothing of this cycle
+  [[nodiscard]] int now() const noexcept { return now_; }
+  [[nodiscard]] int size() const noexcept { return size_; }
+  [[nodiscard]] agg::received& front() noexcept { return slots_[head_]; }
+  [[nodiscard]] const agg::received& at(int i) const noexcept {
+    return slots_[(head_ + i) % capacity_];
+  }
+  // Appends a buffer; `current` says whether it belongs to this cycle.
+  void push_back(const agg::received& r, bool current) {
+    if (size_ == capacity_)
+      throw convoy::error("engine: a link delivered more buffers than its n_buffers credits");
+    slots_[(head_ + size_) % capacity_] = r;
+    ++size_;
+    if (current) ++now_;
+  }
+  void pop_front() noexcept {
+    head_ = (head_ + 1) % capacity_;
+    --size_;
+    --now_;
+  }
+  void push_front(const agg::received& r) noexcept {
+    head_ = (head_ + capacity_ - 1) % capacity_;
+    slots_[head_] = r;
+    ++size_;
+    ++now_;
+  }
+  // A new cycle: the first `n` buffers (those stamped with it) become current.
+  void set_now(int n) noexcept { now_ = n; }
+
+ private:
+  agg::received* slots_ = nullptr;
+  int capacity_ = 0, head_ = 0, size_ = 0, now_ = 0;
+};
+
 }  // namespace
 
 struct engine::impl {
@@ -151,8 +195,7 @@ struct engine::impl {
     int peer = 0;
     std::uint32_t received = 0;
     std::uint32_t expected = std::numeric_limits<std::uint32_t>::max();
-    std::deque<agg::received> queue;   // this epoch's buffers, front being processed
-    std::deque<agg::received> future;  // buffers of the next epoch (sender began early)
+    link_ring queue;                   // received buffers, front being processed
     std::size_t offset = 0;            // cursor in queue.front()
     bool ready = false;                // on the ready list: head record is deliverable
     // Decoded head record (valid when ready).
@@ -177,6 +220,7 @@ struct engine::impl {
   std::vector<int> out_base;                  // first out-link of each stage
   std::vector<out_link> outs;
   std::vector<in_link> ins;
+  std::vector<agg::received> ring_slots;      // storage of every in-link's ring
   std::vector<std::vector<int>> ins_of_stage; // in-link ids per stage
   std::deque<int> ready;                      // in-links whose head is deliverable
   std::vector<int> blocked;                   // in-links with a forward that did not fit
@@ -225,6 +269,10 @@ struct engine::impl {
       }
     }
     out_base.push_back(static_cast<int>(outs.size()));
+    const int cap = e.options_.n_buffers;
+    ring_slots.resize(ins.size() * static_cast<std::size_t>(cap));
+    for (std::size_t i = 0; i < ins.size(); ++i)
+      ins[i].queue.bind(ring_slots.data() + i * static_cast<std::size_t>(cap), cap);
     transport->open(layout);
     self.init(e.options_.capacity_bytes * static_cast<std::size_t>(e.options_.n_buffers));
     now.stages.resize(static_cast<std::size_t>(n_stages));
@@ -311,9 +359,10 @@ struct engine::impl {
       agg::buffer_header h{};
       std::memcpy(&h, r.data, sizeof h);
       for (auto* st : {&now, &life}) ++st->buffers_received;
-      if (h.epoch != epoch || e.state_ == state::dormant || e.state_ == state::complete) {
-        // The sender has begun the next cycle before us (T: epochs).
-        l.future.push_back(r);
+      if (h.epoch != epoch || e.state_ == state::dormant || e.state_ == state::complete ||
+          l.queue.size() > l.queue.now()) {
+        // The sender has begun the next cycle before us (T8): keep it for begin().
+        l.queue.push_back(r, false);
         continue;
       }
       accept(l, r, h);
@@ -324,7 +373,7 @@ struct engine::impl {
     ++l.received;
     if (h.flags & agg::flag_last) l.expected = h.seq;
     const bool was_empty = l.queue.empty();
-    l.queue.push_back(r);
+    l.queue.push_back(r, true);
     if (was_empty) {
       l.offset = agg::header_bytes;
       examine(static_cast<int>(&l - ins.data()));
@@ -463,17 +512,18 @@ struct engine::impl {
       l.offset = agg::header_bytes;
     }
     // Buffers that arrived early for this epoch are accepted now, in arrival order.
-    for (auto& l : ins) {
-      auto early = std::move(l.future);
-      l.future.clear();
-      for (const auto& r : early) {
+    for (std::size_t id = 0; id < ins.size(); ++id) {
+      in_link& l = ins[id];
+      int n = 0;
+      for (; n < l.queue.size(); ++n) {
         agg::buffer_header h{};
-        std::memcpy(&h, r.data, sizeof h);
-        if (h.epoch == epoch)
-          accept(l, r, h);
-        else
-          l.future.push_back(r);
+        std::memcpy(&h, l.queue.at(n).data, sizeof h);
+        if (h.epoch != epoch) break;
+        ++l.received;
+        if (h.flags & agg::flag_last) l.expected = h.seq;
       }
+      l.queue.set_now(n);
+      if (n > 0) examine(static_cast<int>(id));
     }
   }
 };
