@@ -1,6 +1,6 @@
 // Laying conveyors onto the machine: topology discovery -> route plan -> MPI transport ->
 // engine. Settings precedence: explicit option > environment > tuning file > default.
-#include <convoy/aggregation/mpi_transport.hpp>
+#include <convoy/aggregation/hybrid_transport.hpp>
 #include <convoy/conveyor_api/conveyor.hpp>
 #include <convoy/router/route_plan.hpp>
 #include <convoy/topology/machine.hpp>
@@ -112,7 +112,8 @@ termination::engine_options resolve_engine_options(const conveyor_options& o) {
   return e;
 }
 
-std::unique_ptr<termination::engine> make_mpi_engine(MPI_Comm comm, const conveyor_options& o) {
+std::unique_ptr<termination::engine> make_mpi_engine(MPI_Comm comm, const conveyor_options& o,
+                                                     const transport_factory& make_transport) {
   auto plan = make_plan(comm, o);
   auto opts = resolve_engine_options(o);
   // Buffer sizes must agree on every rank (a receive buffer holds a whole sent buffer):
@@ -123,8 +124,12 @@ std::unique_ptr<termination::engine> make_mpi_engine(MPI_Comm comm, const convey
   opts.n_buffers = static_cast<int>(sizes[1]);
   int rank = 0;
   CONVOY_MPI_CHECK(MPI_Comm_rank(comm, &rank));
-  return std::make_unique<termination::engine>(
-      std::move(plan), rank, std::make_unique<aggregation::mpi_transport>(comm), opts);
+  auto transport =
+      make_transport ? make_transport(comm, plan)
+                     : aggregation::make_transport(
+                           comm, aggregation::transport_kind_from(
+                                     topology::settings::from_env(comm).transport));
+  return std::make_unique<termination::engine>(std::move(plan), rank, std::move(transport), opts);
 }
 
 }  // namespace convoy

@@ -231,22 +231,16 @@ class thrifty_transport final : public agg::transport, public thrifty_control {
 
 std::unique_ptr<termination::engine> make_thrifty_engine(const conveyor_options& o,
                                                          thrifty_control*& control) {
-  MPI_Comm comm = MPI_COMM_WORLD;
-  auto plan = make_plan(comm, o);
-  auto opts = resolve_engine_options(o);
-  // As make_mpi_engine: rank 0's buffer sizes win so that both ends of a link agree.
-  unsigned long long sizes[2] = {opts.capacity_bytes,
-                                 static_cast<unsigned long long>(opts.n_buffers)};
-  CONVOY_MPI_CHECK(MPI_Bcast(sizes, 2, MPI_UNSIGNED_LONG_LONG, 0, comm));
-  opts.capacity_bytes = static_cast<std::size_t>(sizes[0]);
-  opts.n_buffers = static_cast<int>(sizes[1]);
-  int rank = 0;
-  CONVOY_MPI_CHECK(MPI_Comm_rank(comm, &rank));
-  const node_layout nodes = discover_nodes(comm);
-  auto t = std::make_unique<thrifty_transport>(std::make_unique<agg::mpi_transport>(comm), plan,
-                                               nodes.node_of_rank);
-  control = t.get();
-  return std::make_unique<termination::engine>(std::move(plan), rank, std::move(t), opts);
+  return make_mpi_engine(
+      MPI_COMM_WORLD, o,
+      [&control](MPI_Comm comm, const std::shared_ptr<const router::route_plan>& plan)
+          -> std::unique_ptr<agg::transport> {
+        const node_layout nodes = discover_nodes(comm);
+        auto t = std::make_unique<thrifty_transport>(std::make_unique<agg::mpi_transport>(comm),
+                                                     plan, nodes.node_of_rank);
+        control = t.get();
+        return t;
+      });
 }
 
 }  // namespace convoy::facade

@@ -21,6 +21,7 @@
 #include <mpi.h>
 
 #include <cstring>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -57,8 +58,14 @@ struct conveyor_options {
 std::shared_ptr<const router::route_plan> make_plan(MPI_Comm comm, const conveyor_options& options);
 /// Resolves zero fields of `options` against the environment settings and defaults.
 termination::engine_options resolve_engine_options(const conveyor_options& options);
-/// An engine over MPI for the calling rank of `comm` (collective). Throws convoy::error.
-std::unique_ptr<termination::engine> make_mpi_engine(MPI_Comm comm, const conveyor_options& options);
+/// Builds the transport of an engine on `comm` for `plan` (collective).
+using transport_factory = std::function<std::unique_ptr<aggregation::transport>(
+    MPI_Comm comm, const std::shared_ptr<const router::route_plan>& plan)>;
+/// An engine over MPI for the calling rank of `comm` (collective). The transport comes
+/// from `make_transport`, by default aggregation::make_transport with CONVOY_TRANSPORT
+/// (shared memory on the node, MPI point-to-point off it). Throws convoy::error.
+std::unique_ptr<termination::engine> make_mpi_engine(MPI_Comm comm, const conveyor_options& options,
+                                                     const transport_factory& make_transport = {});
 
 template <class T>
 struct delivery {
