@@ -482,14 +482,15 @@ struct engine::impl {
     return true;
   }
 
-  void steady_flush() {
-    const auto period = static_cast<std::uint64_t>(e.options_.steady_period);
+  // Posts every partly filled buffer that has waited at least `period` advance calls.
+  void flush_older_than(std::uint64_t period) {
     for (std::size_t link = 0; link < outs.size(); ++link) {
       out_link& o = outs[link];
       if (o.buf && o.used > agg::header_bytes && tick - o.first_tick >= period)
         post(o, static_cast<int>(link), false);
     }
   }
+  void steady_flush() { flush_older_than(static_cast<std::uint64_t>(e.options_.steady_period)); }
 
   void start_epoch() {
     ++epoch;
@@ -748,6 +749,18 @@ int engine::advance(bool done) noexcept {
   }
   state_ = state::endgame;
   return ok;
+}
+
+int engine::flush() noexcept {
+  if (state_ != state::working && state_ != state::endgame) return error_state;
+  try {
+    impl_->flush_older_than(0);
+    impl_->transport->progress();
+  } catch (const std::exception& ex) {
+    last_message_ = ex.what();
+    return error_transport;
+  }
+  return 1;
 }
 
 int engine::reset() noexcept {

@@ -478,6 +478,28 @@ TEST(EngineSim, SteadyDeliversWithoutEndgame) {
   for (int r = 0; r < 18; ++r) EXPECT_EQ(sim.at(r).current_state(), state::working);
 }
 
+// An explicit flush sends a partly filled buffer at once, without steady mode.
+TEST(EngineSim, ExplicitFlushSendsPartialBuffers) {
+  simulation sim(mesh_plan({4}), small_buffers(2, 4096), 2);
+  for (int r = 0; r < 4; ++r) ASSERT_EQ(sim.at(r).begin(sizeof(tracer)), 1);
+  tracer t{0, 3, 0, 0};
+  t.check = checksum(t);
+  ASSERT_EQ(sim.at(0).push(&t, 3), 1);
+  convoy::termination::item_view v;
+  ASSERT_EQ(sim.at(0).advance(false), convoy::termination::ok);
+  sim.network().deliver_all();
+  ASSERT_EQ(sim.at(3).advance(false), convoy::termination::ok);
+  EXPECT_EQ(sim.at(3).pull(v), 0) << "an unflushed item of a non-steady engine must wait";
+  ASSERT_EQ(sim.at(0).flush(), 1);
+  sim.network().deliver_all();
+  ASSERT_EQ(sim.at(3).advance(false), convoy::termination::ok);
+  ASSERT_EQ(sim.at(3).pull(v), 1);
+  EXPECT_EQ(v.from, 0);
+  EXPECT_EQ(sim.at(1).stats().buffers_sent, 0u);
+  EXPECT_EQ(sim.at(0).stats().stages.at(0).buffers, 1u);
+  EXPECT_EQ(sim.at(2).reset(), convoy::termination::error_state);
+}
+
 // Memory: the engine reports the router's formula plus its fixed self queue.
 TEST(EngineSim, MemoryMatchesFormula) {
   for (const auto& pc : small_plans()) {

@@ -133,6 +133,9 @@ class conveyor {
     return more;
   }
 
+  /// Sends every partly filled buffer now. Throws convoy::error unless WORKING/ENDGAME.
+  void flush() { check(engine_->flush(), "flush"); }
+
   /// COMPLETE -> DORMANT. Throws convoy::error in another state (DORMANT is a no-op).
   void reset() { check(engine_->reset(), "reset"); }
 

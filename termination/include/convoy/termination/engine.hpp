@@ -131,6 +131,10 @@ class engine {
   /// negative code (error_state; error_transport with last_message()).
   [[nodiscard]] int advance(bool done) noexcept;
 
+  /// Sends every partly filled buffer now (an explicit flush; steady engines do this on
+  /// their own). WORKING or ENDGAME. Returns 1, error_state, or error_transport.
+  int flush() noexcept;
+
   /// COMPLETE -> DORMANT (no-op in DORMANT). Returns 1 or error_state.
   int reset() noexcept;
 
