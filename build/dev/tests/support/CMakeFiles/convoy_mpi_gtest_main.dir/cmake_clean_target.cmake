@@ -1,3 +1,0 @@
-file(REMOVE_RECURSE
-  "libconvoy_mpi_gtest_main.a"
-)

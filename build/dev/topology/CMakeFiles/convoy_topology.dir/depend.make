@@ -1,2 +1,0 @@
-# Empty dependencies file for convoy_topology.
-# This may be replaced when dependencies are built.
