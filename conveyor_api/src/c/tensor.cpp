@@ -79,9 +79,9 @@ class tensor_conveyor final : public ::conveyor {
         alloc_(alloc),
         elastic_(r.elastic),
         monster_bytes_(r.monster_bytes) {
-    // THRIFTY on one-hop routes only: with forwarding (orders 2, 3) the compressing
-    // transport under the current engine loses flow-control credits (issue 4 report).
-    if ((opts & convey_opt_COMPRESS) && !r.elastic && r.order == 1) {
+    // THRIFTY: the compressing transport squeezes buffers on off-node links of every
+    // order (elastic conveyors do not compress, as in bale).
+    if ((opts & convey_opt_COMPRESS) && !r.elastic && r.order >= 1) {
       eng_ = make_thrifty_engine(engine_request(r), thrifty_);
       features |= convey_THRIFTY;
     } else {
