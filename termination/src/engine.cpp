@@ -216,6 +216,7 @@ struct engine::impl {
   std::unique_ptr<agg::transport> transport;
   int n_ranks = 0;
   int n_stages = 0;
+  std::size_t max_item_bytes = 0;             // largest payload that fits every stage
   std::vector<int> tag_bytes;                 // per stage
   std::vector<int> out_base;                  // first out-link of each stage
   std::vector<out_link> outs;
@@ -275,6 +276,11 @@ struct engine::impl {
       ins[i].queue.bind(ring_slots.data() + i * static_cast<std::size_t>(cap), cap);
     transport->open(layout);
     self.init(e.options_.capacity_bytes * static_cast<std::size_t>(e.options_.n_buffers));
+    int max_tag = 0;
+    for (int t : tag_bytes) max_tag = std::max(max_tag, t);
+    max_item_bytes = e.options_.capacity_bytes - agg::header_bytes -
+                     static_cast<std::size_t>(max_tag) -
+                     (elastic() ? agg::size_field_bytes : 0);
     now.stages.resize(static_cast<std::size_t>(n_stages));
     life.stages.resize(static_cast<std::size_t>(n_stages));
   }
@@ -331,6 +337,27 @@ struct engine::impl {
     const int link = out_base[static_cast<std::size_t>(h.stage)] + h.peer_index;
     const std::uint64_t tag = e.plan_->encode(h.stage, e.rank_, h.rank, src, dst);
     return append(link, tag, payload, n) ? 1 : 0;
+  }
+
+  // A checked push: to the self ring or onto its first hop. Returns 1, 0 (full) or
+  // error_transport.
+  int push_item(const void* item, std::size_t n, int dest) noexcept {
+    int rc;
+    if (dest == e.rank_) {
+      rc = self.push(item, n) ? 1 : 0;
+    } else {
+      try {
+        rc = route(e.rank_, dest, 0, item, n);
+      } catch (const std::exception& ex) {
+        e.last_message_ = ex.what();
+        return error_transport;
+      }
+    }
+    if (rc > 0) {
+      ++now.pushes;
+      ++life.pushes;
+    }
+    return rc;
   }
 
   // ---- receiving --------------------------------------------------------------
@@ -560,12 +587,7 @@ engine::~engine() = default;
 
 int engine::n_ranks() const noexcept { return plan_->n_ranks(); }
 
-std::size_t engine::max_item_bytes() const noexcept {
-  int max_tag = 0;
-  for (int t : impl_->tag_bytes) max_tag = std::max(max_tag, t);
-  return options_.capacity_bytes - aggregation::header_bytes - static_cast<std::size_t>(max_tag) -
-         (options_.elastic ? aggregation::size_field_bytes : 0);
-}
+std::size_t engine::max_item_bytes() const noexcept { return impl_->max_item_bytes; }
 
 int engine::begin(std::size_t item_bytes) {
   if (state_ != state::dormant) return error_state;
@@ -587,22 +609,7 @@ int engine::push(const void* item, int dest) noexcept {
     return error_rank;
   if (!item) [[unlikely]]
     return error_argument;
-  int rc;
-  if (dest == rank_) {
-    rc = impl_->self.push(item, item_bytes_) ? 1 : 0;
-  } else {
-    try {
-      rc = impl_->route(rank_, dest, 0, item, item_bytes_);
-    } catch (const std::exception& ex) {
-      last_message_ = ex.what();
-      return error_transport;
-    }
-  }
-  if (rc > 0) {
-    ++impl_->now.pushes;
-    ++impl_->life.pushes;
-  }
-  return rc;
+  return impl_->push_item(item, item_bytes_, dest);
 }
 
 int engine::epush(const void* item, std::size_t bytes, int dest) noexcept {
@@ -610,23 +617,8 @@ int engine::epush(const void* item, std::size_t bytes, int dest) noexcept {
   if (state_ != state::working) return error_state;
   if (static_cast<unsigned>(dest) >= static_cast<unsigned>(impl_->n_ranks)) return error_rank;
   if (!item && bytes) return error_argument;
-  if (bytes > max_item_bytes()) return error_size;
-  int rc;
-  if (dest == rank_) {
-    rc = impl_->self.push(item, bytes) ? 1 : 0;
-  } else {
-    try {
-      rc = impl_->route(rank_, dest, 0, item, bytes);
-    } catch (const std::exception& ex) {
-      last_message_ = ex.what();
-      return error_transport;
-    }
-  }
-  if (rc > 0) {
-    ++impl_->now.pushes;
-    ++impl_->life.pushes;
-  }
-  return rc;
+  if (bytes > impl_->max_item_bytes) return error_size;
+  return impl_->push_item(item, bytes, dest);
 }
 
 int engine::pull(item_view& out, bool rigid) noexcept {
