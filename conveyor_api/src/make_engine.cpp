@@ -3,12 +3,11 @@
 #include <convoy/aggregation/hybrid_transport.hpp>
 #include <convoy/conveyor_api/conveyor.hpp>
 #include <convoy/router/route_plan.hpp>
+#include <convoy/topology/build_mesh.hpp>
 #include <convoy/topology/machine.hpp>
 #include <convoy/topology/mesh.hpp>
-#include <convoy/topology/build_mesh.hpp>
 #include <convoy/topology/mesh_spec.hpp>
 #include <convoy/topology/settings.hpp>
-
 #include <cstdlib>
 #include <fstream>
 #include <string>
@@ -102,7 +101,7 @@ termination::engine_options resolve_engine_options(const conveyor_options& o) {
                      : s.buffer_bytes   ? *s.buffer_bytes
                      : t.capacity_bytes ? t.capacity_bytes
                                         : default_capacity_bytes;
-  e.n_buffers = o.n_buffers ? o.n_buffers
+  e.n_buffers = o.n_buffers   ? o.n_buffers
                 : s.n_buffers ? *s.n_buffers
                 : t.n_buffers ? t.n_buffers
                               : default_n_buffers;
@@ -118,17 +117,17 @@ std::unique_ptr<termination::engine> make_mpi_engine(MPI_Comm comm, const convey
   auto opts = resolve_engine_options(o);
   // Buffer sizes must agree on every rank (a receive buffer holds a whole sent buffer):
   // rank 0's resolution wins, whatever each rank's environment or tuning file says.
-  unsigned long long sizes[2] = {opts.capacity_bytes, static_cast<unsigned long long>(opts.n_buffers)};
+  unsigned long long sizes[2] = {opts.capacity_bytes,
+                                 static_cast<unsigned long long>(opts.n_buffers)};
   CONVOY_MPI_CHECK(MPI_Bcast(sizes, 2, MPI_UNSIGNED_LONG_LONG, 0, comm));
   opts.capacity_bytes = static_cast<std::size_t>(sizes[0]);
   opts.n_buffers = static_cast<int>(sizes[1]);
   int rank = 0;
   CONVOY_MPI_CHECK(MPI_Comm_rank(comm, &rank));
-  auto transport =
-      make_transport ? make_transport(comm, plan)
-                     : aggregation::make_transport(
-                           comm, aggregation::transport_kind_from(
-                                     topology::settings::from_env(comm).transport));
+  auto transport = make_transport ? make_transport(comm, plan)
+                                  : aggregation::make_transport(
+                                        comm, aggregation::transport_kind_from(
+                                                  topology::settings::from_env(comm).transport));
   return std::make_unique<termination::engine>(std::move(plan), rank, std::move(transport), opts);
 }
 

@@ -1,10 +1,9 @@
 // The streaming engine: aggregation at every hop and dimension-ordered termination.
 // termination/README.md states the invariants cited here as (T<n>).
+#include <algorithm>
 #include <convoy/aggregation/packing.hpp>
 #include <convoy/termination/engine.hpp>
 #include <convoy/topology/error.hpp>
-
-#include <algorithm>
 #include <cstdlib>
 #include <cstring>
 #include <deque>
@@ -19,26 +18,41 @@ namespace agg = convoy::aggregation;
 
 const char* to_string(state s) noexcept {
   switch (s) {
-    case state::dormant: return "DORMANT";
-    case state::working: return "WORKING";
-    case state::endgame: return "ENDGAME";
-    case state::cleanup: return "CLEANUP";
-    case state::complete: return "COMPLETE";
+    case state::dormant:
+      return "DORMANT";
+    case state::working:
+      return "WORKING";
+    case state::endgame:
+      return "ENDGAME";
+    case state::cleanup:
+      return "CLEANUP";
+    case state::complete:
+      return "COMPLETE";
   }
   return "?";
 }
 
 const char* error_string(int code) noexcept {
   switch (code) {
-    case error_state: return "operation not legal in the conveyor's current state";
-    case error_rank: return "destination rank out of range";
-    case error_size: return "item size invalid or too large for a buffer";
-    case error_argument: return "invalid argument (null pointer)";
-    case error_unpull: return "nothing to unpull: no successful pull since the last pull or advance";
-    case error_elastic: return "elastic/rigid mismatch (elastic call on a rigid conveyor, or item size differs from begin's)";
-    case error_transport: return "transport failure";
-    case error_alloc: return "out of memory";
-    default: return code >= 0 ? "no error" : "unknown error";
+    case error_state:
+      return "operation not legal in the conveyor's current state";
+    case error_rank:
+      return "destination rank out of range";
+    case error_size:
+      return "item size invalid or too large for a buffer";
+    case error_argument:
+      return "invalid argument (null pointer)";
+    case error_unpull:
+      return "nothing to unpull: no successful pull since the last pull or advance";
+    case error_elastic:
+      return "elastic/rigid mismatch (elastic call on a rigid conveyor, or item size differs from "
+             "begin's)";
+    case error_transport:
+      return "transport failure";
+    case error_alloc:
+      return "out of memory";
+    default:
+      return code >= 0 ? "no error" : "unknown error";
   }
 }
 
@@ -56,7 +70,7 @@ class self_ring {
  public:
   void init(std::size_t capacity) {
     capacity_ = round_up(capacity, self_ring_align);
-    data_.reset(static_cast<std::byte*>(::operator new(capacity_, std::align_val_t{64})));
+    data_.reset(static_cast<std::byte*>(::operator new (capacity_, std::align_val_t{64})));
   }
   [[nodiscard]] std::size_t capacity() const noexcept { return capacity_; }
   [[nodiscard]] bool empty() const noexcept { return count_ == 0; }
@@ -126,7 +140,7 @@ class self_ring {
     if (n == wrap_marker) head_ = 0;
   }
   struct aligned_delete {
-    void operator()(std::byte* p) const noexcept { ::operator delete(p, std::align_val_t{64}); }
+    void operator()(std::byte* p) const noexcept { ::operator delete (p, std::align_val_t{64}); }
   };
   std::unique_ptr<std::byte, aligned_delete> data_;
   std::size_t capacity_ = 0, head_ = 0, tail_ = 0, count_ = 0, hold_ = 0;
@@ -195,9 +209,9 @@ struct engine::impl {
     int peer = 0;
     std::uint32_t received = 0;
     std::uint32_t expected = std::numeric_limits<std::uint32_t>::max();
-    link_ring queue;                   // received buffers, front being processed
-    std::size_t offset = 0;            // cursor in queue.front()
-    bool ready = false;                // on the ready list: head record is deliverable
+    link_ring queue;         // received buffers, front being processed
+    std::size_t offset = 0;  // cursor in queue.front()
+    bool ready = false;      // on the ready list: head record is deliverable
     // Decoded head record (valid when ready).
     agg::record head;
     int head_src = -1;
@@ -216,15 +230,15 @@ struct engine::impl {
   std::unique_ptr<agg::transport> transport;
   int n_ranks = 0;
   int n_stages = 0;
-  std::size_t max_item_bytes = 0;             // largest payload that fits every stage
-  std::vector<int> tag_bytes;                 // per stage
-  std::vector<int> out_base;                  // first out-link of each stage
+  std::size_t max_item_bytes = 0;  // largest payload that fits every stage
+  std::vector<int> tag_bytes;      // per stage
+  std::vector<int> out_base;       // first out-link of each stage
   std::vector<out_link> outs;
   std::vector<in_link> ins;
-  std::vector<agg::received> ring_slots;      // storage of every in-link's ring
-  std::vector<std::vector<int>> ins_of_stage; // in-link ids per stage
-  std::deque<int> ready;                      // in-links whose head is deliverable
-  std::vector<int> blocked;                   // in-links with a forward that did not fit
+  std::vector<agg::received> ring_slots;       // storage of every in-link's ring
+  std::vector<std::vector<int>> ins_of_stage;  // in-link ids per stage
+  std::deque<int> ready;                       // in-links whose head is deliverable
+  std::vector<int> blocked;                    // in-links with a forward that did not fit
   self_ring self;
   bool done_pushing = false;
   int closed_stages = 0;
@@ -279,8 +293,7 @@ struct engine::impl {
     int max_tag = 0;
     for (int t : tag_bytes) max_tag = std::max(max_tag, t);
     max_item_bytes = e.options_.capacity_bytes - agg::header_bytes -
-                     static_cast<std::size_t>(max_tag) -
-                     (elastic() ? agg::size_field_bytes : 0);
+                     static_cast<std::size_t>(max_tag) - (elastic() ? agg::size_field_bytes : 0);
     now.stages.resize(static_cast<std::size_t>(n_stages));
     life.stages.resize(static_cast<std::size_t>(n_stages));
   }
@@ -563,22 +576,22 @@ engine::engine(std::shared_ptr<const router::route_plan> plan, int rank,
   if (!transport) throw convoy::error("engine: null transport");
   if (rank_ < 0 || rank_ >= plan_->n_ranks())
     throw convoy::error("engine: rank " + std::to_string(rank_) + " is outside the plan's " +
-                std::to_string(plan_->n_ranks()) + " ranks");
+                        std::to_string(plan_->n_ranks()) + " ranks");
   if (options_.n_buffers < 1)
-    throw convoy::error("engine: n_buffers must be >= 1, got " + std::to_string(options_.n_buffers));
+    throw convoy::error("engine: n_buffers must be >= 1, got " +
+                        std::to_string(options_.n_buffers));
   int max_tag = 0;
   for (int s = 0; s < plan_->n_stages(); ++s) max_tag = std::max(max_tag, plan_->tag_bytes(s));
   const std::size_t min_capacity = aggregation::header_bytes + static_cast<std::size_t>(max_tag) +
                                    aggregation::size_field_bytes + 8;
   if (options_.capacity_bytes < min_capacity)
     throw convoy::error("engine: capacity_bytes " + std::to_string(options_.capacity_bytes) +
-                " is too small: a buffer needs at least " + std::to_string(min_capacity) +
-                " bytes");
+                        " is too small: a buffer needs at least " + std::to_string(min_capacity) +
+                        " bytes");
   if (options_.capacity_bytes > (std::size_t{1} << 30))
     throw convoy::error("engine: capacity_bytes " + std::to_string(options_.capacity_bytes) +
-                " is above the 1 GiB limit");
-  if (options_.steady_period < 1)
-    throw convoy::error("engine: steady_period must be >= 1");
+                        " is above the 1 GiB limit");
+  if (options_.steady_period < 1) throw convoy::error("engine: steady_period must be >= 1");
   impl_ = std::make_unique<impl>(*this, std::move(transport));
   impl_->setup();
 }
@@ -678,7 +691,8 @@ int engine::unpull() noexcept {
   if (state_ == state::complete) return 0;  // legal, but there is nothing to put back
   auto& m = *impl_;
   switch (m.last.what) {
-    case impl::last_pull::kind::none: return error_unpull;
+    case impl::last_pull::kind::none:
+      return error_unpull;
     case impl::last_pull::kind::self:
       m.self.unpop();
       m.prefer_self = true;
@@ -706,13 +720,16 @@ int engine::unpull() noexcept {
 int engine::advance(bool done) noexcept {
   auto& m = *impl_;
   switch (state_) {
-    case state::dormant: return error_state;
-    case state::complete: return termination::done;
+    case state::dormant:
+      return error_state;
+    case state::complete:
+      return termination::done;
     case state::endgame:
     case state::cleanup:
       if (!done) return error_state;
       break;
-    case state::working: break;
+    case state::working:
+      break;
   }
   ++m.now.advances;
   ++m.life.advances;

@@ -1,9 +1,9 @@
 // convoy::conveyor<T> over MPI: the conveyor contract (termination/README.md, guarantees
 // 1-7) on real ranks, with the layouts the CTest entries emulate (CONVOY_EMULATE_*).
-#include <convoy/conveyor_api/conveyor.hpp>
-#include <convoy_test/mpi.hpp>
 #include <gtest/gtest.h>
 
+#include <convoy/conveyor_api/conveyor.hpp>
+#include <convoy_test/mpi.hpp>
 #include <cstdint>
 #include <random>
 #include <string>
@@ -21,8 +21,8 @@ struct tracer {
   std::uint32_t seq, check;
 };
 std::uint32_t checksum(const tracer& t) {
-  return static_cast<std::uint32_t>(t.src) * 2654435761u ^ static_cast<std::uint32_t>(t.dst) * 40503u ^
-         t.seq * 97u ^ 0x5bd1e995u;
+  return static_cast<std::uint32_t>(t.src) * 2654435761u ^
+         static_cast<std::uint32_t>(t.dst) * 40503u ^ t.seq * 97u ^ 0x5bd1e995u;
 }
 
 // Every rank pushes `per_rank` items to destinations from `pick`; checks exactly-once,
@@ -30,7 +30,8 @@ std::uint32_t checksum(const tracer& t) {
 template <class Pick>
 void run_round(conveyor<tracer>& c, int per_rank, Pick pick) {
   const int me = world_rank(), p = world_size();
-  std::vector<std::uint32_t> next_seq(static_cast<std::size_t>(p), 0), seen(static_cast<std::size_t>(p), 0);
+  std::vector<std::uint32_t> next_seq(static_cast<std::size_t>(p), 0),
+      seen(static_cast<std::size_t>(p), 0);
   std::vector<std::uint64_t> sent_to(static_cast<std::size_t>(p), 0);
   std::uint64_t received = 0;
   std::string failure;
@@ -49,12 +50,16 @@ void run_round(conveyor<tracer>& c, int per_rank, Pick pick) {
     while (auto d = c.pull()) {
       const tracer& t = d->item;
       if (failure.empty()) {
-        if (t.check != checksum(t)) failure = "corrupted item";
-        else if (t.dst != me) failure = "item for rank " + std::to_string(t.dst) + " delivered here";
-        else if (d->from != t.src) failure = "source " + std::to_string(d->from) + " reported for an item of " + std::to_string(t.src);
+        if (t.check != checksum(t))
+          failure = "corrupted item";
+        else if (t.dst != me)
+          failure = "item for rank " + std::to_string(t.dst) + " delivered here";
+        else if (d->from != t.src)
+          failure = "source " + std::to_string(d->from) + " reported for an item of " +
+                    std::to_string(t.src);
         else if (t.seq != seen[static_cast<std::size_t>(t.src)])
-          failure = "from " + std::to_string(t.src) + ": seq " + std::to_string(t.seq) + " expected " +
-                    std::to_string(seen[static_cast<std::size_t>(t.src)]);
+          failure = "from " + std::to_string(t.src) + ": seq " + std::to_string(t.seq) +
+                    " expected " + std::to_string(seen[static_cast<std::size_t>(t.src)]);
       }
       ++seen[static_cast<std::size_t>(t.src)];
       ++received;
@@ -104,7 +109,8 @@ TEST(ConveyorMpi, UniformRandomEveryKind) {
   for (const auto& o : option_sets()) {
     conveyor<tracer> c(MPI_COMM_WORLD, o);
     std::mt19937 rng(static_cast<unsigned>(world_rank() * 7 + 1));
-    run_round(c, 3000, [&](int) { return static_cast<int>(rng() % static_cast<unsigned>(world_size())); });
+    run_round(c, 3000,
+              [&](int) { return static_cast<int>(rng() % static_cast<unsigned>(world_size())); });
   }
 }
 
@@ -113,11 +119,11 @@ TEST(ConveyorMpi, PatternsAndReuse) {
   o.capacity_bytes = 300;
   conveyor<tracer> c(MPI_COMM_WORLD, o);
   const int p = world_size(), me = world_rank();
-  run_round(c, 2000, [&](int) { return 0; });                       // all to one
-  run_round(c, me == p - 1 ? 4000 : 0, [&](int i) { return i % p; });  // one to all
-  run_round(c, 500, [&](int) { return me; });                        // self
-  run_round(c, 0, [&](int) { return 0; });                           // nobody
-  run_round(c, me == 0 ? 3000 : 0, [&](int i) { return (i * 7) % p; });  // one sender
+  run_round(c, 2000, [&](int) { return 0; });                                       // all to one
+  run_round(c, me == p - 1 ? 4000 : 0, [&](int i) { return i % p; });               // one to all
+  run_round(c, 500, [&](int) { return me; });                                       // self
+  run_round(c, 0, [&](int) { return 0; });                                          // nobody
+  run_round(c, me == 0 ? 3000 : 0, [&](int i) { return (i * 7) % p; });             // one sender
   run_round(c, me == 1 % p ? 20000 : 10, [&](int i) { return (i * 13 + 1) % p; });  // imbalance
   EXPECT_EQ(c.stats(true).begins, 6u);
 }
@@ -126,13 +132,15 @@ TEST(ConveyorMpi, HundredConveyorsAliveAtOnce) {
   conveyor_options o;
   o.capacity_bytes = 256;
   std::vector<std::unique_ptr<conveyor<tracer>>> all;
-  for (int k = 0; k < 100; ++k) all.push_back(std::make_unique<conveyor<tracer>>(MPI_COMM_WORLD, o));
+  for (int k = 0; k < 100; ++k)
+    all.push_back(std::make_unique<conveyor<tracer>>(MPI_COMM_WORLD, o));
   // Interleave: every conveyor carries its own traffic at the same time.
   const int p = world_size(), me = world_rank();
   for (auto& c : all) c->begin();
   std::vector<int> pushed(all.size(), 0);
   std::vector<bool> finished(all.size(), false);
-  std::vector<std::vector<std::uint32_t>> seen(all.size(), std::vector<std::uint32_t>(static_cast<std::size_t>(p), 0));
+  std::vector<std::vector<std::uint32_t>> seen(
+      all.size(), std::vector<std::uint32_t>(static_cast<std::size_t>(p), 0));
   std::size_t n_finished = 0;
   for (std::uint64_t spin = 0; n_finished < all.size(); ++spin) {
     ASSERT_LT(spin, 10'000'000u);
@@ -140,7 +148,9 @@ TEST(ConveyorMpi, HundredConveyorsAliveAtOnce) {
       if (finished[k]) continue;
       auto& c = *all[k];
       for (; pushed[k] < 50; ++pushed[k]) {
-        tracer t{me, static_cast<int>((pushed[k] + k + static_cast<std::size_t>(me)) % static_cast<std::size_t>(p)),
+        tracer t{me,
+                 static_cast<int>((pushed[k] + k + static_cast<std::size_t>(me)) %
+                                  static_cast<std::size_t>(p)),
                  static_cast<std::uint32_t>(k), 0};
         t.check = checksum(t);
         if (!c.push(t, t.dst)) break;

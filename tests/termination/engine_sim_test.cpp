@@ -4,7 +4,6 @@
 #include <convoy/router/route_plan.hpp>
 #include <convoy/topology/error.hpp>
 #include <convoy/topology/mesh.hpp>
-
 #include <memory>
 #include <string>
 #include <vector>
@@ -39,13 +38,20 @@ plan_ptr ragged_plan(const std::vector<int>& node_sizes, std::vector<int> order 
 enum class pattern { uniform, all_to_one, one_to_all, self, nobody, one_sender, imbalance };
 const char* name(pattern p) {
   switch (p) {
-    case pattern::uniform: return "uniform";
-    case pattern::all_to_one: return "all_to_one";
-    case pattern::one_to_all: return "one_to_all";
-    case pattern::self: return "self";
-    case pattern::nobody: return "nobody";
-    case pattern::one_sender: return "one_sender";
-    case pattern::imbalance: return "imbalance";
+    case pattern::uniform:
+      return "uniform";
+    case pattern::all_to_one:
+      return "all_to_one";
+    case pattern::one_to_all:
+      return "one_to_all";
+    case pattern::self:
+      return "self";
+    case pattern::nobody:
+      return "nobody";
+    case pattern::one_sender:
+      return "one_sender";
+    case pattern::imbalance:
+      return "imbalance";
   }
   return "?";
 }
@@ -69,7 +75,8 @@ workload make_workload(pattern pat, int p, int per_rank, std::mt19937_64& rng) {
       case pattern::self:
         for (int i = 0; i < per_rank; ++i) d.push_back(r);
         break;
-      case pattern::nobody: break;
+      case pattern::nobody:
+        break;
       case pattern::one_sender:
         if (r == 0)
           for (int i = 0; i < per_rank * 2; ++i) d.push_back(any(rng));
@@ -117,8 +124,8 @@ std::vector<plan_case> small_plans() {
 
 // Guarantees 1-4 for every small plan x pattern over 100 random schedules each.
 TEST(EngineSim, ContractOnSmallPlansEveryPatternHundredSchedules) {
-  const pattern patterns[] = {pattern::uniform,   pattern::all_to_one, pattern::one_to_all,
-                              pattern::self,      pattern::nobody,     pattern::one_sender,
+  const pattern patterns[] = {pattern::uniform,  pattern::all_to_one, pattern::one_to_all,
+                              pattern::self,     pattern::nobody,     pattern::one_sender,
                               pattern::imbalance};
   int schedules = 0;
   for (const auto& pc : small_plans()) {
@@ -127,8 +134,8 @@ TEST(EngineSim, ContractOnSmallPlansEveryPatternHundredSchedules) {
         simulation sim(pc.plan, small_buffers(seed % 2 ? 1 : 2, seed % 3 ? 128 : 512), seed);
         const auto wl = make_workload(pat, sim.n_ranks(), 40, sim.rng());
         const auto res = run_cycle(sim, wl, sizeof(tracer) + seed % 5);
-        ASSERT_TRUE(res.failure.empty()) << pc.label << " " << name(pat) << " seed " << seed
-                                         << ": " << res.failure;
+        ASSERT_TRUE(res.failure.empty())
+            << pc.label << " " << name(pat) << " seed " << seed << ": " << res.failure;
         ASSERT_TRUE(res.completed) << pc.label << " " << name(pat) << " seed " << seed
                                    << " did not terminate in " << res.rounds << " rounds";
         ++schedules;
@@ -170,8 +177,14 @@ void run_schedules(const large_case& c, int schedules) {
 // The shapes of the issue at 512 ranks, 100 random schedules each.
 TEST(EngineSimLarge, HundredSchedulesAt512Ranks) {
   const large_case cases[] = {
-      {"mesh8x8x8", []() -> plan_ptr { return mesh_plan({8, 8, 8}); }},
-      {"mesh4x4x4x8", []() -> plan_ptr { return mesh_plan({4, 4, 4, 8}); }},
+      {"mesh8x8x8",
+       []() -> plan_ptr {
+         return mesh_plan({8, 8, 8});
+       }},
+      {"mesh4x4x4x8",
+       []() -> plan_ptr {
+         return mesh_plan({4, 4, 4, 8});
+       }},
       {"tensor3_n8", []() -> plan_ptr { return make_tensor_plan(3, 512, 8); }},
       {"ragged", []() -> plan_ptr { return ragged_of(512); }},
   };
@@ -181,8 +194,14 @@ TEST(EngineSimLarge, HundredSchedulesAt512Ranks) {
 // 4096 ranks: 16x16x16, 8x8x8x8, 3-hop with n = 16, and ragged nodes.
 TEST(EngineSimLarge, SchedulesAt4096Ranks) {
   const large_case cases[] = {
-      {"mesh16x16x16", []() -> plan_ptr { return mesh_plan({16, 16, 16}); }},
-      {"mesh8x8x8x8", []() -> plan_ptr { return mesh_plan({8, 8, 8, 8}); }},
+      {"mesh16x16x16",
+       []() -> plan_ptr {
+         return mesh_plan({16, 16, 16});
+       }},
+      {"mesh8x8x8x8",
+       []() -> plan_ptr {
+         return mesh_plan({8, 8, 8, 8});
+       }},
       {"tensor3_n16", []() -> plan_ptr { return make_tensor_plan(3, 4096, 16); }},
       {"ragged", []() -> plan_ptr { return ragged_of(4096); }},
   };
@@ -191,8 +210,8 @@ TEST(EngineSimLarge, SchedulesAt4096Ranks) {
 
 // P from 1 to 4096 on the default (innermost-first) TRAM order of Cartesian meshes.
 TEST(EngineSim, RankCountsFromOneTo4096) {
-  const std::vector<std::vector<int>> shapes = {{1}, {2}, {3}, {2, 2}, {5, 3}, {4, 4, 4},
-                                                {2, 3, 5, 7}, {64, 64}};
+  const std::vector<std::vector<int>> shapes = {{1},    {2},       {3},          {2, 2},
+                                                {5, 3}, {4, 4, 4}, {2, 3, 5, 7}, {64, 64}};
   for (const auto& shape : shapes) {
     const plan_ptr plan = mesh_plan(shape);
     const std::uint64_t seeds = plan->n_ranks() > 1000 ? 1 : 3;
@@ -273,8 +292,8 @@ TEST(EngineSim, MisuseIsRejectedAndChangesNothing) {
   }
   ASSERT_TRUE(all);
   EXPECT_EQ(e.advance(true), convoy::termination::done);
-  EXPECT_EQ(e.pull(v), 0);    // legal in COMPLETE, fails
-  EXPECT_EQ(e.unpull(), 0);   // legal in COMPLETE, fails
+  EXPECT_EQ(e.pull(v), 0);   // legal in COMPLETE, fails
+  EXPECT_EQ(e.unpull(), 0);  // legal in COMPLETE, fails
   EXPECT_EQ(e.begin(8), convoy::termination::error_state);
   for (int r = 0; r < 4; ++r) ASSERT_EQ(sim.at(r).reset(), 1);
   (void)wl;
@@ -368,7 +387,8 @@ int token_ring_rounds(bool steady, int p, int laps, int max_rounds) {
         }
       }
       if (e.current_state() == state::complete) continue;
-      if (e.advance(forwarded[static_cast<std::size_t>(r)] >= hops_per_rank) == convoy::termination::done)
+      if (e.advance(forwarded[static_cast<std::size_t>(r)] >= hops_per_rank) ==
+          convoy::termination::done)
         ++done_ranks;
       sim.network().deliver_all();
     }

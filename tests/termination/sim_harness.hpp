@@ -1,10 +1,10 @@
 #pragma once
 // Drives engines of a simulation through random schedules and checks the conveyor
 // contract (termination/README.md, guarantees 1-5) on every delivered item.
-#include <convoy/router/route_plan.hpp>
-#include <convoy/termination/simulation.hpp>
 #include <gtest/gtest.h>
 
+#include <convoy/router/route_plan.hpp>
+#include <convoy/termination/simulation.hpp>
 #include <cstdint>
 #include <cstring>
 #include <functional>
@@ -28,8 +28,8 @@ struct tracer {
   std::uint32_t check;
 };
 inline std::uint32_t checksum(const tracer& t) {
-  return static_cast<std::uint32_t>(t.src) * 2654435761u ^ static_cast<std::uint32_t>(t.dst) * 40503u ^
-         t.seq * 97u ^ 0x5bd1e995u;
+  return static_cast<std::uint32_t>(t.src) * 2654435761u ^
+         static_cast<std::uint32_t>(t.dst) * 40503u ^ t.seq * 97u ^ 0x5bd1e995u;
 }
 
 // Per rank: the destinations it pushes to, in order.
@@ -59,7 +59,9 @@ inline schedule_result run_cycle(simulation& sim, const workload& wl, std::size_
   std::vector<std::size_t> next(static_cast<std::size_t>(p), 0);
   std::unordered_map<std::uint64_t, std::uint32_t> sent_seq, seen_seq;
   std::vector<std::byte> buf(item_bytes, std::byte{0x5a});
-  auto key = [](int s, int d) { return (static_cast<std::uint64_t>(s) << 32) | static_cast<std::uint32_t>(d); };
+  auto key = [](int s, int d) {
+    return (static_cast<std::uint64_t>(s) << 32) | static_cast<std::uint32_t>(d);
+  };
   int n_complete = 0;
   auto fail = [&](const std::string& why) {
     if (res.failure.empty()) res.failure = why;
@@ -72,12 +74,16 @@ inline schedule_result run_cycle(simulation& sim, const workload& wl, std::size_
     tracer t;
     std::memcpy(&t, v.data, sizeof t);
     if (t.check != checksum(t)) return fail("corrupted item at rank " + std::to_string(me));
-    if (t.dst != me) return fail("item for " + std::to_string(t.dst) + " delivered to " + std::to_string(me));
-    if (t.src != v.from) return fail("source reported " + std::to_string(v.from) + ", pushed by " + std::to_string(t.src));
+    if (t.dst != me)
+      return fail("item for " + std::to_string(t.dst) + " delivered to " + std::to_string(me));
+    if (t.src != v.from)
+      return fail("source reported " + std::to_string(v.from) + ", pushed by " +
+                  std::to_string(t.src));
     auto& want = seen_seq[key(t.src, t.dst)];
     if (t.seq != want)
       return fail("pair " + std::to_string(t.src) + "->" + std::to_string(me) + ": got seq " +
-                  std::to_string(t.seq) + ", expected " + std::to_string(want) + " (FIFO/exactly-once)");
+                  std::to_string(t.seq) + ", expected " + std::to_string(want) +
+                  " (FIFO/exactly-once)");
     ++want;
     ++res.pulled;
   };
@@ -121,7 +127,8 @@ inline schedule_result run_cycle(simulation& sim, const workload& wl, std::size_
       const state before = e.current_state();
       if (before == state::complete) continue;
       const int rc = e.advance(i == dests.size());
-      if (rc < 0) return fail("advance returned " + std::to_string(rc) + ": " + e.last_message()), res;
+      if (rc < 0)
+        return fail("advance returned " + std::to_string(rc) + ": " + e.last_message()), res;
       const state after = e.current_state();
       if (before == state::working && after != state::working) --n_working;
       const bool was_late = before == state::cleanup || before == state::complete;
@@ -129,7 +136,8 @@ inline schedule_result run_cycle(simulation& sim, const workload& wl, std::size_
       if (!was_late && is_late) ++n_late;
       if (after == state::complete) ++n_complete;
       // Guarantee 4: CLEANUP/COMPLETE anywhere implies WORKING nowhere.
-      if (n_late > 0 && n_working > 0) fail("a rank reached CLEANUP/COMPLETE while another is WORKING");
+      if (n_late > 0 && n_working > 0)
+        fail("a rank reached CLEANUP/COMPLETE while another is WORKING");
       sim.jitter(8);
       if (!res.failure.empty()) return res;
     }

@@ -1,5 +1,4 @@
 #include <convoy/topology/error.hpp>
-
 #include <string>
 
 namespace convoy::detail {
@@ -8,8 +7,8 @@ void throw_mpi_error(const char* call, int code, const char* file, int line) {
   char text[MPI_MAX_ERROR_STRING] = {};
   int len = 0;
   if (MPI_Error_string(code, text, &len) != MPI_SUCCESS) len = 0;
-  throw error(std::string(call) + " failed: " + std::string(text, static_cast<size_t>(len)) +
-                  " (" + file + ":" + std::to_string(line) + ")",
+  throw error(std::string(call) + " failed: " + std::string(text, static_cast<size_t>(len)) + " (" +
+                  file + ":" + std::to_string(line) + ")",
               code);
 }
 

@@ -1,6 +1,5 @@
 #include <convoy/topology/error.hpp>
 #include <convoy/topology/mesh.hpp>
-
 #include <limits>
 #include <utility>
 

@@ -6,9 +6,8 @@
 /// record is: the routing tag (route_plan::tag_bytes(s) bytes, little-endian), then for
 /// elastic engines a 4-byte little-endian payload size, then the payload. Records are
 /// packed without padding: the receiver copies (pull) or re-packs (forward) each one.
-#include <convoy/aggregation/transport.hpp>
-
 #include <bit>
+#include <convoy/aggregation/transport.hpp>
 #include <cstddef>
 #include <cstdint>
 #include <cstring>

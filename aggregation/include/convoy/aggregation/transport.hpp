@@ -29,10 +29,10 @@ struct link {
 
 /// Everything a transport needs to set itself up on one rank.
 struct link_layout {
-  int rank = 0;                 ///< this rank in the plan (== rank in the communicator)
+  int rank = 0;  ///< this rank in the plan (== rank in the communicator)
   int n_ranks = 1;
-  std::vector<link> out_links;  ///< links this rank sends on, indexed by out-link id
-  std::vector<link> in_links;   ///< links this rank receives on, indexed by in-link id
+  std::vector<link> out_links;     ///< links this rank sends on, indexed by out-link id
+  std::vector<link> in_links;      ///< links this rank receives on, indexed by in-link id
   std::size_t capacity_bytes = 0;  ///< size of every buffer, header included
   int n_buffers = 2;               ///< buffers per link on each side (1, 2, 4, ...)
 };
@@ -40,10 +40,10 @@ struct link_layout {
 /// The fixed header at the start of every buffer (written and read by the engine; the
 /// transport only reads payload_bytes to know how much to move).
 struct buffer_header {
-  std::uint32_t bytes;   ///< bytes used in the buffer, this header included
-  std::uint32_t epoch;   ///< the engine's begin/reset cycle that filled it
-  std::uint32_t seq;     ///< buffers sent on this link in this epoch, this one included
-  std::uint32_t flags;   ///< buffer_flag bits
+  std::uint32_t bytes;  ///< bytes used in the buffer, this header included
+  std::uint32_t epoch;  ///< the engine's begin/reset cycle that filled it
+  std::uint32_t seq;    ///< buffers sent on this link in this epoch, this one included
+  std::uint32_t flags;  ///< buffer_flag bits
 };
 static_assert(sizeof(buffer_header) == 16);
 
@@ -55,10 +55,10 @@ enum buffer_flag : std::uint32_t {
 
 /// A buffer handed to the engine by poll(); give it back with release().
 struct received {
-  int in_link = -1;             ///< index into link_layout::in_links
-  std::byte* data = nullptr;    ///< starts with a buffer_header
+  int in_link = -1;           ///< index into link_layout::in_links
+  std::byte* data = nullptr;  ///< starts with a buffer_header
   std::size_t bytes = 0;
-  int slot = -1;                ///< transport's own bookkeeping
+  int slot = -1;  ///< transport's own bookkeeping
 };
 
 class transport {

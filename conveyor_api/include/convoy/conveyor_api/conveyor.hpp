@@ -16,10 +16,10 @@
 ///     while (auto d = c.pull()) tally[d->item]++;
 ///   }
 ///   c.reset();
-#include <convoy/termination/engine.hpp>
-#include <convoy/topology/error.hpp>
 #include <mpi.h>
 
+#include <convoy/termination/engine.hpp>
+#include <convoy/topology/error.hpp>
 #include <cstring>
 #include <functional>
 #include <memory>
@@ -50,7 +50,7 @@ struct conveyor_options {
   int n_buffers = 0;               ///< buffers per link (0: setting or 2)
   bool steady = false;             ///< never hold an item indefinitely (seed 000 sec. 3.6)
   int steady_period = 1;
-  bool elastic = false;            ///< items carry their own size
+  bool elastic = false;  ///< items carry their own size
 };
 
 /// Builds the route plan described by `options` for the ranks of `comm` (collective:

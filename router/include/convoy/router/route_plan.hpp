@@ -70,7 +70,8 @@ class route_plan {
 /// first", which keeps the first hop on the node (TRAM sec. V.C). Holes are routed around
 /// (router/README.md states the bounds). Throws convoy::error on an order that is not a
 /// permutation of the dimensions.
-std::unique_ptr<route_plan> make_mesh_plan(const topology::mesh& m, std::vector<int> dim_order = {});
+std::unique_ptr<route_plan> make_mesh_plan(const topology::mesh& m,
+                                           std::vector<int> dim_order = {});
 
 /// bale's tensor schemes (seed 000 sec. 4.3.1) as route plans. order 1: one direct hop;
 /// order 2: local group of n_local consecutive ranks, then across; order 3: local,

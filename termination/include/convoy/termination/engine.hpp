@@ -23,7 +23,6 @@
 /// (an engine_error value); a failed call moves no data and changes no state.
 #include <convoy/aggregation/transport.hpp>
 #include <convoy/router/route_plan.hpp>
-
 #include <cstddef>
 #include <cstdint>
 #include <memory>
@@ -40,14 +39,14 @@ enum status : int { done = 0, ok = 1, near = 2 };
 
 /// Negative return codes. Each has a message (error_string).
 enum engine_error : int {
-  error_state = -1,        ///< operation not legal in the current state
-  error_rank = -2,         ///< destination rank out of range
-  error_size = -3,         ///< item size invalid (0 for rigid items, too large, mismatch)
-  error_argument = -4,     ///< null pointer or invalid argument
-  error_unpull = -5,       ///< nothing to unpull (no pull since the last pull/advance)
-  error_elastic = -6,      ///< elastic call on a rigid engine, or rigid size mismatch
-  error_transport = -7,    ///< the transport failed (MPI error); message in last_message()
-  error_alloc = -8,        ///< out of memory
+  error_state = -1,      ///< operation not legal in the current state
+  error_rank = -2,       ///< destination rank out of range
+  error_size = -3,       ///< item size invalid (0 for rigid items, too large, mismatch)
+  error_argument = -4,   ///< null pointer or invalid argument
+  error_unpull = -5,     ///< nothing to unpull (no pull since the last pull/advance)
+  error_elastic = -6,    ///< elastic call on a rigid engine, or rigid size mismatch
+  error_transport = -7,  ///< the transport failed (MPI error); message in last_message()
+  error_alloc = -8,      ///< out of memory
 };
 [[nodiscard]] const char* error_string(int code) noexcept;
 

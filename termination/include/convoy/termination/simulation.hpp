@@ -3,12 +3,11 @@
 /// P virtual ranks in one process: one engine per rank over the in-process simulated
 /// transport, so the router, aggregation and termination run unchanged at scales no
 /// machine at hand has (thousands of ranks), under seeded random schedules.
+#include <algorithm>
 #include <convoy/aggregation/sim_transport.hpp>
 #include <convoy/termination/engine.hpp>
-
 #include <cstdint>
 #include <memory>
-#include <algorithm>
 #include <random>
 #include <vector>
 

@@ -33,9 +33,9 @@ namespace detail {
 
 /// Evaluates an MPI call once; throws convoy::error naming the call and MPI's text if it
 /// did not return MPI_SUCCESS. Use on communicators with MPI_ERRORS_RETURN (all of ours).
-#define CONVOY_MPI_CHECK(call)                                                    \
-  do {                                                                            \
-    const int convoy_mpi_rc_ = (call);                                            \
-    if (convoy_mpi_rc_ != MPI_SUCCESS)                                            \
+#define CONVOY_MPI_CHECK(call)                                                      \
+  do {                                                                              \
+    const int convoy_mpi_rc_ = (call);                                              \
+    if (convoy_mpi_rc_ != MPI_SUCCESS)                                              \
       ::convoy::detail::throw_mpi_error(#call, convoy_mpi_rc_, __FILE__, __LINE__); \
   } while (0)

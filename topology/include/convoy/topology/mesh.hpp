@@ -63,9 +63,9 @@ class mesh {
   std::vector<dimension> dims_;
   int n_ranks_ = 0;
   std::int64_t n_cells_ = 0;
-  std::vector<int> coords_;             // n_ranks * n_dims, row per rank
-  std::vector<std::int64_t> strides_;   // row-major strides over dims
-  std::vector<int> cell_rank_;          // n_cells, -1 for holes
+  std::vector<int> coords_;            // n_ranks * n_dims, row per rank
+  std::vector<std::int64_t> strides_;  // row-major strides over dims
+  std::vector<int> cell_rank_;         // n_cells, -1 for holes
 };
 
 }  // namespace convoy::topology
