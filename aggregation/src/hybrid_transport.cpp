@@ -24,6 +24,8 @@ void hybrid_transport::open(const link_layout& layout) {
   std::vector<bool> mpi_out = shm_out_, mpi_in = shm_in_;
   mpi_out.flip();
   mpi_in.flip();
+  // With every link on the node, MPI has nothing to poll: skip it on the hot path.
+  mpi_links_ = n_shm_links_ < layout.out_links.size() + layout.in_links.size();
   // shm first: its open() is collective over the node and throws on every node rank
   // alike, so a bad layout cannot leave one rank's MPI side open and another's not.
   shm_.open(layout, shm_out_, shm_in_);
@@ -45,6 +47,7 @@ void hybrid_transport::post(int out_link, std::byte* buffer, std::size_t bytes) 
 }
 
 bool hybrid_transport::poll(received& out) {
+  if (!mpi_links_) return shm_.poll(out);
   shm_first_ = !shm_first_;
   if (shm_first_) return shm_.poll(out) || mpi_.poll(out);
   return mpi_.poll(out) || shm_.poll(out);
@@ -58,7 +61,9 @@ void hybrid_transport::release(const received& r) {
     mpi_.release(r);
 }
 
-void hybrid_transport::progress() { mpi_.progress(); }
+void hybrid_transport::progress() {
+  if (mpi_links_) mpi_.progress();
+}
 
 bool hybrid_transport::idle() const noexcept { return mpi_.idle() && shm_.idle(); }
 

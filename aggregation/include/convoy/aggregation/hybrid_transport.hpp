@@ -53,6 +53,7 @@ class hybrid_transport final : public transport {
   link_predicate use_shm_;
   std::vector<bool> shm_out_, shm_in_;
   std::size_t n_shm_links_ = 0;
+  bool mpi_links_ = true;  ///< some link goes through MPI
   bool shm_first_ = true;
 };
 
