@@ -18,10 +18,14 @@
 #include <vector>
 
 #include "convoy_test/mpi.hpp"
+#include "traffic_drive.hpp"
 #include "transport_driver.hpp"
 
 namespace agg = convoy::aggregation;
 using convoy_test::all_to_all;
+using convoy_test::drive;
+using convoy_test::expect_no_errors;
+using convoy_test::plan_uniform;
 using convoy_test::traffic;
 using convoy_test::world_rank;
 using convoy_test::world_size;
@@ -29,31 +33,6 @@ using convoy_test::world_size;
 namespace {
 
 using clock_type = std::chrono::steady_clock;
-constexpr auto hang_guard = std::chrono::seconds(60);
-
-void plan_uniform(traffic& t, const agg::link_layout& l, std::uint32_t per_link) {
-  for (std::size_t i = 0; i < l.out_links.size(); ++i) t.set_send(static_cast<int>(i), per_link);
-  for (std::size_t i = 0; i < l.in_links.size(); ++i) t.set_expect(static_cast<int>(i), per_link);
-}
-
-bool drive(std::vector<std::unique_ptr<traffic>>& ts) {
-  const auto deadline = clock_type::now() + hang_guard;
-  while (clock_type::now() < deadline) {
-    bool all = true;
-    for (auto& t : ts) {
-      t->step();
-      all = all && t->done();
-    }
-    if (all) return true;
-    std::this_thread::yield();
-  }
-  return false;
-}
-
-void expect_no_errors(const std::vector<std::unique_ptr<traffic>>& ts) {
-  for (const auto& t : ts)
-    for (const auto& e : t->errors()) ADD_FAILURE() << e;
-}
 
 template <class F>
 std::string error_of(F&& f) {
