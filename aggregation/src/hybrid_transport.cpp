@@ -4,8 +4,9 @@
 
 namespace convoy::aggregation {
 
-hybrid_transport::hybrid_transport(MPI_Comm comm, link_predicate use_shm)
-    : mpi_(comm), shm_(comm), use_shm_(std::move(use_shm)) {}
+hybrid_transport::hybrid_transport(MPI_Comm comm, link_predicate use_shm,
+                                   std::shared_ptr<buffer_source> memory)
+    : mpi_(comm, std::move(memory)), shm_(comm), use_shm_(std::move(use_shm)) {}
 
 void hybrid_transport::open(const link_layout& layout) {
   // Both ends decide alike: on_node is symmetric, and so must use_shm_ be.
@@ -75,7 +76,8 @@ std::size_t hybrid_transport::max_memory_bytes() const noexcept {
   return mpi_.max_memory_bytes() + shm_.max_memory_bytes();
 }
 
-std::unique_ptr<transport> make_transport(MPI_Comm comm, transport_kind kind) {
+std::unique_ptr<transport> make_transport(MPI_Comm comm, transport_kind kind,
+                                          std::shared_ptr<buffer_source> memory) {
   if (comm == MPI_COMM_NULL) throw convoy::error("make_transport: communicator is MPI_COMM_NULL");
   if (kind == transport_kind::automatic) {
     MPI_Comm node = MPI_COMM_NULL;
@@ -91,8 +93,9 @@ std::unique_ptr<transport> make_transport(MPI_Comm comm, transport_kind kind) {
     CONVOY_MPI_CHECK(MPI_Allreduce(&node_size, &max_node_size, 1, MPI_INT, MPI_MAX, comm));
     kind = max_node_size > 1 ? transport_kind::shm : transport_kind::mpi;
   }
-  if (kind == transport_kind::mpi) return std::make_unique<mpi_transport>(comm);
-  return std::make_unique<hybrid_transport>(comm);
+  if (kind == transport_kind::mpi) return std::make_unique<mpi_transport>(comm, std::move(memory));
+  return std::make_unique<hybrid_transport>(comm, hybrid_transport::link_predicate{},
+                                            std::move(memory));
 }
 
 const char* transport_kind_name(transport_kind k) noexcept {

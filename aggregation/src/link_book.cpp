@@ -2,6 +2,7 @@
 #include <climits>
 #include <convoy/aggregation/detail/link_book.hpp>
 #include <convoy/topology/error.hpp>
+#include <cstdint>
 #include <new>
 #include <string>
 #include <utility>
@@ -46,6 +47,29 @@ void check_links(const link_layout& layout, const std::vector<link>& links, cons
                           " duplicates " + side + "-link " + std::to_string(sorted[i - 1].second));
 }
 
+// Points every served link's slots at consecutive slices of `block`; returns the bytes.
+std::size_t carve(std::byte* block, const std::vector<bool>& serve, int n_buffers,
+                  std::size_t capacity, std::vector<std::byte*>& buf,
+                  std::vector<bool>& allocated) {
+  const std::size_t slice = slice_bytes(capacity);
+  std::size_t off = 0, used = 0;
+  for (std::size_t l = 0; l < serve.size(); ++l) {
+    if (!serve[l]) continue;
+    for (int s = 0; s < n_buffers; ++s, off += slice)
+      buf[l * static_cast<std::size_t>(n_buffers) + static_cast<std::size_t>(s)] = block + off;
+    allocated[l] = true;
+    used += static_cast<std::size_t>(n_buffers) * capacity;
+  }
+  return used;
+}
+
+std::size_t served_block_bytes(const std::vector<bool>& serve, int n_buffers,
+                               std::size_t capacity) {
+  std::size_t links = 0;
+  for (const bool s : serve) links += s ? 1 : 0;
+  return links * static_cast<std::size_t>(n_buffers) * slice_bytes(capacity);
+}
+
 template <class T>
 void reset_vector(std::vector<T>& v, std::size_t n, const T& value) {
   v.assign(n, value);
@@ -73,11 +97,34 @@ void validate_layout(const link_layout& layout, const char* who) {
   check_links(layout, layout.in_links, "in", w);
 }
 
+source_block grab_block(buffer_source& source, std::size_t bytes, const char* who) {
+  source_block b;
+  if (bytes == 0) return b;
+  b.grabbed_bytes = bytes + buffer_alignment - 1;
+  b.grabbed = source.grab(b.grabbed_bytes);
+  if (!b.grabbed)
+    throw convoy::error(std::string(who) + ": the buffer source failed to provide " +
+                        std::to_string(b.grabbed_bytes) + " bytes of link buffers");
+  const auto addr = reinterpret_cast<std::uintptr_t>(b.grabbed);
+  b.aligned = b.grabbed + ((buffer_alignment - addr % buffer_alignment) % buffer_alignment);
+  return b;
+}
+
 // ---------------------------------------------------------------------------------------
 // send_book
 
 send_book::~send_book() {
-  for (std::byte* p : buf_) free_buffer(p);
+  if (owned_)
+    for (std::byte* p : buf_) free_buffer(p);
+}
+
+std::size_t send_book::block_bytes() const noexcept {
+  return served_block_bytes(serve_, n_, capacity_);
+}
+
+void send_book::use_block(std::byte* block) noexcept {
+  owned_ = false;
+  memory_bytes_ = carve(block, serve_, n_, capacity_, buf_, allocated_);
 }
 
 void send_book::init(int n_links, int n_buffers, std::size_t capacity_bytes,
@@ -190,7 +237,17 @@ void send_book::add_credits(int link, int n, const char* who) {
 // recv_book
 
 recv_book::~recv_book() {
-  for (std::byte* p : buf_) free_buffer(p);
+  if (owned_)
+    for (std::byte* p : buf_) free_buffer(p);
+}
+
+std::size_t recv_book::block_bytes() const noexcept {
+  return served_block_bytes(serve_, n_, capacity_);
+}
+
+void recv_book::use_block(std::byte* block) noexcept {
+  owned_ = false;
+  memory_bytes_ = carve(block, serve_, n_, capacity_, buf_, allocated_);
 }
 
 void recv_book::init(int n_links, int n_buffers, std::size_t capacity_bytes,

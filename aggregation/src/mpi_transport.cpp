@@ -1,8 +1,9 @@
 #include <algorithm>
+#include <chrono>
 #include <convoy/aggregation/mpi_transport.hpp>
 #include <convoy/topology/error.hpp>
+#include <exception>
 #include <string>
-#include <chrono>
 #include <thread>
 #include <utility>
 
@@ -35,7 +36,8 @@ int testsome(std::vector<MPI_Request>& reqs, std::vector<int>& indices,
 
 }  // namespace
 
-mpi_transport::mpi_transport(MPI_Comm comm) {
+mpi_transport::mpi_transport(MPI_Comm comm, std::shared_ptr<buffer_source> memory)
+    : memory_(std::move(memory)) {
   if (comm == MPI_COMM_NULL) throw convoy::error("mpi_transport: communicator is MPI_COMM_NULL");
   CONVOY_MPI_CHECK(MPI_Comm_dup(comm, &comm_));
   CONVOY_MPI_CHECK(MPI_Comm_set_errhandler(comm_, MPI_ERRORS_RETURN));
@@ -44,6 +46,8 @@ mpi_transport::mpi_transport(MPI_Comm comm) {
 mpi_transport::~mpi_transport() {
   int finalized = 0;
   MPI_Finalized(&finalized);
+  // After MPI_Finalize the block's source (often MPI-based) cannot be called collectively
+  // any more: leave the block to the process's end.
   if (finalized || comm_ == MPI_COMM_NULL) return;
   // Settle every credit before the communicator goes: a credit still in flight when it is
   // freed would be matched by the next communicator that reuses its context id (crosstalk
@@ -91,12 +95,13 @@ mpi_transport::~mpi_transport() {
     }
     std::this_thread::yield();
   }
-  bool leaked_credit_buffer = false;
+  bool leaked_credit_buffer = false, leaked_send_buffer = false;
   for (std::size_t i = 0; i < send_req_.size(); ++i)
     if (send_req_[i] != MPI_REQUEST_NULL) {
       MPI_Request_free(&send_req_[i]);
       out_.forget(static_cast<int>(i / static_cast<std::size_t>(n_)),
                   static_cast<int>(i % static_cast<std::size_t>(n_)));
+      leaked_send_buffer = true;
     }
   for (MPI_Request& r : credit_send_req_)
     if (r != MPI_REQUEST_NULL) {
@@ -105,6 +110,10 @@ mpi_transport::~mpi_transport() {
     }
   if (leaked_credit_buffer) static_cast<void>(credit_send_buf_.release());
   MPI_Comm_free(&comm_);
+  // The block goes back last, after every receive was cancelled and every send completed
+  // (T11). A send abandoned above may still read its slice: then the whole block is left
+  // allocated, as an own buffer would be.
+  if (block_.grabbed && !leaked_send_buffer) memory_->release(block_.grabbed);
 }
 
 void mpi_transport::open(const link_layout& layout) {
@@ -112,9 +121,8 @@ void mpi_transport::open(const link_layout& layout) {
        std::vector<bool>(layout.in_links.size(), true));
 }
 
-void mpi_transport::open(const link_layout& layout, std::vector<bool> serve_out,
-                         std::vector<bool> serve_in) {
-  if (opened_) throw convoy::error("mpi_transport: open() called twice");
+void mpi_transport::check_open(const link_layout& layout, const std::vector<bool>& serve_out,
+                               const std::vector<bool>& serve_in) const {
   detail::validate_layout(layout, who);
   int rank = 0, size = 0;
   CONVOY_MPI_CHECK(MPI_Comm_rank(comm_, &rank));
@@ -135,6 +143,37 @@ void mpi_transport::open(const link_layout& layout, std::vector<bool> serve_out,
         throw convoy::error("mpi_transport: stage " + std::to_string(l.stage) + " needs tag " +
                             std::to_string(2 * static_cast<long long>(l.stage) + 1) +
                             " beyond MPI_TAG_UB " + std::to_string(tag_ub));
+}
+
+void mpi_transport::open(const link_layout& layout, std::vector<bool> serve_out,
+                         std::vector<bool> serve_in) {
+  if (opened_) throw convoy::error("mpi_transport: open() called twice");
+  // With a buffer source open() is collective (T11): every rank takes part in the size
+  // agreement even when its own checks failed, and then all of them throw together.
+  std::exception_ptr failure;
+  try {
+    check_open(layout, serve_out, serve_in);
+  } catch (...) {
+    if (!memory_) throw;
+    failure = std::current_exception();
+  }
+  std::size_t block_bytes = 0;
+  if (memory_) {
+    if (!failure) {
+      const auto n = static_cast<std::size_t>(layout.n_buffers);
+      std::size_t links = 0;
+      for (const auto* serve : {&serve_out, &serve_in})
+        for (const bool b : *serve) links += b ? 1 : 0;
+      block_bytes = links * n * detail::slice_bytes(layout.capacity_bytes);
+    }
+    // One grab of the same size everywhere: [0] the bytes, [1] some rank failed.
+    unsigned long long mine[2] = {block_bytes, failure ? 1ull : 0ull}, all[2] = {0, 0};
+    CONVOY_MPI_CHECK(MPI_Allreduce(mine, all, 2, MPI_UNSIGNED_LONG_LONG, MPI_MAX, comm_));
+    if (failure) std::rethrow_exception(failure);
+    if (all[1] != 0)
+      throw convoy::error("mpi_transport: open() failed on another rank (bad layout there)");
+    block_bytes = static_cast<std::size_t>(all[0]);
+  }
 
   layout_ = layout;
   n_ = layout.n_buffers;
@@ -142,6 +181,28 @@ void mpi_transport::open(const link_layout& layout, std::vector<bool> serve_out,
   const std::size_t n_out = layout.out_links.size(), n_in = layout.in_links.size();
   out_.init(static_cast<int>(n_out), n_, layout.capacity_bytes, serve_out);
   in_.init(static_cast<int>(n_in), n_, layout.capacity_bytes, serve_in);
+  if (memory_) {
+    // Grabbed by every rank (collective source), also by one that serves no link; if the
+    // source fails anywhere, every rank gives its block back and throws.
+    std::exception_ptr grab_failure;
+    try {
+      block_ = detail::grab_block(*memory_, block_bytes, who);
+    } catch (...) {
+      grab_failure = std::current_exception();
+    }
+    int mine = grab_failure ? 1 : 0, any = 0;
+    CONVOY_MPI_CHECK(MPI_Allreduce(&mine, &any, 1, MPI_INT, MPI_MAX, comm_));
+    if (any) {
+      if (block_.grabbed) memory_->release(block_.grabbed);
+      block_ = {};
+      if (grab_failure) std::rethrow_exception(grab_failure);
+      throw convoy::error("mpi_transport: the buffer source failed on another rank");
+    }
+    if (block_.aligned) {
+      out_.use_block(block_.aligned);
+      in_.use_block(block_.aligned + out_.block_bytes());
+    }
+  }
   send_req_.assign(n_out * n, MPI_REQUEST_NULL);
   recv_req_.assign(n_in * n, MPI_REQUEST_NULL);
   credit_recv_req_.assign(n_out, MPI_REQUEST_NULL);

@@ -66,8 +66,8 @@ struct sim_state {
 
 class sim_endpoint final : public transport {
  public:
-  sim_endpoint(std::shared_ptr<sim_state> state, int rank)
-      : state_(std::move(state)), rank_(rank) {}
+  sim_endpoint(std::shared_ptr<sim_state> state, int rank, std::shared_ptr<buffer_source> memory)
+      : state_(std::move(state)), rank_(rank), memory_(std::move(memory)) {}
   ~sim_endpoint() override;
 
   void open(const link_layout& layout) override;
@@ -97,6 +97,8 @@ class sim_endpoint final : public transport {
  private:
   std::shared_ptr<sim_state> state_;
   int rank_;
+  std::shared_ptr<buffer_source> memory_;
+  source_block block_;  ///< from memory_, released at the end of the destructor (T11)
   bool opened_ = false;
   std::vector<int> out_channel_;
   std::vector<int> in_channel_;
@@ -126,6 +128,9 @@ sim_endpoint::~sim_endpoint() {
     ch.receiver = nullptr;
     state_->update_nonempty(c);
   }
+  // Nothing refers to the block any more: the flights above were dropped, and a delivery
+  // copies out of a sender only while it is registered.
+  if (block_.grabbed) memory_->release(block_.grabbed);
 }
 
 void sim_endpoint::open(const link_layout& layout) {
@@ -156,6 +161,14 @@ void sim_endpoint::open(const link_layout& layout) {
             std::vector<bool>(n_out, true));
   in_.init(static_cast<int>(n_in), layout.n_buffers, layout.capacity_bytes,
            std::vector<bool>(n_in, true));
+  if (memory_) {
+    // One process, no collective: each virtual rank grabs what it needs itself.
+    block_ = grab_block(*memory_, out_.block_bytes() + in_.block_bytes(), who);
+    if (block_.aligned) {
+      out_.use_block(block_.aligned);
+      in_.use_block(block_.aligned + out_.block_bytes());
+    }
+  }
   in_credit_ready_.assign(n_out, false);
   credit_ready_.reserve(n_out);
   auto channel = [&](int src, int dst, int stage) {
@@ -272,11 +285,11 @@ sim_network::sim_network(int n_ranks, std::uint64_t seed)
 
 sim_network::~sim_network() = default;
 
-std::unique_ptr<transport> sim_network::endpoint(int rank) {
+std::unique_ptr<transport> sim_network::endpoint(int rank, std::shared_ptr<buffer_source> memory) {
   if (rank < 0 || rank >= state_->n_ranks)
     throw convoy::error("sim_network: endpoint rank " + std::to_string(rank) +
                         " out of range [0, " + std::to_string(state_->n_ranks) + ")");
-  return std::make_unique<detail::sim_endpoint>(state_, rank);
+  return std::make_unique<detail::sim_endpoint>(state_, rank, std::move(memory));
 }
 
 bool sim_network::deliver_one() { return state_->deliver_one(); }

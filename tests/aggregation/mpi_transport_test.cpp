@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "convoy_test/mpi.hpp"
+#include "counting_source.hpp"
 #include "traffic_drive.hpp"
 #include "transport_driver.hpp"
 
@@ -323,4 +324,120 @@ TEST(MpiTransport, MpiErrorIsAConvoyError) {
     MPI_Comm_free(&other);
   }
   MPI_Barrier(MPI_COMM_WORLD);
+}
+
+// T11: with a buffer source, every link buffer (send and receive) comes from ONE grab at
+// open(), of the same size on every rank even when ranks serve different numbers of links
+// (the (rank + peer) parity split of T8 gives odd rank counts unequal subsets); slices are
+// 64-byte aligned inside the block; delivery is unchanged; the block goes back at
+// destruction, LIFO across two transports.
+TEST(MpiTransport, BufferSourceOneGrabSameSizeEverywhere) {
+  const int rank = world_rank(), p = world_size();
+  const auto lay = all_to_all(rank, p, 2, 200, 2);
+  std::vector<bool> even_out, even_in;
+  for (const auto& l : lay.out_links) even_out.push_back((rank + l.peer) % 2 == 0);
+  for (const auto& l : lay.in_links) even_in.push_back((rank + l.peer) % 2 == 0);
+  std::size_t n_even = 0;
+  for (const bool e : even_out) n_even += e ? 1 : 0;
+  auto src = std::make_shared<convoy_test::counting_source>();
+  {
+    agg::mpi_transport a(MPI_COMM_WORLD, src);
+    agg::mpi_transport b(MPI_COMM_WORLD, src);
+    EXPECT_TRUE(src->sizes.empty());  // nothing before open()
+    auto odd_out = even_out, odd_in = even_in;
+    odd_out.flip();
+    odd_in.flip();
+    a.open(lay, even_out, even_in);
+    b.open(lay, odd_out, odd_in);
+    // Block sizes: the largest need over the ranks (+63 for alignment), equal everywhere.
+    unsigned long long need = 2 * n_even * 2 * 256, most = 0;  // 200 rounds up to 256
+    MPI_Allreduce(&need, &most, 1, MPI_UNSIGNED_LONG_LONG, MPI_MAX, MPI_COMM_WORLD);
+    if (most == 0) {
+      EXPECT_TRUE(src->sizes.size() <= 1);  // 1 rank: no link, nothing to grab for `a`
+    } else {
+      ASSERT_GE(src->sizes.size(), 1u);
+      EXPECT_EQ(src->sizes[0], most + 63);
+    }
+    for (const std::size_t s : src->sizes) {
+      unsigned long long mine = s, lo = 0, hi = 0;
+      MPI_Allreduce(&mine, &lo, 1, MPI_UNSIGNED_LONG_LONG, MPI_MIN, MPI_COMM_WORLD);
+      MPI_Allreduce(&mine, &hi, 1, MPI_UNSIGNED_LONG_LONG, MPI_MAX, MPI_COMM_WORLD);
+      EXPECT_EQ(lo, hi) << "grab sizes differ between ranks";
+    }
+    EXPECT_EQ(a.memory_bytes(), a.max_memory_bytes());  // held from open() on
+    EXPECT_EQ(a.max_memory_bytes(), 2 * n_even * 2 * 200);
+    for (std::size_t i = 0; i < lay.out_links.size(); ++i) {
+      agg::mpi_transport& t = even_out[i] ? a : b;
+      std::byte* buf = t.acquire(static_cast<int>(i));
+      ASSERT_NE(buf, nullptr);
+      EXPECT_EQ(reinterpret_cast<std::uintptr_t>(buf) % 64, 0u);
+      bool inside = false;
+      for (std::size_t k = 0; k < src->live.size(); ++k)
+        inside = inside || (buf >= src->live[k] && buf + 200 <= src->live[k] + src->live_sizes[k]);
+      EXPECT_TRUE(inside) << "out-link " << i << " buffer is not in a grabbed block";
+      agg::buffer_header h{32, 1, 0, 0};
+      std::memcpy(buf, &h, sizeof h);
+      t.post(static_cast<int>(i), buf, 32);  // seq 0: the traffic below starts over
+    }
+    // Drain those probes, then run real traffic through both.
+    std::size_t got = 0;
+    const auto deadline = clock_type::now() + std::chrono::seconds(30);
+    while (got < lay.in_links.size() && clock_type::now() < deadline) {
+      agg::received r;
+      for (auto* t : {&a, &b}) {
+        while (t->poll(r)) {
+          ++got;
+          t->release(r);
+        }
+        t->progress();
+      }
+      std::this_thread::yield();
+    }
+    EXPECT_EQ(got, lay.in_links.size());
+    MPI_Barrier(MPI_COMM_WORLD);
+    std::vector<std::unique_ptr<traffic>> ts;
+    ts.push_back(std::make_unique<traffic>(a, lay, 4u, 1u));
+    ts.push_back(std::make_unique<traffic>(b, lay, 4u, 2u));
+    for (std::size_t i = 0; i < lay.out_links.size(); ++i) {
+      ts[even_out[i] ? 0 : 1]->set_send(static_cast<int>(i), 60);
+      ts[even_in[i] ? 0 : 1]->set_expect(static_cast<int>(i), 60);
+    }
+    EXPECT_TRUE(drive(ts));
+    expect_no_errors(ts);
+    EXPECT_EQ(src->n_released, 0u);
+    MPI_Barrier(MPI_COMM_WORLD);
+  }  // b, then a: LIFO
+  EXPECT_EQ(src->n_released, src->sizes.size());
+  EXPECT_EQ(src->live_bytes, 0u);
+  for (const auto& e : src->errors) ADD_FAILURE() << e;
+  EXPECT_TRUE(convoy_test::all_ranks(!HasFailure()));
+}
+
+// T11 with T10: with a buffer source open() is collective, so a bad layout on ONE rank
+// makes open() throw on every rank (none is left waiting), and a source failing on one
+// rank makes every rank give its block back and throw.
+TEST(MpiTransport, BufferSourceFailuresThrowEverywhere) {
+  const int rank = world_rank(), p = world_size();
+  if (p < 2) GTEST_SKIP() << "needs two ranks";
+  auto src = std::make_shared<convoy_test::counting_source>();
+  {
+    agg::mpi_transport t(MPI_COMM_WORLD, src);
+    auto lay = all_to_all(rank, p, 1, 64, 2);
+    if (rank == p - 1) lay.out_links.push_back({0, p + 3});
+    const auto e = error_of([&] { t.open(lay); });
+    EXPECT_TRUE(contains(e, rank == p - 1 ? "peer rank out of range" : "another rank")) << e.what();
+    EXPECT_TRUE(src->sizes.empty());
+  }
+  {
+    agg::mpi_transport t(MPI_COMM_WORLD, src);
+    src->fail = rank == 0;
+    const auto e = error_of([&] { t.open(all_to_all(rank, p, 1, 64, 2)); });
+    EXPECT_TRUE(contains(e, rank == 0 ? "buffer source failed to provide" : "on another rank"))
+        << e.what();
+    src->fail = false;
+  }
+  EXPECT_EQ(src->live_bytes, 0u);
+  EXPECT_EQ(src->n_released, rank == 0 ? 0u : 1u);
+  for (const auto& e : src->errors) ADD_FAILURE() << e;
+  EXPECT_TRUE(convoy_test::all_ranks(!HasFailure()));
 }

@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "counting_source.hpp"
 #include "transport_driver.hpp"
 
 namespace agg = convoy::aggregation;
@@ -28,14 +29,15 @@ struct sim_run {
 // Every rank sends a random number (0..max_per_link) of buffers on each out-link; the
 // receiver expects exactly that many, in order.
 sim_run make_run(std::vector<agg::link_layout> layouts, std::uint64_t seed,
-                 std::uint32_t max_per_link, int hold_percent, std::size_t max_bytes) {
+                 std::uint32_t max_per_link, int hold_percent, std::size_t max_bytes,
+                 const std::shared_ptr<agg::buffer_source>& memory = {}) {
   sim_run run;
   const int p = static_cast<int>(layouts.size());
   run.net = std::make_unique<agg::sim_network>(p, seed);
   run.layouts = std::move(layouts);
   std::mt19937_64 plan(1234);
   for (int r = 0; r < p; ++r) {
-    run.ts.push_back(run.net->endpoint(r));
+    run.ts.push_back(run.net->endpoint(r, memory));
     run.ts.back()->open(run.layouts[static_cast<std::size_t>(r)]);
     run.tr.push_back(std::make_unique<traffic>(*run.ts.back(),
                                                run.layouts[static_cast<std::size_t>(r)], 7u,
@@ -350,4 +352,41 @@ TEST(SimTransport, PollIsFairAcrossLinks) {
     std::sort(round.begin(), round.end());
     EXPECT_EQ(round, (std::vector<int>{0, 1, 2})) << "round " << i / 3;
   }
+}
+
+// T11: endpoints given a buffer source take all their link buffers in one grab at open()
+// (their own need: 2 × links × n_buffers × capacity rounded to 64, + 63), 64-byte aligned,
+// delivery unchanged, and give the blocks back when destroyed, LIFO.
+TEST(SimTransport, BufferSourceOneGrabPerEndpoint) {
+  auto src = std::make_shared<convoy_test::counting_source>();
+  const int p = 5;
+  {
+    auto run = make_run(all_to_all_layouts(p, 2, 100, 2), 11, 40, 30, 100, src);
+    ASSERT_EQ(src->sizes.size(), static_cast<std::size_t>(p));
+    for (const std::size_t s : src->sizes) EXPECT_EQ(s, 2u * 2 * (p - 1) * 2 * 128 + 63);
+    for (const auto& t : run.ts) EXPECT_EQ(t->memory_bytes(), t->max_memory_bytes());
+    std::byte* b = run.ts[0]->acquire(0);
+    ASSERT_NE(b, nullptr);
+    EXPECT_EQ(reinterpret_cast<std::uintptr_t>(b) % 64, 0u);
+    EXPECT_TRUE(b >= src->live[0] && b < src->live[0] + src->sizes[0]);
+    while (!run.ts.empty()) {  // reverse order of construction: LIFO
+      run.tr.pop_back();
+      run.ts.pop_back();
+    }
+  }
+  EXPECT_EQ(src->live_bytes, 0u);
+  {
+    auto run = make_run(all_to_all_layouts(p, 2, 100, 2), 12, 40, 30, 100, src);
+    EXPECT_TRUE(drive(run, 100000));
+    expect_clean(run);
+    // Destroyed in reverse order of construction: LIFO.
+    while (!run.ts.empty()) {
+      run.tr.pop_back();
+      run.ts.pop_back();
+    }
+  }
+  EXPECT_EQ(src->sizes.size(), 2u * p);
+  EXPECT_EQ(src->n_released, 2u * p);
+  EXPECT_EQ(src->live_bytes, 0u);
+  for (const auto& e : src->errors) ADD_FAILURE() << e;
 }

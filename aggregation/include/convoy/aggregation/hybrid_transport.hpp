@@ -28,9 +28,15 @@ class hybrid_transport final : public transport {
   using link_predicate = std::function<bool(int rank, int peer)>;
 
   /// Collective over `comm` (duplicates it for MPI and splits it into the node).
-  explicit hybrid_transport(MPI_Comm comm, link_predicate use_shm = {});
+  /// `memory` (may be null) supplies the buffers of the links that go through MPI
+  /// (mpi_transport, T11). The on-node links keep their rings in the node's
+  /// MPI_Win_allocate_shared window: a client allocator cannot provide memory that other
+  /// processes map, so those never come from `memory`.
+  explicit hybrid_transport(MPI_Comm comm, link_predicate use_shm = {},
+                            std::shared_ptr<buffer_source> memory = {});
 
-  /// Collective over the node communicator (shm_transport::open); throws convoy::error as
+  /// Collective over the node communicator (shm_transport::open), and over `comm` when a
+  /// buffer source was given (mpi_transport::open); throws convoy::error as
   /// mpi_transport::open and shm_transport::open do.
   void open(const link_layout& layout) override;
   [[nodiscard]] std::byte* acquire(int out_link) noexcept override;
@@ -64,9 +70,11 @@ enum class transport_kind {
   shm         ///< hybrid_transport (shared memory on the node, MPI off it)
 };
 
-/// The transport for an engine on `comm`. Collective over `comm`. Throws convoy::error
+/// The transport for an engine on `comm`. Collective over `comm`. `memory` (may be null)
+/// supplies the buffers of every link that goes through MPI (T11). Throws convoy::error
 /// if `comm` is MPI_COMM_NULL or MPI fails.
-[[nodiscard]] std::unique_ptr<transport> make_transport(MPI_Comm comm, transport_kind kind);
+[[nodiscard]] std::unique_ptr<transport> make_transport(MPI_Comm comm, transport_kind kind,
+                                                        std::shared_ptr<buffer_source> memory = {});
 
 /// "auto", "mpi" or "shm".
 [[nodiscard]] const char* transport_kind_name(transport_kind k) noexcept;

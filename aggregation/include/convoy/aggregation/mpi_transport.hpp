@@ -29,19 +29,28 @@ namespace convoy::aggregation {
 /// layout.rank and layout.n_ranks are this rank and the size of the communicator; the
 /// two ends of a link agree on capacity_bytes and n_buffers. Destroy it when idle() on
 /// every rank (after termination): a send still in flight then has its request freed and
-/// its buffer left allocated, rather than freed under MPI's feet.
+/// its buffer left allocated, rather than freed under MPI's feet (with a buffer source:
+/// the whole block is then never released). The block of a buffer source is released at
+/// the end of the destructor, after the credit settling, the cancelled receives and the
+/// completed sends.
 class mpi_transport final : public transport {
  public:
   /// Duplicates `comm` (collective over it, like MPI_Comm_dup), sets MPI_ERRORS_RETURN
   /// on the duplicate. Throws convoy::error if `comm` is MPI_COMM_NULL or MPI fails.
-  explicit mpi_transport(MPI_Comm comm);
+  /// `memory` (may be null: own 64-byte aligned allocations, send buffers lazily per
+  /// link) supplies every link buffer in one block (T11); open() is then collective.
+  explicit mpi_transport(MPI_Comm comm, std::shared_ptr<buffer_source> memory = {});
   ~mpi_transport() override;
 
-  /// Serves every link of `layout`. Not collective; does not communicate. Allocates the
-  /// receive buffers and posts their receives; send buffers come lazily on first
-  /// acquire(). Throws convoy::error on a bad layout (peer out of range, self-link,
-  /// duplicate link, rank or size not the communicator's, stage beyond the tag range,
-  /// capacity or n_buffers out of range) before MPI sees it, or if called twice.
+  /// Serves every link of `layout`. Without a buffer source: not collective, does not
+  /// communicate; allocates the receive buffers and posts their receives; send buffers
+  /// come lazily on first acquire(). With one (T11): collective over the communicator
+  /// (one MPI_Allreduce MAX of the block size, one of the grab's success), then ONE
+  /// grab of that size on every rank, carved into every served link's send and receive
+  /// buffers; a bad layout on any rank makes open() throw on every rank. Throws convoy::error on a
+  /// bad layout (peer out of range, self-link, duplicate link, rank or size not the communicator's,
+  /// stage beyond the tag range, capacity or n_buffers out of range) before MPI sees it, or if
+  /// called twice.
   void open(const link_layout& layout) override;
 
   /// Serves only the links whose flag is true (`serve_out[i]` for out-link i,
@@ -64,6 +73,8 @@ class mpi_transport final : public transport {
   [[nodiscard]] MPI_Comm comm() const noexcept { return comm_; }
 
  private:
+  void check_open(const link_layout& layout, const std::vector<bool>& serve_out,
+                  const std::vector<bool>& serve_in) const;
   void send_ready(int out_link);
   void post_receive(int in_link, int slot);
   void send_credits(int in_link);
@@ -72,6 +83,8 @@ class mpi_transport final : public transport {
   void complete_credit_sends();
 
   MPI_Comm comm_ = MPI_COMM_NULL;
+  std::shared_ptr<buffer_source> memory_;
+  detail::source_block block_;  ///< from memory_; released last in the destructor
   bool opened_ = false;
   link_layout layout_;
   detail::send_book out_;

@@ -39,8 +39,11 @@ class sim_network {
   /// The transport of virtual rank `rank`. Its open() registers its links with the
   /// network (not collective: the two ends of a link may open in any order; a buffer
   /// posted before its receiver opened waits in flight). Throws convoy::error if `rank`
-  /// is out of range.
-  [[nodiscard]] std::unique_ptr<transport> endpoint(int rank);
+  /// is out of range. `memory` (may be null) supplies all the endpoint's link buffers in
+  /// one grab at open(), released when the endpoint is destroyed (T11); the grab is this
+  /// virtual rank's own need (no collective agreement in one process).
+  [[nodiscard]] std::unique_ptr<transport> endpoint(int rank,
+                                                    std::shared_ptr<buffer_source> memory = {});
 
   /// Moves one in-flight buffer (the oldest of a link chosen uniformly among the links
   /// with buffers in flight whose receiver has opened) into a receive buffer of its

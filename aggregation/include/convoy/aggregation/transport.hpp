@@ -16,9 +16,33 @@
 /// nullptr and the engine's push fails until the receiver releases — backpressure.
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <vector>
 
 namespace convoy::aggregation {
+
+/// Where a transport may take its buffer memory from instead of its own allocation
+/// (aggregation/README.md, invariant T11): e.g. the C façade's convey_alc8r_t, which
+/// carves a symmetric region. A transport given a source takes ALL its link buffers (send
+/// and receive) in ONE grab() at open(), carves 64-byte aligned slices from it, and
+/// release()s it once, in its destructor. Transports over MPI make the grab collective:
+/// the same size on every rank of the communicator (the maximum any rank needs), so a
+/// source that requires collective calls with equal sizes is served.
+class buffer_source {
+ public:
+  virtual ~buffer_source() = default;
+  buffer_source() = default;
+  buffer_source(const buffer_source&) = delete;
+  buffer_source& operator=(const buffer_source&) = delete;
+
+  /// `bytes` (> 0) bytes, any alignment (the transport aligns inside the block), or
+  /// nullptr on failure. Not on the hot path: called once per transport.
+  [[nodiscard]] virtual std::byte* grab(std::size_t bytes) = 0;
+  /// Gives back a block obtained from grab(). Blocks of one source are released in the
+  /// reverse order of their grabs when the transports using them are destroyed in the
+  /// reverse order of their construction.
+  virtual void release(std::byte* block) noexcept = 0;
+};
 
 /// One directed link seen from this rank: the stage it belongs to and the peer's rank.
 struct link {

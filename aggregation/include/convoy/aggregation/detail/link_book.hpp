@@ -5,7 +5,8 @@
 /// (MPI, simulation, later node shared memory or a hybrid of them) asks the books which
 /// buffer may go now and tells them what completed. Both books are flat arrays indexed
 /// by link id × n_buffers + slot, allocated once in init(); buffers are allocated per
-/// link on its first use, 64-byte aligned.
+/// link on its first use, 64-byte aligned — or, when the transport has a buffer_source
+/// (T11), all carved from one block handed over by use_block() right after init().
 #include <convoy/aggregation/transport.hpp>
 #include <cstddef>
 #include <cstdint>
@@ -16,6 +17,24 @@ namespace convoy::aggregation::detail {
 /// Bytes of a buffer's alignment: a cache line. Unaligned staging buffers copy ~10×
 /// slower on the machines we measured.
 inline constexpr std::size_t buffer_alignment = 64;
+
+/// Bytes one buffer takes in a block: capacity rounded up to buffer_alignment, so every
+/// slice of a 64-byte aligned block is 64-byte aligned.
+[[nodiscard]] constexpr std::size_t slice_bytes(std::size_t capacity_bytes) noexcept {
+  return (capacity_bytes + buffer_alignment - 1) / buffer_alignment * buffer_alignment;
+}
+
+/// A 64-byte aligned block of at least `bytes` from a buffer_source: grabs
+/// `bytes + buffer_alignment - 1` (a size that depends only on `bytes`, so equal on
+/// every rank when `bytes` is) and aligns inside it.
+struct source_block {
+  std::byte* grabbed = nullptr;  ///< what grab() returned (to release)
+  std::byte* aligned = nullptr;  ///< first 64-byte boundary in it
+  std::size_t grabbed_bytes = 0;
+};
+/// Grabs a block as above; `bytes` == 0 grabs nothing. Throws convoy::error naming `who`
+/// if the source returns nullptr.
+[[nodiscard]] source_block grab_block(buffer_source& source, std::size_t bytes, const char* who);
 
 /// Checks a layout for every transport: ranks in range, no self-links, no duplicate
 /// (stage, peer) among out-links or among in-links, capacity large enough for a
@@ -42,6 +61,12 @@ class send_book {
 
   /// `serve[l]` false: link l is left to another transport (acquire returns nullptr).
   void init(int n_links, int n_buffers, std::size_t capacity_bytes, std::vector<bool> serve);
+  /// Bytes a block needs to hold every served link's buffers (after init()).
+  [[nodiscard]] std::size_t block_bytes() const noexcept;
+  /// Takes every served link's buffers from `block` (64-byte aligned, block_bytes() long,
+  /// owned by the caller and outliving the book's use of it) instead of allocating them.
+  /// Call right after init(); afterwards the book never allocates or frees a buffer.
+  void use_block(std::byte* block) noexcept;
 
   /// A free slot's buffer, allocating the link's buffers on its first use; nullptr when
   /// all n_buffers are filling, queued or sending, or the link is not served.
@@ -102,6 +127,7 @@ class send_book {
   std::vector<ring_view> queue_;
   std::vector<int> credits_;
   std::vector<bool> allocated_;
+  bool owned_ = true;  ///< buffers are ours to free (false: carved from a block)
   std::size_t n_queued_ = 0;
   std::size_t n_sending_ = 0;
   std::size_t memory_bytes_ = 0;
@@ -121,6 +147,10 @@ class recv_book {
   ~recv_book();
 
   void init(int n_links, int n_buffers, std::size_t capacity_bytes, std::vector<bool> serve);
+  /// As send_book::block_bytes().
+  [[nodiscard]] std::size_t block_bytes() const noexcept;
+  /// As send_book::use_block(): allocate() then has nothing left to do.
+  void use_block(std::byte* block) noexcept;
   /// Allocates the link's buffers if not yet done (all slots free). Throws on failure.
   void allocate(int link);
   /// A free slot of the link, or -1.
@@ -174,6 +204,7 @@ class recv_book {
   ring_view ready_ring_;
   std::vector<bool> in_ready_;
   std::vector<bool> allocated_;
+  bool owned_ = true;
   std::size_t memory_bytes_ = 0;
   std::size_t max_memory_bytes_ = 0;
 };
