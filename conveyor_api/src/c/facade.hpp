@@ -10,8 +10,10 @@
 #include <convey.h>
 #include <mpi.h>
 
+#include <convoy/aggregation/transport.hpp>
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -53,6 +55,12 @@ class allocator {
   convey_alc8r_t a_{};
   bool has_ = false;
 };
+
+/// The engine's link buffers through a client allocator (aggregation/README.md, T11): a
+/// buffer_source whose grab() calls `a->grab` with this file and line as the tag, and
+/// release() `a->free`. nullptr when `a` is NULL or lacks grab or free (then transports
+/// allocate their own buffers). The transports make the grab collective with one size.
+std::shared_ptr<aggregation::buffer_source> make_buffer_source(const convey_alc8r_t* a);
 
 /// Prints "convey: <what>" on stderr once per distinct text per process.
 void print_once(const std::string& what) noexcept;

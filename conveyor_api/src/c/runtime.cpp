@@ -112,6 +112,25 @@ void allocator::release(void* p) noexcept {
     ::operator delete (p, std::align_val_t{64});
 }
 
+namespace {
+class alc8r_source final : public aggregation::buffer_source {
+ public:
+  explicit alc8r_source(const convey_alc8r_t& a) noexcept : a_(a) {}
+  std::byte* grab(std::size_t bytes) override {
+    return static_cast<std::byte*>(a_.grab(a_.alc8r, bytes, __FILE__, __LINE__));
+  }
+  void release(std::byte* block) noexcept override { a_.free(a_.alc8r, block); }
+
+ private:
+  convey_alc8r_t a_;
+};
+}  // namespace
+
+std::shared_ptr<aggregation::buffer_source> make_buffer_source(const convey_alc8r_t* a) {
+  if (!a || !a->grab || !a->free) return nullptr;
+  return std::make_shared<alc8r_source>(*a);
+}
+
 void print_once(const std::string& what) noexcept {
   try {
     static std::mutex m;

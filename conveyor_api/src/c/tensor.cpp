@@ -10,10 +10,19 @@
 // FIFO with small items (seed 000 sec. 4.4.1). Elastic engines are always steady: a
 // ticket must reach its destination even if its buffer never fills, otherwise the next
 // monster push could wait forever (the "urgent buffer" of sec. 4.4.1).
+//
+// Memory (seed 000 sec. 4.6): with a client allocator the engine's link buffers that go
+// through MPI come from it, one collective grab per engine (aggregation/README.md, T11);
+// on-node shared-memory rings stay in their MPI window. With convey_opt_DYNAMIC the
+// engine, and so all its link buffers, exists only from convey_begin to convey_reset
+// (the monster buffers of an etensor too); lifetime statistics of the retired engines
+// are kept here.
 #include <algorithm>
+#include <convoy/aggregation/hybrid_transport.hpp>
 #include <convoy/conveyor_api/conveyor.hpp>
 #include <convoy/router/memory.hpp>
 #include <convoy/topology/error.hpp>
+#include <convoy/topology/settings.hpp>
 #include <cstring>
 #include <new>
 #include <thread>
@@ -77,16 +86,19 @@ class tensor_conveyor final : public ::conveyor {
   tensor_conveyor(const tensor_request& r, const convey_alc8r_t* alloc, std::uint64_t opts)
       : ::conveyor(r.elastic ? "etensor" : (r.order == 0 ? "mesh" : "tensor"), opts),
         alloc_(alloc),
+        memory_(make_buffer_source(alloc)),
+        request_(engine_request(r)),
+        // THRIFTY: the compressing transport squeezes buffers on off-node links of every
+        // order (elastic conveyors do not compress, as in bale).
+        thrifty_mode_((opts & convey_opt_COMPRESS) && !r.elastic && r.order >= 1),
+        dynamic_((opts & convey_opt_DYNAMIC) != 0),
         elastic_(r.elastic),
         monster_bytes_(r.monster_bytes) {
-    // THRIFTY: the compressing transport squeezes buffers on off-node links of every
-    // order (elastic conveyors do not compress, as in bale).
-    if ((opts & convey_opt_COMPRESS) && !r.elastic && r.order >= 1) {
-      eng_ = make_thrifty_engine(engine_request(r), thrifty_);
-      features |= convey_THRIFTY;
-    } else {
-      eng_ = make_mpi_engine(MPI_COMM_WORLD, engine_request(r));
-    }
+    // Built once even under DYNAMIC: construction validates everything (plan, options,
+    // transport) and learns the engine's shape; DYNAMIC then drops it until begin.
+    eng_ = build_engine();
+    if (thrifty_mode_) features |= convey_THRIFTY;
+    engine_max_memory_ = eng_->max_memory_bytes();
     order = r.order == 0 ? eng_->plan().max_hops() : r.order;
     n_local = r.order >= 2 ? r.n_local : 1;
     buffer_bytes = r.capacity;
@@ -108,26 +120,16 @@ class tensor_conveyor final : public ::conveyor {
       CONVOY_MPI_CHECK(MPI_Comm_dup(MPI_COMM_WORLD, &mcomm_));
       MPI_Comm_set_errhandler(mcomm_, MPI_ERRORS_RETURN);
       reqs_.assign(monster_bytes_ / k_chunk + 2, MPI_REQUEST_NULL);
-      if (monster_bytes_ > small_max_ && alloc_.client()) {
-        // A client allocator is collective: grab the monster buffers now, LIFO.
-        mout_ = static_cast<std::byte*>(alloc_.grab(monster_bytes_, __FILE__, __LINE__));
-        min_ = static_cast<std::byte*>(alloc_.grab(monster_bytes_, __FILE__, __LINE__));
-        if (!mout_ || !min_) throw std::bad_alloc();
-        mout_cap_ = min_cap_ = monster_bytes_;
-      }
+      // A client allocator is collective: grab the monster buffers now (DYNAMIC: at
+      // every begin), after the engine's link buffers, so they go back first (LIFO).
+      if (!dynamic_ && !grab_monsters()) throw std::bad_alloc();
     }
+    if (dynamic_) drop_engine();
   }
 
   ~tensor_conveyor() override {
     if (elastic_) {
-      wait_monster_send();
-      if (alloc_.client()) {
-        alloc_.release(min_);
-        alloc_.release(mout_);
-      } else {
-        free_own(min_);
-        free_own(mout_);
-      }
+      release_monsters();
       if (mcomm_ != MPI_COMM_NULL) MPI_Comm_free(&mcomm_);
       ::operator delete (stage_, std::align_val_t{64});
     }
@@ -135,8 +137,23 @@ class tensor_conveyor final : public ::conveyor {
   }
 
   int begin_(std::size_t bytes, std::size_t) override {
+    if (elastic_ && bytes > monster_bytes_ && bytes > small_max_) return convey_error_OFLO;
+    if (dynamic_) {
+      // Collective like begin: the transport's buffers (one grab each, T11), then the
+      // monster buffers.
+      eng_ = build_engine();
+      if (elastic_ && !grab_monsters()) {
+        drop_engine();
+        return convey_error_ALLOC;
+      }
+    }
+    const int rc = start_cycle(bytes);
+    if (rc < 0 && dynamic_) drop_engine();
+    return rc;
+  }
+
+  int start_cycle(std::size_t bytes) {
     if (elastic_) {
-      if (bytes > monster_bytes_ && bytes > small_max_) return convey_error_OFLO;
       test_monster_send();
       last_monster_ = unpulled_monster_ = false;
       std::memcpy(mmark_, mlife_, sizeof mlife_);
@@ -144,7 +161,7 @@ class tensor_conveyor final : public ::conveyor {
     }
     std::memcpy(mmark_, mlife_, sizeof mlife_);
     if (thrifty_) thrifty_->begin_cycle(bytes);
-    saved_mark_ = thrifty_ ? thrifty_->saved_bytes() : 0;
+    saved_mark_ = saved_total();
     const int rc = map_engine(eng_->begin(bytes));
     if (rc < 0 && thrifty_) thrifty_->end_cycle();
     return rc;
@@ -266,39 +283,120 @@ class tensor_conveyor final : public ::conveyor {
     test_monster_send();  // completes later (begin, next monster, free) if still in flight
     const int rc = map_engine(eng_->reset());
     if (rc >= 0 && thrifty_) thrifty_->end_cycle();
+    if (rc >= 0 && dynamic_) {
+      // Collective like reset; every PE's engine has terminated, so every monster was
+      // received and every link buffer released: monsters first, then the engine (LIFO).
+      release_monsters();
+      retire_engine();
+    }
     return rc;
   }
 
   int set_codec_(const convey_codec_t* codec, void* arg) override {
-    if (!thrifty_) return convey_FAIL;
-    thrifty_->set_codec(codec, arg);
+    if (!thrifty_mode_) return convey_FAIL;
+    codec_ = codec;
+    codec_arg_ = arg;
+    codec_set_ = true;
+    if (thrifty_) thrifty_->set_codec(codec, arg);  // DYNAMIC: applied at the next begin
     return convey_OK;
   }
 
   std::int64_t comm_statistic_(int which, bool cumulative) const noexcept override {
     if (which == convey_SYNCS) return 0;  // asynchronous: no collective synchronization
     try {
-      const term::engine_stats s = eng_->stats(cumulative);
+      // Retired engines (DYNAMIC) count in the lifetime totals; between reset and the
+      // next begin, "this cycle" is the last one.
+      std::uint64_t buffers = cumulative ? retired_.buffers : (eng_ ? 0 : last_.buffers);
+      std::uint64_t bytes = cumulative ? retired_.bytes : (eng_ ? 0 : last_.bytes);
+      if (eng_) {
+        const term::engine_stats s = eng_->stats(cumulative);
+        buffers += s.buffers_sent;
+        bytes += s.bytes_sent;
+      }
       const int k = which == convey_COMMS ? 0 : 1;
       const std::uint64_t mon = cumulative ? mlife_[k] : mlife_[k] - mmark_[k];
       std::uint64_t saved = 0;  // compression: BYTES counts what was actually sent
-      if (thrifty_ && which == convey_BYTES)
-        saved = thrifty_->saved_bytes() - (cumulative ? 0 : saved_mark_);
-      return static_cast<std::int64_t>((which == convey_COMMS ? s.buffers_sent : s.bytes_sent) +
-                                       mon - saved);
+      if (thrifty_mode_ && which == convey_BYTES)
+        saved = saved_total() - (cumulative ? 0 : saved_mark_);
+      return static_cast<std::int64_t>((which == convey_COMMS ? buffers : bytes) + mon - saved);
     } catch (...) {
       return -1;
     }
   }
   std::size_t memory_bytes_() const noexcept override {
-    return eng_->memory_bytes() + mout_cap_ + min_cap_;
+    return (eng_ ? eng_->memory_bytes() : 0) + mout_cap_ + min_cap_;
   }
   std::size_t max_memory_bytes_() const noexcept override {
-    return eng_->max_memory_bytes() +
-           (monster_bytes_ > small_max_ && elastic_ ? 2 * monster_bytes_ : 0);
+    return engine_max_memory_ + (monster_bytes_ > small_max_ && elastic_ ? 2 * monster_bytes_ : 0);
   }
 
  private:
+  // A fresh engine for request_ (collective), its MPI link buffers from memory_ when the
+  // client gave an allocator; THRIFTY engines get the codec set so far.
+  std::unique_ptr<term::engine> build_engine() {
+    if (thrifty_mode_) {
+      thrifty_control* control = nullptr;
+      auto e = make_thrifty_engine(request_, control, memory_);
+      thrifty_ = control;
+      if (codec_set_) thrifty_->set_codec(codec_, codec_arg_);
+      return e;
+    }
+    if (!memory_) return make_mpi_engine(MPI_COMM_WORLD, request_);
+    return make_mpi_engine(
+        MPI_COMM_WORLD, request_,
+        [memory = memory_](MPI_Comm comm, const std::shared_ptr<const router::route_plan>&) {
+          return aggregation::make_transport(
+              comm, aggregation::transport_kind_from(topology::settings::from_env(comm).transport),
+              memory);
+        });
+  }
+
+  // DYNAMIC, after a successful reset: keeps the engine's statistics, then destroys it
+  // (its transport gives the link buffers back).
+  void retire_engine() {
+    const term::engine_stats whole = eng_->stats(true), cycle = eng_->stats(false);
+    retired_.buffers += whole.buffers_sent;
+    retired_.bytes += whole.bytes_sent;
+    last_ = {cycle.buffers_sent, cycle.bytes_sent};
+    drop_engine();
+  }
+  // DYNAMIC: the engine goes without a cycle to account for (failed begin).
+  void drop_engine() noexcept {
+    if (elastic_) release_monsters();
+    if (thrifty_) saved_cum_ += thrifty_->saved_bytes();
+    thrifty_ = nullptr;
+    eng_.reset();
+  }
+  [[nodiscard]] std::uint64_t saved_total() const noexcept {
+    return saved_cum_ + (thrifty_ ? thrifty_->saved_bytes() : 0);
+  }
+
+  // With a client allocator: both monster buffers, collectively (true if there are none).
+  bool grab_monsters() noexcept {
+    if (monster_bytes_ <= small_max_ || !alloc_.client()) return true;
+    mout_ = static_cast<std::byte*>(alloc_.grab(monster_bytes_, __FILE__, __LINE__));
+    min_ = static_cast<std::byte*>(alloc_.grab(monster_bytes_, __FILE__, __LINE__));
+    if (mout_ && min_) {
+      mout_cap_ = min_cap_ = monster_bytes_;
+      return true;
+    }
+    release_monsters();
+    return false;
+  }
+  // Waits for the outgoing monster, then frees both buffers, LIFO (client or own).
+  void release_monsters() noexcept {
+    wait_monster_send();
+    if (alloc_.client()) {
+      alloc_.release(min_);
+      alloc_.release(mout_);
+    } else {
+      free_own(min_);
+      free_own(mout_);
+    }
+    min_ = mout_ = nullptr;
+    min_cap_ = mout_cap_ = 0;
+  }
+
   // Returns true for a ticket; `size` is the client item's size.
   bool classify(const term::item_view& v, std::size_t& size) const noexcept {
     const auto tag = static_cast<unsigned char>(v.data[v.bytes - 1]);
@@ -369,9 +467,24 @@ class tensor_conveyor final : public ::conveyor {
     if (p) ::operator delete (p, std::align_val_t{64});
   }
 
+  struct sent_counts {
+    std::uint64_t buffers = 0, bytes = 0;
+  };
+
   allocator alloc_;
+  std::shared_ptr<aggregation::buffer_source> memory_;  // null: transports allocate
+  conveyor_options request_;
+  bool thrifty_mode_;
+  bool dynamic_;
   thrifty_control* thrifty_ = nullptr;  // in eng_'s transport, when THRIFTY
+  const convey_codec_t* codec_ = nullptr;
+  void* codec_arg_ = nullptr;
+  bool codec_set_ = false;
   std::uint64_t saved_mark_ = 0;
+  std::uint64_t saved_cum_ = 0;  // compression savings of retired engines
+  sent_counts retired_;          // lifetime sends of retired engines (DYNAMIC)
+  sent_counts last_;             // the last cycle's sends, once its engine is retired
+  std::size_t engine_max_memory_ = 0;
   std::unique_ptr<term::engine> eng_;
   bool elastic_;
   std::size_t monster_bytes_;

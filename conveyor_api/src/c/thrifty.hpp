@@ -27,7 +27,9 @@ class thrifty_control {
 
 /// make_mpi_engine(MPI_COMM_WORLD, o) with the compressing transport (collective);
 /// `control` points into the engine's transport and lives as long as the engine.
-std::unique_ptr<termination::engine> make_thrifty_engine(const conveyor_options& o,
-                                                         thrifty_control*& control);
+/// `memory` (may be null) supplies the link buffers of the inner MPI transport (T11).
+std::unique_ptr<termination::engine> make_thrifty_engine(
+    const conveyor_options& o, thrifty_control*& control,
+    std::shared_ptr<aggregation::buffer_source> memory = {});
 
 }  // namespace convoy::facade
