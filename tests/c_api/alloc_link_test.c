@@ -197,9 +197,13 @@ static void test_orders(int all_mpi) {
     H_CHECK(c != NULL, "%s: construction failed", what);
     if (!c) continue;
     if (all_mpi && g_pes > 1) {
-      /* Every PE has at least one out- and one in-link; order 1: P-1 of each. */
       const size_t per_link = k_nb * (k_cap + 16);
-      const size_t links = order == 1 ? 2 * (size_t)(g_pes - 1) : 2;
+      /* Order 1: P-1 peers; order 2: n_local-1 in the group + P/n_local-1 across
+       * (seed 000 sec. 4.3.1), each way; order 3: at least one link each way. */
+      const size_t nl = pick_nlocal(order), P = (size_t)g_pes;
+      const size_t links = order == 1   ? 2 * (P - 1)
+                           : order == 2 ? 2 * ((nl - 1) + (P / nl - 1))
+                                        : 2;
       H_CHECK(r.grabs == 1, "%s: %d grabs at construction, expected 1", what, r.grabs);
       H_CHECK(r.live_bytes >= links * per_link, "%s: %zu bytes grabbed, < %zu links x %zu", what,
               r.live_bytes, links, per_link);
