@@ -12,6 +12,7 @@
  * buffer from the allocator) or "auto" (default transport: on-node links stay in the
  * shared-memory window, so only the off-node ones are grabbed). */
 #define _POSIX_C_SOURCE 200112L
+#include <biconvey.h>
 #include <convey.h>
 #include <convoy/convey_ext.h>
 #include <mpi.h>
@@ -335,6 +336,49 @@ static void test_others(void) {
   check_collective(&r, "convey_new");
 }
 
+/* A biconveyor's two conveyors share the allocator: freed (and with DYNAMIC reset) in the
+ * reverse order of their grabs. Each PE asks every PE for its rank plus the query. */
+static void answer_rank(const void* query, void* reply, void* context) {
+  int64_t q;
+  (void)context;
+  memcpy(&q, query, sizeof q);
+  q += h_me * 1000;
+  memcpy(reply, &q, sizeof q);
+}
+
+static void test_biconveyor(uint64_t options, const char* what) {
+  rec_t r;
+  convey_alc8r_t a = rec_alc8r(&r);
+  int cycle;
+  biconvey_t* b = biconvey_new_tensor(k_cap, 1, 1, k_nb, &a, options);
+  H_CHECK(b != NULL, "%s: construction failed", what);
+  if (!b) return;
+  for (cycle = 0; cycle < 2; cycle++) {
+    int64_t pe = 0, pulled = 0;
+    long iters = 0;
+    H_EXPECT_RC(biconvey_begin(b, 8, 8, answer_rank, NULL), convey_OK);
+    while (biconvey_advance(b, pe == g_pes) != convey_DONE && ++iters < H_MAX_ITER) {
+      int64_t reply;
+      for (; pe < g_pes; pe++) {
+        const int64_t q = pe + cycle;
+        if (biconvey_push(b, &q, pe) != convey_OK) break;
+      }
+      while (biconvey_pull(b, &reply) == convey_OK) {
+        H_CHECK(reply == pulled * 1000 + pulled + cycle, "%s: reply %lld to query %lld", what,
+                (long long)reply, (long long)pulled);
+        pulled++;
+      }
+    }
+    H_CHECK(pulled == g_pes, "%s: %lld replies, expected %lld", what, (long long)pulled,
+            (long long)g_pes);
+    H_EXPECT_RC(biconvey_reset(b), convey_OK);
+    if (options & convey_opt_DYNAMIC)
+      H_CHECK(r.live == 0, "%s: %d blocks live after reset", what, r.live);
+  }
+  H_EXPECT_RC(biconvey_free(b), convey_OK);
+  check_collective(&r, what);
+}
+
 int main(int argc, char** argv) {
   int all_mpi, me = 0, p = 1, bad = 0;
   const char* mode = argc > 1 ? argv[1] : "auto";
@@ -350,6 +394,8 @@ int main(int argc, char** argv) {
   test_dynamic_own();
   test_dynamic_validation();
   test_others();
+  test_biconveyor(0, "bitensor");
+  test_biconveyor(convey_opt_DYNAMIC, "DYNAMIC bitensor");
   MPI_Allreduce(&h_failures, &bad, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
   if (me == 0) printf("alloc_link_test (%s, %d PEs): %s\n", mode, p, bad ? "FAILED" : "passed");
   MPI_Finalize();

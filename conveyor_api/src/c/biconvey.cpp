@@ -48,14 +48,14 @@ constexpr std::size_t k_slot = sizeof(std::uint32_t);
 
 biconvey_t* pair(convey_t* q, convey_t* r, std::uint64_t options) {
   if (!q || !r) {
+    convey_free(r);  // reverse order of construction: allocator blocks go back LIFO
     convey_free(q);
-    convey_free(r);
     return nullptr;
   }
   auto* b = new (std::nothrow) biconveyor;
   if (!b) {
+    convey_free(r);  // reverse order of construction: allocator blocks go back LIFO
     convey_free(q);
-    convey_free(r);
     return nullptr;
   }
   b->q = q;
@@ -217,9 +217,10 @@ int biconvey_reset(biconvey_t* b) {
   if (!b) return convey_error_NULL;
   if (b->state == cstate::dormant) return convey_OK;
   if (b->state != cstate::complete) return b->panic("biconvey_reset", convey_error_STATE);
-  int rc = convey_reset(b->q);
+  // r before q: with DYNAMIC, r's buffers were grabbed last and must go back first (LIFO).
+  int rc = convey_reset(b->r);
   if (rc < 0) return rc;
-  rc = convey_reset(b->r);
+  rc = convey_reset(b->q);
   if (rc < 0) return rc;
   b->state = cstate::dormant;
   return convey_OK;
@@ -230,11 +231,12 @@ int biconvey_free(biconvey_t* b) {
   if (b->state != cstate::dormant && b->state != cstate::complete)
     return b->panic("biconvey_free", convey_error_STATE);
   if (b->state == cstate::complete) {
-    convey_reset(b->q);
     convey_reset(b->r);
+    convey_reset(b->q);
   }
-  int rc = convey_free(b->q);
+  // Reverse order of construction, so allocator blocks go back LIFO.
   const int rc2 = convey_free(b->r);
+  const int rc = convey_free(b->q);
   delete b;
   return rc < 0 ? rc : rc2;
 }
