@@ -1,5 +1,6 @@
 #include <convoy/aggregation/hybrid_transport.hpp>
 #include <convoy/topology/error.hpp>
+#include <exception>
 #include <utility>
 
 namespace convoy::aggregation {
@@ -29,8 +30,15 @@ void hybrid_transport::open(const link_layout& layout) {
   mpi_links_ = n_shm_links_ < layout.out_links.size() + layout.in_links.size();
   // shm first: its open() is collective over the node and throws on every node rank
   // alike, so a bad layout cannot leave one rank's MPI side open and another's not.
-  shm_.open(layout, shm_out_, shm_in_);
-  mpi_.open(layout, std::move(mpi_out), std::move(mpi_in));
+  // With a buffer source mpi_.open() is collective over all ranks (T11): a failure on
+  // one node's shared-memory side is carried into it, so other nodes do not wait.
+  std::exception_ptr shm_failure;
+  try {
+    shm_.open(layout, shm_out_, shm_in_);
+  } catch (...) {
+    shm_failure = std::current_exception();
+  }
+  mpi_.open(layout, std::move(mpi_out), std::move(mpi_in), std::move(shm_failure));
 }
 
 std::byte* hybrid_transport::acquire(int out_link) noexcept {

@@ -146,16 +146,19 @@ void mpi_transport::check_open(const link_layout& layout, const std::vector<bool
 }
 
 void mpi_transport::open(const link_layout& layout, std::vector<bool> serve_out,
-                         std::vector<bool> serve_in) {
+                         std::vector<bool> serve_in, std::exception_ptr failed_before) {
   if (opened_) throw convoy::error("mpi_transport: open() called twice");
   // With a buffer source open() is collective (T11): every rank takes part in the size
   // agreement even when its own checks failed, and then all of them throw together.
-  std::exception_ptr failure;
-  try {
-    check_open(layout, serve_out, serve_in);
-  } catch (...) {
-    if (!memory_) throw;
-    failure = std::current_exception();
+  std::exception_ptr failure = std::move(failed_before);
+  if (failure && !memory_) std::rethrow_exception(failure);
+  if (!failure) {
+    try {
+      check_open(layout, serve_out, serve_in);
+    } catch (...) {
+      if (!memory_) throw;
+      failure = std::current_exception();
+    }
   }
   std::size_t block_bytes = 0;
   if (memory_) {

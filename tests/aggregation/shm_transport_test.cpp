@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "convoy_test/mpi.hpp"
+#include "counting_source.hpp"
 #include "traffic_drive.hpp"
 #include "transport_driver.hpp"
 
@@ -301,6 +302,46 @@ TEST(HybridTransport, HalfShmHalfMpiExactlyOnce) {
     EXPECT_TRUE(t.idle());
     MPI_Barrier(MPI_COMM_WORLD);
   }
+}
+
+// T11 for the hybrid: a buffer source gives the MPI side's buffers in one grab of the same
+// size on every rank; the shared-memory rings stay in their window (the source never sees
+// them); delivery exact; the block goes back at destruction.
+TEST(HybridTransport, BufferSourceServesTheMpiSideOnly) {
+  const int rank = world_rank(), p = world_size();
+  const auto lay = all_to_all(rank, p, 2, 300, 2);
+  auto src = std::make_shared<convoy_test::counting_source>();
+  {
+    agg::hybrid_transport t(
+        MPI_COMM_WORLD, [](int a, int b) { return (a + b) % 2 == 0; }, src);
+    t.open(lay);
+    std::size_t mpi_links = 0;
+    for (const auto& l : lay.out_links) mpi_links += (rank + l.peer) % 2 == 0 ? 0 : 2;
+    unsigned long long need = mpi_links * 2 * 320, most = 0;  // 300 rounds up to 320
+    MPI_Allreduce(&need, &most, 1, MPI_UNSIGNED_LONG_LONG, MPI_MAX, MPI_COMM_WORLD);
+    ASSERT_EQ(src->sizes.size(), most ? 1u : 0u);
+    if (most) {
+      EXPECT_EQ(src->sizes[0], most + 63);
+    }
+    EXPECT_EQ(t.mpi().memory_bytes(), mpi_links * 2 * 300);
+    exchange(t, lay, 13u, 20, 100);
+    EXPECT_TRUE(t.idle());
+    EXPECT_EQ(src->n_released, 0u);
+    MPI_Barrier(MPI_COMM_WORLD);
+  }
+  EXPECT_EQ(src->n_released, src->sizes.size());
+  EXPECT_EQ(src->live_bytes, 0u);
+  // A bad layout on one rank: the shared-memory side fails on every node rank, the MPI
+  // side carries the failure through its collective agreement, nobody waits.
+  if (p > 1) {
+    agg::hybrid_transport t(MPI_COMM_WORLD, {}, src);
+    auto bad = all_to_all(rank, p, 1, 64, 2);
+    if (rank == p - 1) bad.out_links.push_back({0, p + 3});
+    const std::string e = error_of([&] { t.open(bad); });
+    EXPECT_FALSE(e.empty());
+  }
+  for (const auto& e : src->errors) ADD_FAILURE() << e;
+  EXPECT_TRUE(convoy_test::all_ranks(!HasFailure()));
 }
 
 // Hybrid, every peer on the node: everything goes through shared memory.

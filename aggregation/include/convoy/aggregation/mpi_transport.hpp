@@ -7,6 +7,7 @@
 #include <convoy/aggregation/detail/link_book.hpp>
 #include <convoy/aggregation/transport.hpp>
 #include <cstdint>
+#include <exception>
 #include <memory>
 #include <vector>
 
@@ -58,7 +59,13 @@ class mpi_transport final : public transport {
   /// shared-memory one inside a hybrid transport. Link ids stay those of `layout`:
   /// acquire() on an unserved link returns nullptr, post()/release() on one throw. Both
   /// ends of a link must choose the same transport for it.
-  void open(const link_layout& layout, std::vector<bool> serve_out, std::vector<bool> serve_in);
+  ///
+  /// `failed_before` (may be null): a failure of the caller's own just before this open
+  /// (the hybrid's shared-memory side). With a buffer source this open still takes part
+  /// in the collective agreement, so the other ranks throw too instead of waiting, and
+  /// then rethrows it; without one it is rethrown at once.
+  void open(const link_layout& layout, std::vector<bool> serve_out, std::vector<bool> serve_in,
+            std::exception_ptr failed_before = nullptr);
 
   [[nodiscard]] std::byte* acquire(int out_link) noexcept override;
   void post(int out_link, std::byte* buffer, std::size_t bytes) override;
