@@ -10,6 +10,7 @@
 #include <exception>
 #include <limits>
 #include <new>
+#include <thread>
 #include <utility>
 
 namespace convoy::termination {
@@ -57,95 +58,6 @@ const char* error_string(int code) noexcept {
 }
 
 namespace {
-
-constexpr std::size_t self_ring_align = 8;
-constexpr std::uint32_t wrap_marker = 0xFFFFFFFFu;
-
-std::size_t round_up(std::size_t n, std::size_t a) { return (n + a - 1) / a * a; }
-
-// Items pushed to this rank itself never touch the transport: a ring of records
-// [u32 size, 4 spare][payload padded to 8], FIFO (self -> self is a pair too, (T2)).
-// A popped record's space stays reserved until commit(), so unpull can restore it.
-class self_ring {
- public:
-  void init(std::size_t capacity) {
-    capacity_ = round_up(capacity, self_ring_align);
-    data_.reset(static_cast<std::byte*>(::operator new (capacity_, std::align_val_t{64})));
-  }
-  [[nodiscard]] std::size_t capacity() const noexcept { return capacity_; }
-  [[nodiscard]] bool empty() const noexcept { return count_ == 0; }
-
-  bool push(const void* item, std::size_t n) noexcept {
-    const std::size_t need = 8 + round_up(n, self_ring_align);
-    const std::size_t head = held_ ? hold_ : head_;
-    const std::size_t count = count_ + (held_ ? 1 : 0);
-    std::size_t at = tail_;
-    if (count == 0) {
-      if (need > capacity_) return false;
-      head_ = tail_ = at = 0;
-    } else if (tail_ > head) {
-      if (need > capacity_ - tail_) {
-        if (need > head) return false;
-        const std::uint32_t w = wrap_marker;
-        if (tail_ < capacity_) std::memcpy(data_.get() + tail_, &w, 4);
-        at = 0;
-      }
-    } else {
-      // tail <= head with records present: free space is [tail, head).
-      if (tail_ == head || need > head - tail_) return false;
-    }
-    const auto n32 = static_cast<std::uint32_t>(n);
-    std::memcpy(data_.get() + at, &n32, 4);
-    if (n) std::memcpy(data_.get() + at + 8, item, n);
-    tail_ = at + need;
-    if (tail_ == capacity_) tail_ = 0;
-    ++count_;
-    return true;
-  }
-
-  // Front record (precondition: !empty()).
-  [[nodiscard]] std::pair<const std::byte*, std::size_t> front() noexcept {
-    normalize();
-    std::uint32_t n = 0;
-    std::memcpy(&n, data_.get() + head_, 4);
-    return {data_.get() + head_ + 8, n};
-  }
-  // Removes the front record, keeping its space until commit() or unpop().
-  void pop() noexcept {
-    normalize();
-    hold_ = head_;
-    held_ = true;
-    std::uint32_t n = 0;
-    std::memcpy(&n, data_.get() + head_, 4);
-    head_ += 8 + round_up(n, self_ring_align);
-    if (head_ == capacity_) head_ = 0;
-    --count_;
-  }
-  void commit() noexcept { held_ = false; }
-  void unpop() noexcept {
-    head_ = hold_;
-    held_ = false;
-    ++count_;
-  }
-  void clear() noexcept { head_ = tail_ = count_ = 0, held_ = false; }
-
- private:
-  void normalize() noexcept {
-    if (head_ == capacity_) {
-      head_ = 0;
-      return;
-    }
-    std::uint32_t n = 0;
-    std::memcpy(&n, data_.get() + head_, 4);
-    if (n == wrap_marker) head_ = 0;
-  }
-  struct aligned_delete {
-    void operator()(std::byte* p) const noexcept { ::operator delete (p, std::align_val_t{64}); }
-  };
-  std::unique_ptr<std::byte, aligned_delete> data_;
-  std::size_t capacity_ = 0, head_ = 0, tail_ = 0, count_ = 0, hold_ = 0;
-  bool held_ = false;
-};
 
 // The received buffers of one in-link, in arrival order: this cycle's first (`now`
 // of them), then any of the next cycle. A sender never has more than n_buffers
@@ -197,8 +109,6 @@ struct engine::impl {
   struct out_link {
     int stage = 0;
     int peer = 0;
-    std::byte* buf = nullptr;  // acquired, not yet posted
-    std::size_t used = 0;
     std::uint32_t seq = 0;  // buffers posted this epoch
     std::uint64_t first_tick = 0;
     bool closed = false;  // its stage's last buffer was posted this epoch
@@ -211,16 +121,19 @@ struct engine::impl {
     std::uint32_t expected = std::numeric_limits<std::uint32_t>::max();
     link_ring queue;         // received buffers, front being processed
     std::size_t offset = 0;  // cursor in queue.front()
-    bool ready = false;      // on the ready list: head record is deliverable
-    // Decoded head record (valid when ready).
+    bool ready = false;      // on the ready list: head record (or whole buffer) deliverable
+    bool bulk = false;       // every record is this rank's, tag-free and rigid: deliver whole
+    bool loopback = false;   // items this rank pushed to itself (no transport, no counting)
+    bool in_window = false;  // its front buffer is the engine's pull window
+    // Decoded head record (valid when ready and not bulk).
     agg::record head;
     int head_src = -1;
-    [[nodiscard]] bool finished() const noexcept { return received == expected; }
+    [[nodiscard]] bool finished() const noexcept { return loopback || received == expected; }
   };
 
-  // Where the last pulled item came from, for unpull.
+  // Where the last per-item pull came from, for unpull (window pulls: window_.pulled).
   struct last_pull {
-    enum class kind { none, link, self } what = kind::none;
+    bool valid = false;
     int link = -1;
     std::size_t offset = 0;
     bool buffer_popped = false;
@@ -230,29 +143,46 @@ struct engine::impl {
   std::unique_ptr<agg::transport> transport;
   int n_ranks = 0;
   int n_stages = 0;
+  int n_out = 0;                   // real out-links; lane n_out is the loopback
+  int self_in = 0;                 // in-link id of the loopback
   std::size_t max_item_bytes = 0;  // largest payload that fits every stage
   std::vector<int> tag_bytes;      // per stage
   std::vector<int> out_base;       // first out-link of each stage
   std::vector<out_link> outs;
+  std::vector<lane> lanes;  // n_out + 1
   std::vector<in_link> ins;
+  std::vector<route_entry> routes;             // per destination, if the plan is small
   std::vector<agg::received> ring_slots;       // storage of every in-link's ring
-  std::vector<std::vector<int>> ins_of_stage;  // in-link ids per stage
+  std::vector<std::vector<int>> ins_of_stage;  // in-link ids per stage (loopback in none)
   std::deque<int> ready;                       // in-links whose head is deliverable
-  std::vector<int> blocked;                    // in-links with a forward that did not fit
-  self_ring self;
+  // Loopback buffers (n_buffers of capacity_bytes) and the free ones.
+  std::vector<std::unique_ptr<std::byte, void (*)(std::byte*)>> self_bufs;
+  std::vector<int> self_free;
   bool done_pushing = false;
   int closed_stages = 0;
   std::uint32_t epoch = 0;
   std::uint64_t tick = 0;
-  bool prefer_self = false;
   last_pull last;
   agg::received pending_release;  // fully pulled buffer kept until the next operation
   bool has_pending_release = false;
-  engine_stats now, life;
+  static constexpr int idle_rounds_before_yield = 8;
+  bool post_failed = false;  // the transport threw in a post from the push hot path
+  // Idle detection: advance() calls in a row that saw no push, pull or buffer move.
+  std::uint64_t activity_mark = 0;
+  int idle_advances = 0;
+
+  // Everything that shows progress, summed (only compared for change).
+  [[nodiscard]] std::uint64_t activity() const noexcept {
+    return e.pushes_ + e.pulls_ + life.buffers_sent + life.buffers_received + life.unpulls;
+  }
+  engine_stats now, life;  // pushes, pulls and per-stage items live in the engine/lanes
 
   impl(engine& owner, std::unique_ptr<agg::transport> t) : e(owner), transport(std::move(t)) {}
 
   [[nodiscard]] bool elastic() const noexcept { return e.options_.elastic; }
+  [[nodiscard]] std::size_t capacity() const noexcept { return e.options_.capacity_bytes; }
+
+  static void free_aligned(std::byte* p) { ::operator delete (p, std::align_val_t{64}); }
 
   void setup() {
     const auto& plan = *e.plan_;
@@ -261,7 +191,7 @@ struct engine::impl {
     agg::link_layout layout;
     layout.rank = e.rank_;
     layout.n_ranks = n_ranks;
-    layout.capacity_bytes = e.options_.capacity_bytes;
+    layout.capacity_bytes = capacity();
     layout.n_buffers = e.options_.n_buffers;
     ins_of_stage.resize(static_cast<std::size_t>(n_stages));
     for (int s = 0; s < n_stages; ++s) {
@@ -279,38 +209,143 @@ struct engine::impl {
         in_link l;
         l.stage = s;
         l.peer = p;
+        // Last-stage records are all this rank's; without a tag the source is the peer.
+        l.bulk = !elastic() && s == n_stages - 1 && tag_bytes.back() == 0;
         ins.push_back(std::move(l));
         layout.in_links.push_back({s, p});
       }
     }
     out_base.push_back(static_cast<int>(outs.size()));
+    n_out = static_cast<int>(outs.size());
+    lanes.resize(outs.size() + 1);
+    for (int k = 0; k < n_out; ++k)
+      lanes[static_cast<std::size_t>(k)].tag_bytes = static_cast<std::uint32_t>(
+          tag_bytes[static_cast<std::size_t>(outs[static_cast<std::size_t>(k)].stage)]);
+    {
+      in_link self;
+      self.stage = n_stages - 1;
+      self.peer = e.rank_;
+      self.loopback = true;
+      self.bulk = !elastic();
+      self_in = static_cast<int>(ins.size());
+      ins.push_back(std::move(self));
+    }
     const int cap = e.options_.n_buffers;
     ring_slots.resize(ins.size() * static_cast<std::size_t>(cap));
     for (std::size_t i = 0; i < ins.size(); ++i)
       ins[i].queue.bind(ring_slots.data() + i * static_cast<std::size_t>(cap), cap);
+    for (int k = 0; k < cap; ++k) {
+      self_bufs.emplace_back(
+          static_cast<std::byte*>(::operator new (capacity(), std::align_val_t{64})),
+          &free_aligned);
+      self_free.push_back(cap - 1 - k);
+    }
     transport->open(layout);
-    self.init(e.options_.capacity_bytes * static_cast<std::size_t>(e.options_.n_buffers));
     int max_tag = 0;
     for (int t : tag_bytes) max_tag = std::max(max_tag, t);
-    max_item_bytes = e.options_.capacity_bytes - agg::header_bytes -
-                     static_cast<std::size_t>(max_tag) - (elastic() ? agg::size_field_bytes : 0);
+    max_item_bytes = capacity() - agg::header_bytes - static_cast<std::size_t>(max_tag) -
+                     (elastic() ? agg::size_field_bytes : 0);
+    build_routes();
     now.stages.resize(static_cast<std::size_t>(n_stages));
     life.stages.resize(static_cast<std::size_t>(n_stages));
+    e.lanes_ = lanes.data();
+    e.n_ranks_u_ = static_cast<unsigned>(n_ranks);
+  }
+
+  // The first hop toward every destination, when the plan is small enough and every tag
+  // of a first hop fits 32 bits.
+  void build_routes() {
+    if (n_ranks > e.options_.route_table_max_ranks) return;
+    routes.resize(static_cast<std::size_t>(n_ranks));
+    for (int d = 0; d < n_ranks; ++d) {
+      auto& r = routes[static_cast<std::size_t>(d)];
+      if (d == e.rank_) {
+        r = {static_cast<std::uint32_t>(n_out), 0};
+        continue;
+      }
+      const auto h = e.plan_->next_hop(e.rank_, d, 0);
+      const std::uint64_t tag = e.plan_->encode(h.stage, e.rank_, h.rank, e.rank_, d);
+      if (tag > std::numeric_limits<std::uint32_t>::max()) {
+        routes.clear();
+        routes.shrink_to_fit();
+        return;
+      }
+      r.lane =
+          static_cast<std::uint32_t>(out_base[static_cast<std::size_t>(h.stage)] + h.peer_index);
+      r.tag = static_cast<std::uint32_t>(tag);
+    }
+    e.routes_ = routes.data();
+  }
+
+  // Memory of this engine's own: loopback buffers and the route table.
+  [[nodiscard]] std::size_t fixed_bytes() const noexcept {
+    return self_bufs.size() * capacity() + routes.size() * sizeof(route_entry);
   }
 
   // ---- sending ----------------------------------------------------------------
 
-  void post(out_link& o, int link, bool is_last) {
+  [[nodiscard]] bool lane_has_items(int link) const noexcept {
+    const lane& l = lanes[static_cast<std::size_t>(link)];
+    return l.buf && l.used > agg::header_bytes;
+  }
+
+  // Takes a fresh buffer for lane `link`; false if none is free (backpressure, T5).
+  bool open_lane(int link) {
+    lane& l = lanes[static_cast<std::size_t>(link)];
+    std::byte* b = nullptr;
+    if (link == n_out) {
+      if (self_free.empty()) return false;
+      b = self_bufs[static_cast<std::size_t>(self_free.back())].get();
+      self_free.pop_back();
+    } else {
+      b = transport->acquire(link);
+      if (!b) return false;
+      outs[static_cast<std::size_t>(link)].first_tick = tick;
+    }
+    l.buf = b;
+    l.used = static_cast<std::uint32_t>(agg::header_bytes);
+    // Room for one more rigid record and the push fast path's 8-byte tag store.
+    const std::size_t rec = std::max<std::size_t>(l.record_bytes, 8);
+    l.limit = elastic() ? 0 : static_cast<std::uint32_t>(capacity() - rec);
+    return true;
+  }
+
+  void close_lane(lane& l) noexcept {
+    l.buf = nullptr;
+    l.used = 1;
+    l.limit = 0;
+  }
+
+  void post(int link, bool is_last) {
+    lane& l = lanes[static_cast<std::size_t>(link)];
     agg::buffer_header h{};
-    h.bytes = static_cast<std::uint32_t>(o.used);
+    h.bytes = l.used;
     h.epoch = epoch;
-    h.seq = ++o.seq;
     h.flags = is_last ? agg::flag_last : 0u;
-    std::memcpy(o.buf, &h, sizeof h);
-    std::byte* b = o.buf;
-    o.buf = nullptr;
-    const std::size_t used = o.used;
-    o.used = 0;
+    std::byte* b = l.buf;
+    const std::size_t used = l.used;
+    close_lane(l);
+    if (link == n_out) {  // loopback: straight onto this rank's own in-link
+      h.seq = 0;
+      std::memcpy(b, &h, sizeof h);
+      agg::received r;
+      r.in_link = self_in;
+      r.data = b;
+      r.bytes = used;
+      for (int k = 0; k < e.options_.n_buffers; ++k)
+        if (self_bufs[static_cast<std::size_t>(k)].get() == b) r.slot = k;
+      in_link& s = ins[static_cast<std::size_t>(self_in)];
+      const bool was_empty = s.queue.empty();
+      s.queue.push_back(r, true);
+      if (was_empty) {
+        s.offset = agg::header_bytes;
+        examine(self_in);
+      }
+      return;
+    }
+    out_link& o = outs[static_cast<std::size_t>(link)];
+    h.seq = ++o.seq;
+    std::memcpy(b, &h, sizeof h);
     for (auto* st : {&now, &life}) {
       auto& ss = st->stages[static_cast<std::size_t>(o.stage)];
       ++ss.buffers;
@@ -321,26 +356,28 @@ struct engine::impl {
     transport->post(link, b, used);
   }
 
-  // Appends a record to out-link `link`. Returns false (nothing written) if the link
-  // has no free buffer: backpressure (T5).
+  // Gives a delivered buffer back: to the transport, or to the loopback pool.
+  void release_buffer(const agg::received& r) {
+    if (r.in_link == self_in)
+      self_free.push_back(r.slot);
+    else
+      transport->release(r);
+  }
+
+  // Appends a record to lane `link`. Returns false (nothing written) if the lane has no
+  // free buffer: backpressure (T5).
   bool append(int link, std::uint64_t tag, const void* payload, std::size_t n) {
-    out_link& o = outs[static_cast<std::size_t>(link)];
-    const int tb = tag_bytes[static_cast<std::size_t>(o.stage)];
+    lane& l = lanes[static_cast<std::size_t>(link)];
+    const int tb = static_cast<int>(l.tag_bytes);
     const std::size_t need = agg::record_bytes(tb, elastic(), n);
-    const std::size_t cap = e.options_.capacity_bytes;
-    if (o.buf && o.used + need > cap) post(o, link, false);
-    if (!o.buf) {
-      o.buf = transport->acquire(link);
-      if (!o.buf) return false;
-      o.used = agg::header_bytes;
-      o.first_tick = tick;
-    }
-    agg::put_record(o.buf + o.used, tag, tb, elastic(), payload, n);
-    o.used += need;
-    for (auto* st : {&now, &life}) ++st->stages[static_cast<std::size_t>(o.stage)].items;
+    if (l.buf && l.used + need > capacity()) post(link, false);
+    if (!l.buf && !open_lane(link)) return false;
+    agg::put_record(l.buf + l.used, tag, tb, elastic(), payload, n);
+    l.used += static_cast<std::uint32_t>(need);
+    ++l.items;
     // A rigid buffer that cannot take another item goes at once (overlaps the send
     // with further pushes).
-    if (!elastic() && o.used + need > cap) post(o, link, false);
+    if (!elastic() && l.used > l.limit) post(link, false);
     return true;
   }
 
@@ -352,24 +389,25 @@ struct engine::impl {
     return append(link, tag, payload, n) ? 1 : 0;
   }
 
-  // A checked push: to the self ring or onto its first hop. Returns 1, 0 (full) or
+  // A checked push: to the loopback lane or onto its first hop. Returns 1, 0 (full) or
   // error_transport.
   int push_item(const void* item, std::size_t n, int dest) noexcept {
     int rc;
-    if (dest == e.rank_) {
-      rc = self.push(item, n) ? 1 : 0;
-    } else {
-      try {
+    try {
+      if (dest == e.rank_)
+        rc = append(n_out, 0, item, n) ? 1 : 0;
+      else if (!routes.empty())
+        rc = append(static_cast<int>(routes[static_cast<std::size_t>(dest)].lane),
+                    routes[static_cast<std::size_t>(dest)].tag, item, n)
+                 ? 1
+                 : 0;
+      else
         rc = route(e.rank_, dest, 0, item, n);
-      } catch (const std::exception& ex) {
-        e.last_message_ = ex.what();
-        return error_transport;
-      }
+    } catch (const std::exception& ex) {
+      e.last_message_ = ex.what();
+      return error_transport;
     }
-    if (rc > 0) {
-      ++now.pushes;
-      ++life.pushes;
-    }
+    if (rc > 0) ++e.pushes_;
     return rc;
   }
 
@@ -378,18 +416,32 @@ struct engine::impl {
   void release_pending() {
     if (!has_pending_release) return;
     has_pending_release = false;
-    transport->release(pending_release);
+    release_buffer(pending_release);
+  }
+
+  // The window's buffer is fully pulled: give it back and look at the link's next one.
+  void close_window() {
+    window& w = e.window_;
+    const int id = w.link;
+    w = {};
+    in_link& l = ins[static_cast<std::size_t>(id)];
+    l.in_window = false;
+    release_buffer(l.queue.front());
+    l.queue.pop_front();
+    l.offset = agg::header_bytes;
+    examine(id);
   }
 
   // Makes the last pull final (no unpull can follow any more): frees its space and
   // looks at the next record of the link it came from.
   void settle() {
-    const auto what = last.what;
+    e.window_.pulled = false;
+    if (e.window_.link >= 0 && e.window_.cur >= e.window_.end) close_window();
+    const bool valid = last.valid;
     const int id = last.link;
     last = {};
     release_pending();
-    if (what == last_pull::kind::self) self.commit();
-    if (what == last_pull::kind::link) examine(id);
+    if (valid) examine(id);
   }
 
   void drain_transport() {
@@ -420,33 +472,43 @@ struct engine::impl {
     }
   }
 
+  void make_ready(in_link& l, int id) {
+    if (!l.ready) {
+      l.ready = true;
+      ready.push_back(id);
+    }
+  }
+
   // Looks at the head of in-link `id`: forwards records until one is deliverable (then
   // the link goes on the ready list), the queue is empty, or a forward does not fit.
+  // Bulk links go on the ready list with their whole front buffer.
   // Returns false if it stopped on a forward that did not fit.
   bool examine(int id) {
     in_link& l = ins[static_cast<std::size_t>(id)];
-    const int tb = tag_bytes[static_cast<std::size_t>(l.stage)];
+    if (l.in_window) return true;
+    const int tb = l.loopback ? 0 : tag_bytes[static_cast<std::size_t>(l.stage)];
     const bool last_stage = l.stage == n_stages - 1;
     while (!l.queue.empty()) {
       const agg::received& r = l.queue.front();
       agg::buffer_header h{};
       std::memcpy(&h, r.data, sizeof h);
       if (l.offset >= h.bytes) {
-        transport->release(r);
+        release_buffer(r);
         l.queue.pop_front();
         l.offset = agg::header_bytes;
         continue;
       }
+      if (l.bulk) {
+        make_ready(l, id);
+        return true;
+      }
       const agg::record rec = agg::get_record(r.data + l.offset, tb, elastic(), e.item_bytes_);
-      int src = 0, dst = 0;
-      e.plan_->decode(l.stage, l.peer, e.rank_, rec.tag, src, dst);
+      int src = e.rank_, dst = e.rank_;
+      if (!l.loopback) e.plan_->decode(l.stage, l.peer, e.rank_, rec.tag, src, dst);
       if (last_stage || dst == e.rank_) {
         l.head = rec;
         l.head_src = src;
-        if (!l.ready) {
-          l.ready = true;
-          ready.push_back(id);
-        }
+        make_ready(l, id);
         return true;
       }
       if (!route(src, dst, l.stage + 1, rec.payload, rec.bytes)) return false;
@@ -460,8 +522,59 @@ struct engine::impl {
     // list, are retried.
     for (std::size_t id = 0; id < ins.size(); ++id) {
       in_link& l = ins[id];
-      if (!l.ready && !l.queue.empty()) examine(static_cast<int>(id));
+      if (!l.ready && !l.in_window && !l.queue.empty()) examine(static_cast<int>(id));
     }
+  }
+
+  // Items pushed to this rank become pullable: the loopback lane's buffer is handed over.
+  bool flush_self() {
+    if (!lane_has_items(n_out)) return false;
+    post(n_out, false);
+    return true;
+  }
+
+  // The next delivered item off the ready list (precondition: not empty).
+  int take_ready(item_view& out, bool rigid) {
+    const int id = ready.front();
+    in_link& l = ins[static_cast<std::size_t>(id)];
+    const agg::received& r = l.queue.front();
+    if (l.bulk) {
+      agg::buffer_header h{};
+      std::memcpy(&h, r.data, sizeof h);
+      ready.pop_front();
+      l.ready = false;
+      l.in_window = true;
+      window& w = e.window_;
+      w.cur = r.data + l.offset;
+      w.end = r.data + h.bytes;
+      w.stride = e.item_bytes_;
+      w.from = l.peer;
+      w.link = id;
+      out = {w.cur, e.item_bytes_, w.from};
+      w.cur += w.stride;
+      w.pulled = true;
+      return 1;
+    }
+    if (rigid && elastic() && l.head.bytes != e.item_bytes_) return error_elastic;
+    ready.pop_front();
+    l.ready = false;
+    out = {l.head.payload, l.head.bytes, l.head_src};
+    last.valid = true;
+    last.link = id;
+    last.offset = l.offset;
+    l.offset += l.head.record_bytes;
+    // The buffer stays alive until settle() so that the item stays valid and unpull can
+    // restore it.
+    agg::buffer_header h{};
+    std::memcpy(&h, r.data, sizeof h);
+    if (l.offset >= h.bytes) {
+      pending_release = r;
+      has_pending_release = true;
+      last.buffer_popped = true;
+      l.queue.pop_front();
+      l.offset = agg::header_bytes;
+    }
+    return 1;
   }
 
   // ---- termination (TRAM sec. III.D) ----------------------------------------------
@@ -487,15 +600,11 @@ struct engine::impl {
          link < out_base[static_cast<std::size_t>(s) + 1]; ++link) {
       out_link& o = outs[static_cast<std::size_t>(link)];
       if (o.closed) continue;
-      if (!o.buf) {
-        o.buf = transport->acquire(link);
-        if (!o.buf) {
-          all = false;
-          continue;
-        }
-        o.used = agg::header_bytes;
+      if (!lanes[static_cast<std::size_t>(link)].buf && !open_lane(link)) {
+        all = false;
+        continue;
       }
-      post(o, link, true);
+      post(link, true);
       o.closed = true;
     }
     return all;
@@ -516,7 +625,7 @@ struct engine::impl {
   }
 
   [[nodiscard]] bool nothing_to_pull() const noexcept {
-    if (!self.empty()) return false;
+    if (lane_has_items(n_out)) return false;
     for (const auto& l : ins)
       if (!l.queue.empty()) return false;
     return true;
@@ -524,15 +633,39 @@ struct engine::impl {
 
   // Posts every partly filled buffer that has waited at least `period` advance calls.
   void flush_older_than(std::uint64_t period) {
-    for (std::size_t link = 0; link < outs.size(); ++link) {
-      out_link& o = outs[link];
-      if (o.buf && o.used > agg::header_bytes && tick - o.first_tick >= period)
-        post(o, static_cast<int>(link), false);
+    for (int link = 0; link < n_out; ++link) {
+      const out_link& o = outs[static_cast<std::size_t>(link)];
+      if (lane_has_items(link) && tick - o.first_tick >= period) post(link, false);
     }
   }
   void steady_flush() { flush_older_than(static_cast<std::uint64_t>(e.options_.steady_period)); }
 
-  void start_epoch() {
+  // Folds this cycle's hot-path counters into the lifetime statistics.
+  void fold_counters() {
+    life.pushes += e.pushes_;
+    life.pulls += e.pulls_;
+    e.pushes_ = e.pulls_ = 0;
+    for (int k = 0; k < n_out; ++k) {
+      lane& l = lanes[static_cast<std::size_t>(k)];
+      life.stages[static_cast<std::size_t>(outs[static_cast<std::size_t>(k)].stage)].items +=
+          l.items;
+      l.items = 0;
+    }
+    lanes[static_cast<std::size_t>(n_out)].items = 0;
+  }
+
+  [[nodiscard]] engine_stats stats(bool cumulative) const {
+    engine_stats s = cumulative ? life : now;
+    s.pushes += e.pushes_;
+    s.pulls += e.pulls_;
+    for (int k = 0; k < n_out; ++k)
+      s.stages[static_cast<std::size_t>(outs[static_cast<std::size_t>(k)].stage)].items +=
+          lanes[static_cast<std::size_t>(k)].items;
+    return s;
+  }
+
+  void start_epoch(std::size_t item_bytes) {
+    fold_counters();
     ++epoch;
     done_pushing = false;
     closed_stages = 0;
@@ -540,8 +673,12 @@ struct engine::impl {
     last = {};
     now = {};
     now.stages.resize(static_cast<std::size_t>(n_stages));
-    self.clear();
     ready.clear();
+    e.window_ = {};
+    for (int k = 0; k <= n_out; ++k) {
+      lane& l = lanes[static_cast<std::size_t>(k)];
+      l.record_bytes = l.tag_bytes + static_cast<std::uint32_t>(item_bytes);
+    }
     for (auto& o : outs) {
       o.seq = 0;
       o.closed = false;
@@ -550,6 +687,7 @@ struct engine::impl {
       l.received = 0;
       l.expected = std::numeric_limits<std::uint32_t>::max();
       l.ready = false;
+      l.in_window = false;
       l.offset = agg::header_bytes;
     }
     // Buffers that arrived early for this epoch are accepted now, in arrival order.
@@ -607,14 +745,15 @@ int engine::begin(std::size_t item_bytes) {
   if (item_bytes == 0 && !options_.elastic) return error_size;
   if (item_bytes > max_item_bytes()) return error_size;
   item_bytes_ = item_bytes;
-  impl_->start_epoch();
+  impl_->start_epoch(item_bytes);
   state_ = state::working;
+  fast_push_ = !options_.elastic && routes_ != nullptr;
   ++impl_->now.begins;
   ++impl_->life.begins;
   return 1;
 }
 
-int engine::push(const void* item, int dest) noexcept {
+int engine::push_slow(const void* item, int dest) noexcept {
   if (state_ != state::working) [[unlikely]]
     return error_state;
   if (options_.elastic) return epush(item, item_bytes_, dest);
@@ -623,6 +762,16 @@ int engine::push(const void* item, int dest) noexcept {
   if (!item) [[unlikely]]
     return error_argument;
   return impl_->push_item(item, item_bytes_, dest);
+}
+
+void engine::lane_full(std::uint32_t link) noexcept {
+  try {
+    impl_->post(static_cast<int>(link), false);
+  } catch (const std::exception& ex) {
+    // The failure shows on the next advance().
+    last_message_ = ex.what();
+    impl_->post_failed = true;
+  }
 }
 
 int engine::epush(const void* item, std::size_t bytes, int dest) noexcept {
@@ -634,84 +783,45 @@ int engine::epush(const void* item, std::size_t bytes, int dest) noexcept {
   return impl_->push_item(item, bytes, dest);
 }
 
-int engine::pull(item_view& out, bool rigid) noexcept {
+int engine::pull_slow(item_view& out, bool rigid) noexcept {
   if (state_ == state::dormant) return error_state;
   auto& m = *impl_;
   try {
     m.settle();
+    if (state_ == state::complete) return 0;
+    // Items to self wait in the loopback lane until nothing else is ready or it fills.
+    if (m.ready.empty() && !m.flush_self()) return 0;
+    if (m.ready.empty()) return 0;
+    const int rc = m.take_ready(out, rigid);
+    if (rc > 0) ++pulls_;
+    return rc;
   } catch (const std::exception& ex) {
     last_message_ = ex.what();
     return error_transport;
   }
-  if (state_ == state::complete) return 0;
-  // Alternate between the self ring and the links so that neither starves.
-  for (int k = 0; k < 2; ++k) {
-    if ((k == 0) == m.prefer_self) {
-      if (m.self.empty()) continue;
-      auto [p, n] = m.self.front();
-      if (rigid && options_.elastic && n != item_bytes_) return error_elastic;
-      out = {p, n, rank_};
-      m.self.pop();
-      m.last.what = impl::last_pull::kind::self;
-      m.prefer_self = false;
-    } else {
-      if (m.ready.empty()) continue;
-      const int id = m.ready.front();
-      auto& l = m.ins[static_cast<std::size_t>(id)];
-      if (rigid && options_.elastic && l.head.bytes != item_bytes_) return error_elastic;
-      out = {l.head.payload, l.head.bytes, l.head_src};
-      m.last.what = impl::last_pull::kind::link;
-      m.last.link = id;
-      m.last.offset = l.offset;
-      l.offset += l.head.record_bytes;
-      l.ready = false;
-      m.ready.pop_front();
-      // The buffer stays alive until settle() so that the item stays valid and
-      // unpull can restore it.
-      agg::buffer_header h{};
-      std::memcpy(&h, l.queue.front().data, sizeof h);
-      if (l.offset >= h.bytes) {
-        m.pending_release = l.queue.front();
-        m.has_pending_release = true;
-        m.last.buffer_popped = true;
-        l.queue.pop_front();
-        l.offset = agg::header_bytes;
-      }
-      m.prefer_self = true;
-    }
-    ++m.now.pulls;
-    ++m.life.pulls;
-    return 1;
-  }
-  return 0;
 }
 
 int engine::unpull() noexcept {
   if (state_ == state::dormant) return error_state;
   if (state_ == state::complete) return 0;  // legal, but there is nothing to put back
   auto& m = *impl_;
-  switch (m.last.what) {
-    case impl::last_pull::kind::none:
-      return error_unpull;
-    case impl::last_pull::kind::self:
-      m.self.unpop();
-      m.prefer_self = true;
-      break;
-    case impl::last_pull::kind::link: {
-      const int id = m.last.link;
-      auto& l = m.ins[static_cast<std::size_t>(id)];
-      if (m.last.buffer_popped) {
-        l.queue.push_front(m.pending_release);
-        m.has_pending_release = false;
-      }
-      l.offset = m.last.offset;  // l.head still describes the pulled record
-      l.ready = true;
-      m.ready.push_front(id);
-      m.prefer_self = false;
-      break;
+  if (window_.pulled) {
+    window_.cur -= window_.stride;
+    window_.pulled = false;
+  } else if (m.last.valid) {
+    const int id = m.last.link;
+    auto& l = m.ins[static_cast<std::size_t>(id)];
+    if (m.last.buffer_popped) {
+      l.queue.push_front(m.pending_release);
+      m.has_pending_release = false;
     }
+    l.offset = m.last.offset;  // l.head still describes the pulled record
+    l.ready = true;
+    m.ready.push_front(id);
+    m.last = {};
+  } else {
+    return error_unpull;
   }
-  m.last = {};
   ++m.now.unpulls;
   ++m.life.unpulls;
   return 1;
@@ -733,6 +843,7 @@ int engine::advance(bool done) noexcept {
   }
   ++m.now.advances;
   ++m.life.advances;
+  if (m.post_failed) return error_transport;  // a send from push() failed (last_message)
   try {
     m.settle();
     ++m.tick;
@@ -743,11 +854,21 @@ int engine::advance(bool done) noexcept {
     if (options_.steady || m.done_pushing) m.steady_flush();
     m.close_stages();
     m.transport->progress();
+    // A caller spinning on a blocked push or an empty pull waits for another rank; after
+    // a few idle rounds give the core away, so oversubscribed ranks make progress.
+    const std::uint64_t a = m.activity();
+    if (a != m.activity_mark) {
+      m.activity_mark = a;
+      m.idle_advances = 0;
+    } else if (++m.idle_advances >= impl::idle_rounds_before_yield) {
+      std::this_thread::yield();
+    }
   } catch (const std::exception& ex) {
     last_message_ = ex.what();
     return error_transport;
   }
   if (!m.done_pushing) return ok;
+  fast_push_ = false;
   if (m.everything_received() && m.transport->idle()) {
     if (m.nothing_to_pull()) {
       state_ = state::complete;
@@ -764,6 +885,7 @@ int engine::flush() noexcept {
   if (state_ != state::working && state_ != state::endgame) return error_state;
   try {
     impl_->flush_older_than(0);
+    impl_->flush_self();
     impl_->transport->progress();
   } catch (const std::exception& ex) {
     last_message_ = ex.what();
@@ -782,17 +904,18 @@ int engine::reset() noexcept {
     return error_transport;
   }
   state_ = state::dormant;
+  fast_push_ = false;
   return 1;
 }
 
-engine_stats engine::stats(bool cumulative) const { return cumulative ? impl_->life : impl_->now; }
+engine_stats engine::stats(bool cumulative) const { return impl_->stats(cumulative); }
 
 std::size_t engine::memory_bytes() const noexcept {
-  return impl_->transport->memory_bytes() + impl_->self.capacity();
+  return impl_->transport->memory_bytes() + impl_->fixed_bytes();
 }
 
 std::size_t engine::max_memory_bytes() const noexcept {
-  return impl_->transport->max_memory_bytes() + impl_->self.capacity();
+  return impl_->transport->max_memory_bytes() + impl_->fixed_bytes();
 }
 
 }  // namespace convoy::termination

@@ -131,7 +131,9 @@ TEST(EngineSim, ContractOnSmallPlansEveryPatternHundredSchedules) {
   for (const auto& pc : small_plans()) {
     for (pattern pat : patterns) {
       for (std::uint64_t seed = 1; seed <= 100; ++seed) {
-        simulation sim(pc.plan, small_buffers(seed % 2 ? 1 : 2, seed % 3 ? 128 : 512), seed);
+        engine_options o = small_buffers(seed % 2 ? 1 : 2, seed % 3 ? 128 : 512);
+        if (seed % 7 == 0) o.route_table_max_ranks = 0;  // first hops from the plan, per item
+        simulation sim(pc.plan, o, seed);
         const auto wl = make_workload(pat, sim.n_ranks(), 40, sim.rng());
         const auto res = run_cycle(sim, wl, sizeof(tracer) + seed % 5);
         ASSERT_TRUE(res.failure.empty())
@@ -520,14 +522,21 @@ TEST(EngineSim, ExplicitFlushSendsPartialBuffers) {
   EXPECT_EQ(sim.at(2).reset(), convoy::termination::error_state);
 }
 
-// Memory: the engine reports the router's formula plus its fixed self queue.
+// Memory: the engine reports the router's formula plus its fixed costs: n_buffers
+// loopback buffers and an 8-byte first-hop entry per rank (none above the table limit).
 TEST(EngineSim, MemoryMatchesFormula) {
   for (const auto& pc : small_plans()) {
-    simulation sim(pc.plan, small_buffers(4, 512), 1);
-    for (int r = 0; r < sim.n_ranks(); ++r)
-      EXPECT_EQ(sim.at(r).max_memory_bytes(),
-                convoy::router::link_buffer_bytes(*pc.plan, r, 512, 4) + 4 * 512)
-          << pc.label << " rank " << r;
+    for (const bool table : {true, false}) {
+      engine_options o = small_buffers(4, 512);
+      if (!table) o.route_table_max_ranks = 0;
+      simulation sim(pc.plan, o, 1);
+      const std::size_t p = static_cast<std::size_t>(sim.n_ranks());
+      for (int r = 0; r < sim.n_ranks(); ++r)
+        EXPECT_EQ(
+            sim.at(r).max_memory_bytes(),
+            convoy::router::link_buffer_bytes(*pc.plan, r, 512, 4) + 4 * 512 + (table ? 8 * p : 0))
+            << pc.label << " rank " << r << (table ? " with" : " without") << " route table";
+    }
   }
 }
 

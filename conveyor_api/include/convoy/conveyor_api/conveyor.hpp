@@ -92,7 +92,7 @@ class conveyor {
   /// True if accepted; false if the path is full (advance, pull, and retry). Throws
   /// convoy::error on misuse (rank out of range, not WORKING).
   [[nodiscard]] bool push(const T& item, int rank) {
-    const int rc = engine_->push(&item, rank);
+    const int rc = engine_->template push<sizeof(T)>(&item, rank);
     if (rc < 0) [[unlikely]]
       check(rc, "push to rank " + std::to_string(rank));
     return rc > 0;

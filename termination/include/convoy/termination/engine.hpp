@@ -25,6 +25,7 @@
 #include <convoy/router/route_plan.hpp>
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <memory>
 #include <string>
 #include <vector>
@@ -63,6 +64,10 @@ struct engine_options {
   /// Items carry their own size (elastic); begin()'s item_bytes is then the default size
   /// that a rigid pull() accepts.
   bool elastic = false;
+  /// Plans over at most this many ranks get a per-destination table of first hops
+  /// (8 bytes per rank, counted in memory_bytes()), so that push() makes no virtual call.
+  /// Above it, push() asks the route plan for every item.
+  int route_table_max_ranks = 1 << 16;
 };
 
 /// Counters per stage, for the current begin/reset cycle and for the engine's lifetime.
@@ -112,7 +117,34 @@ class engine {
   /// Pushes `item` (item_bytes() bytes) to `dest`. WORKING only. Returns 1 if accepted,
   /// 0 if the buffer toward its next hop is full (call advance() and pull, then retry),
   /// error_state, error_rank, error_argument. Hot path: no allocation after warm-up.
-  [[nodiscard]] int push(const void* item, int dest) noexcept;
+  /// `N`, if not 0, is the item size known at compile time (it must equal item_bytes();
+  /// the typed API passes sizeof(T)), so that the copy is a fixed-size move.
+  template <std::size_t N = 0>
+  [[nodiscard]] int push(const void* item, int dest) noexcept {
+    // Hot path (rigid, WORKING, route table present): one table load and a copy into the
+    // buffer toward the first hop; everything else goes through push_slow().
+    if (fast_push_ && static_cast<unsigned>(dest) < n_ranks_u_ && item &&
+        (N == 0 || N == item_bytes_)) [[likely]] {
+      const route_entry r = routes_[static_cast<std::size_t>(dest)];
+      lane& l = lanes_[r.lane];
+      if (l.used <= l.limit) [[likely]] {
+        std::byte* p = l.buf + l.used;
+        const std::uint64_t tag = r.tag;
+        std::memcpy(p, &tag, sizeof tag);  // the limit leaves room for 8 bytes
+        if constexpr (N != 0)
+          std::memcpy(p + l.tag_bytes, item, N);
+        else
+          copy_item(p + l.tag_bytes, item, item_bytes_);
+        l.used += l.record_bytes;
+        ++l.items;
+        ++pushes_;
+        if (l.used > l.limit) [[unlikely]]
+          lane_full(r.lane);
+        return 1;
+      }
+    }
+    return push_slow(item, dest);
+  }
   /// Elastic push of `bytes` bytes (0 allowed). Returns as push(), plus error_elastic on
   /// a rigid engine and error_size if the item cannot fit in a buffer.
   [[nodiscard]] int epush(const void* item, std::size_t bytes, int dest) noexcept;
@@ -120,7 +152,20 @@ class engine {
   /// Pulls the next delivered item. Returns 1 and fills `out`, 0 if none is ready,
   /// error_state in DORMANT. On an elastic engine with rigid==true, an item whose size
   /// is not item_bytes() is not pulled: returns error_elastic and leaves it to be pulled.
-  [[nodiscard]] int pull(item_view& out, bool rigid = true) noexcept;
+  [[nodiscard]] int pull(item_view& out, bool rigid = true) noexcept {
+    // Hot path: the next item of the buffer being delivered whole (rigid items of one
+    // source, no tags: last-stage buffers of tag-free stages and items to self).
+    if (window_.cur < window_.end) [[likely]] {
+      out.data = window_.cur;
+      out.bytes = item_bytes_;
+      out.from = window_.from;
+      window_.cur += window_.stride;
+      window_.pulled = true;
+      ++pulls_;
+      return 1;
+    }
+    return pull_slow(out, rigid);
+  }
   /// Puts back the item of the most recent successful pull (no pull, advance or reset on
   /// this engine since). Returns 1, error_unpull or error_state.
   [[nodiscard]] int unpull() noexcept;
@@ -156,11 +201,61 @@ class engine {
 
  private:
   struct impl;
+  // The buffer being filled toward one out-link (or toward this rank itself: the last
+  // lane). Pushes may write while used <= limit; limit leaves room for one more record
+  // and an 8-byte tag store. No buffer: buf == nullptr, used 1, limit 0.
+  struct lane {
+    std::byte* buf = nullptr;
+    std::uint32_t used = 1;
+    std::uint32_t limit = 0;
+    std::uint32_t record_bytes = 0;  // tag + payload of this cycle's rigid items
+    std::uint32_t tag_bytes = 0;
+    std::uint64_t items = 0;  // records appended this cycle
+  };
+  // First hop of a freshly pushed item, per destination.
+  struct route_entry {
+    std::uint32_t lane;
+    std::uint32_t tag;
+  };
+  // The delivered buffer being pulled item by item (cur == end: none).
+  struct window {
+    const std::byte* cur = nullptr;
+    const std::byte* end = nullptr;
+    std::size_t stride = 0;
+    int from = -1;
+    int link = -1;        // in-link whose front buffer this is
+    bool pulled = false;  // the last pull came from here (for unpull)
+  };
+
+  // 8-byte items (the common case) get a fixed-size move; other sizes call memcpy.
+  static void copy_item(std::byte* to, const void* from, std::size_t n) noexcept {
+#if defined(__GNUC__)
+    // Hides the source object from GCC's bounds analysis, which otherwise warns about the
+    // 8-byte branch when this is inlined for a smaller item that never takes it.
+    asm("" : "+r"(from));
+#endif
+    if (n == 8)
+      std::memcpy(to, from, 8);
+    else
+      std::memcpy(to, from, n);
+  }
+  [[nodiscard]] int push_slow(const void* item, int dest) noexcept;
+  [[nodiscard]] int pull_slow(item_view& out, bool rigid) noexcept;
+  void lane_full(std::uint32_t link) noexcept;
+
+  // Hot-path state first (one or two cache lines).
+  bool fast_push_ = false;  // WORKING, rigid, route table present
+  unsigned n_ranks_u_ = 0;
+  std::size_t item_bytes_ = 0;
+  lane* lanes_ = nullptr;  // impl's storage
+  const route_entry* routes_ = nullptr;
+  window window_;
+  std::uint64_t pushes_ = 0, pulls_ = 0;  // this cycle
+
   std::shared_ptr<const router::route_plan> plan_;
   int rank_;
   engine_options options_;
   state state_ = state::dormant;
-  std::size_t item_bytes_ = 0;
   std::string last_message_;
   std::unique_ptr<impl> impl_;
 };
