@@ -6,8 +6,8 @@
 namespace convoy::aggregation {
 
 hybrid_transport::hybrid_transport(MPI_Comm comm, link_predicate use_shm,
-                                   std::shared_ptr<buffer_source> memory)
-    : mpi_(comm, std::move(memory)), shm_(comm), use_shm_(std::move(use_shm)) {}
+                                   std::shared_ptr<buffer_source> memory, shm_filling filling)
+    : mpi_(comm, std::move(memory)), shm_(comm, filling), use_shm_(std::move(use_shm)) {}
 
 void hybrid_transport::open(const link_layout& layout) {
   // Both ends decide alike: on_node is symmetric, and so must use_shm_ be.
@@ -102,8 +102,9 @@ std::unique_ptr<transport> make_transport(MPI_Comm comm, transport_kind kind,
     kind = max_node_size > 1 ? transport_kind::shm : transport_kind::mpi;
   }
   if (kind == transport_kind::mpi) return std::make_unique<mpi_transport>(comm, std::move(memory));
-  return std::make_unique<hybrid_transport>(comm, hybrid_transport::link_predicate{},
-                                            std::move(memory));
+  return std::make_unique<hybrid_transport>(
+      comm, hybrid_transport::link_predicate{}, std::move(memory),
+      kind == transport_kind::shm_zero_copy ? shm_filling::zero_copy : shm_filling::staged);
 }
 
 const char* transport_kind_name(transport_kind k) noexcept {
@@ -112,6 +113,8 @@ const char* transport_kind_name(transport_kind k) noexcept {
       return "mpi";
     case transport_kind::shm:
       return "shm";
+    case transport_kind::shm_zero_copy:
+      return "shm-zero-copy";
     case transport_kind::automatic:
       break;
   }
@@ -126,6 +129,8 @@ transport_kind transport_kind_from(
       return transport_kind::mpi;
     case topology::transport_choice::shm:
       return transport_kind::shm;
+    case topology::transport_choice::shm_zero_copy:
+      return transport_kind::shm_zero_copy;
     case topology::transport_choice::automatic:
       break;
   }

@@ -12,6 +12,8 @@ namespace convoy::aggregation {
 
 namespace {
 
+constexpr std::size_t staging_alignment = 4096;
+
 constexpr const char* who = "shm_transport";
 constexpr std::size_t line = detail::buffer_alignment;  // a cache line
 
@@ -67,7 +69,7 @@ std::size_t shm_transport::ring_bytes(std::size_t capacity_bytes, int n_buffers)
   return offsets(capacity_bytes, n_buffers).total;
 }
 
-shm_transport::shm_transport(MPI_Comm comm) {
+shm_transport::shm_transport(MPI_Comm comm, shm_filling filling) : filling_(filling) {
   if (comm == MPI_COMM_NULL) throw convoy::error("shm_transport: communicator is MPI_COMM_NULL");
   CONVOY_MPI_CHECK(MPI_Comm_rank(comm, &rank_));
   CONVOY_MPI_CHECK(MPI_Comm_size(comm, &size_));
@@ -273,6 +275,8 @@ void shm_transport::open(const link_layout& layout, std::vector<bool> serve_out,
   serve_out_ = std::move(serve_out);
   serve_in_ = std::move(serve_in);
   out_.assign(n_out, out_ring{});
+  stage_.clear();
+  stage_.resize(n_out);
   in_.assign(n_in, in_ring{});
   free_.assign(n_out * n, 0);
   out_state_.assign(n_out * n, slot_state::free);
@@ -306,6 +310,8 @@ std::byte* shm_transport::acquire(int out_link) noexcept {
   const auto l = static_cast<std::size_t>(out_link);
   out_ring& o = out_[l];
   const auto n = static_cast<std::size_t>(n_);
+  // Staged: one buffer per link, handed out again only once posted.
+  if (filling_ == shm_filling::staged && o.staged_slot >= 0) return nullptr;
   if (o.n_free == 0) {
     // Take back what the receiver freed (acquire pairs with its release-store, M1).
     const ring_offsets off = offsets(layout_.capacity_bytes, n_);
@@ -322,7 +328,29 @@ std::byte* shm_transport::acquire(int out_link) noexcept {
   }
   const int slot = free_[l * n + static_cast<std::size_t>(--o.n_free)];
   out_state_[l * n + static_cast<std::size_t>(slot)] = slot_state::filling;
-  return slot_ptr(o.base, slot);
+  if (filling_ == shm_filling::zero_copy) return slot_ptr(o.base, slot);
+  if (!stage_[l]) {
+    // Page-aligned: the copy into the slot runs at full speed only when the two page
+    // offsets do not alias (see the README's note on staging buffers).
+    auto* b = static_cast<std::byte*>(
+        ::operator new (slot_bytes_, std::align_val_t{staging_alignment}, std::nothrow));
+    if (!b) {
+      out_state_[l * n + static_cast<std::size_t>(slot)] = slot_state::free;
+      ++o.n_free;
+      return nullptr;
+    }
+    stage_[l].reset(b);
+    staged_bytes_ += slot_bytes_;
+  }
+  o.staged_slot = slot;
+  return stage_[l].get();
+}
+
+std::size_t shm_transport::max_memory_bytes() const noexcept {
+  if (filling_ == shm_filling::zero_copy) return hosted_bytes_;
+  std::size_t served = 0;
+  for (bool s : serve_out_) served += s ? 1 : 0;
+  return hosted_bytes_ + served * slot_bytes_;
 }
 
 void shm_transport::post(int out_link, std::byte* buffer, std::size_t bytes) {
@@ -335,6 +363,15 @@ void shm_transport::post(int out_link, std::byte* buffer, std::size_t bytes) {
   const auto n = static_cast<std::size_t>(n_);
   out_ring& o = out_[l];
   std::byte* const first = slot_ptr(o.base, 0);
+  std::byte* const staging = buffer;
+  if (filling_ == shm_filling::staged) {
+    if (!stage_[l] || buffer != stage_[l].get() || o.staged_slot < 0)
+      throw convoy::error(
+          "shm_transport: post of a buffer that is not an acquired, unposted staging buffer of "
+          "out-link " +
+          std::to_string(out_link));
+    buffer = slot_ptr(o.base, o.staged_slot);
+  }
   const std::ptrdiff_t d = buffer - first;
   const bool inside = buffer != nullptr && d >= 0 &&
                       static_cast<std::size_t>(d) < n * slot_bytes_ &&
@@ -349,6 +386,10 @@ void shm_transport::post(int out_link, std::byte* buffer, std::size_t bytes) {
                         std::to_string(out_link) + "; must be in [" +
                         std::to_string(sizeof(buffer_header)) + ", " +
                         std::to_string(layout_.capacity_bytes) + "]");
+  if (buffer != staging) {
+    std::memcpy(buffer, staging, bytes);
+    o.staged_slot = -1;
+  }
   out_state_[l * n + slot] = slot_state::posted;
   const ring_offsets off = offsets(layout_.capacity_bytes, n_);
   std::uint64_t* entry = words(o.base + off.posted_entries) + 2 * (o.posted % n);

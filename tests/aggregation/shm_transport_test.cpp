@@ -10,6 +10,7 @@
 #include <convoy/aggregation/mpi_transport.hpp>
 #include <convoy/aggregation/shm_transport.hpp>
 #include <convoy/topology/error.hpp>
+#include <cstdlib>
 #include <cstring>
 #include <memory>
 #include <string>
@@ -32,6 +33,14 @@ using convoy_test::world_rank;
 using convoy_test::world_size;
 
 namespace {
+
+// The filling mode under test: CONVOY_TEST_SHM_FILLING=zero-copy (a second CTest entry),
+// else staged (the default).
+agg::shm_filling filling() {
+  const char* v = std::getenv("CONVOY_TEST_SHM_FILLING");
+  return v && std::string(v) == "zero-copy" ? agg::shm_filling::zero_copy
+                                            : agg::shm_filling::staged;
+}
 
 using clock_type = std::chrono::steady_clock;
 
@@ -70,17 +79,21 @@ TEST(ShmTransport, AllToAllFifoExactlyOnce) {
   for (const int nb : {1, 2, 4}) {
     SCOPED_TRACE("n_buffers " + std::to_string(nb));
     const auto lay = all_to_all(rank, p, 1, 500, nb);
-    agg::shm_transport t(MPI_COMM_WORLD);
+    agg::shm_transport t(MPI_COMM_WORLD, filling());
     EXPECT_EQ(t.node_size(), p);
     EXPECT_EQ(t.memory_bytes(), 0u);
     t.open(lay);
     EXPECT_EQ(t.memory_bytes(),
               static_cast<std::size_t>(p - 1) * agg::shm_transport::ring_bytes(500, nb));
-    EXPECT_EQ(t.max_memory_bytes(), t.memory_bytes());
+    // M8: staging adds one slot-sized buffer per out-link, allocated on first use.
+    const std::size_t staging =
+        filling() == agg::shm_filling::staged ? static_cast<std::size_t>(p - 1) * 512 : 0;
+    EXPECT_EQ(t.max_memory_bytes(), t.memory_bytes() + staging);
     // M2: slots of 500 bytes round up to 512; three control lines and the entry lines.
     EXPECT_GE(agg::shm_transport::ring_bytes(500, nb), static_cast<std::size_t>(nb) * 512 + 3 * 64);
     exchange(t, lay, 5u, 30, 300);
     EXPECT_TRUE(t.idle());
+    EXPECT_EQ(t.memory_bytes(), t.max_memory_bytes());  // every link was used
     EXPECT_TRUE(convoy_test::all_ranks(!HasFailure()));
     MPI_Barrier(MPI_COMM_WORLD);
   }
@@ -89,9 +102,10 @@ TEST(ShmTransport, AllToAllFifoExactlyOnce) {
 // M3 zero copy: acquire() hands out 64-byte aligned slots of the receiver's ring, and
 // poll() on the receiver returns the very bytes the sender wrote, at a slot-sized stride.
 TEST(ShmTransport, SlotsAreAlignedAndDistinct) {
+  if (filling() != agg::shm_filling::zero_copy) GTEST_SKIP() << "zero-copy filling only";
   const int rank = world_rank(), p = world_size();
   const auto lay = all_to_all(rank, p, 1, 100, 4);
-  agg::shm_transport t(MPI_COMM_WORLD);
+  agg::shm_transport t(MPI_COMM_WORLD, filling());
   t.open(lay);
   for (std::size_t l = 0; l < lay.out_links.size(); ++l) {
     std::vector<std::byte*> got;
@@ -122,7 +136,7 @@ TEST(ShmTransport, SlotsAreAlignedAndDistinct) {
 TEST(ShmTransport, TwoStagesSamePairDoNotMix) {
   const int rank = world_rank(), p = world_size();
   const auto lay = all_to_all(rank, p, 2, 256, 2);
-  agg::shm_transport t(MPI_COMM_WORLD);
+  agg::shm_transport t(MPI_COMM_WORLD, filling());
   t.open(lay);
   exchange(t, lay, 9u, 20, 150);
   MPI_Barrier(MPI_COMM_WORLD);
@@ -136,7 +150,7 @@ TEST(ShmTransport, ManyTransportsNoCrosstalk) {
   std::vector<std::unique_ptr<traffic>> ts;
   for (int i = 0; i < 40; ++i) {
     const auto lay = all_to_all(rank, p, 1 + i % 2, 64 + 64 * (i % 3), 1 + i % 2);
-    tps.push_back(std::make_unique<agg::shm_transport>(MPI_COMM_WORLD));
+    tps.push_back(std::make_unique<agg::shm_transport>(MPI_COMM_WORLD, filling()));
     tps.back()->open(lay);
     ts.push_back(std::make_unique<traffic>(*tps.back(), lay, static_cast<std::uint32_t>(i),
                                            static_cast<std::uint64_t>(i * 100 + rank)));
@@ -150,6 +164,51 @@ TEST(ShmTransport, ManyTransportsNoCrosstalk) {
   MPI_Barrier(MPI_COMM_WORLD);
 }
 
+// M8 staged filling: acquire() hands out the link's own page-aligned buffer, outside the
+// window, once until it is posted; post() copies it into a slot, and the receiver polls
+// exactly those bytes.
+TEST(ShmTransport, StagedBufferIsPrivateAndCopied) {
+  if (filling() != agg::shm_filling::staged) GTEST_SKIP() << "staged filling only";
+  const int rank = world_rank(), p = world_size();
+  const auto lay = all_to_all(rank, p, 1, 256, 2);
+  agg::shm_transport t(MPI_COMM_WORLD, filling());
+  t.open(lay);
+  for (std::size_t l = 0; l < lay.out_links.size(); ++l) {
+    const int link = static_cast<int>(l);
+    std::byte* b = t.acquire(link);
+    ASSERT_NE(b, nullptr);
+    EXPECT_EQ(reinterpret_cast<std::uintptr_t>(b) % 4096, 0u);
+    EXPECT_EQ(t.acquire(link), nullptr);  // one staging buffer per link
+    std::memset(b, 0, 256);
+    agg::buffer_header h{256, 1, 1, 0};
+    std::memcpy(b, &h, sizeof h);
+    for (std::size_t i = sizeof h; i < 256; ++i) b[i] = static_cast<std::byte>(rank * 7 + i);
+    t.post(link, b, 256);
+    std::byte* again = t.acquire(link);
+    EXPECT_EQ(again, b);  // the same staging buffer, for the ring's second slot
+    if (again) {
+      h.seq = 2;
+      std::memcpy(again, &h, sizeof h);
+      t.post(link, again, 256);
+    }
+    EXPECT_EQ(t.acquire(link), nullptr);  // both slots posted: no credit left
+  }
+  MPI_Barrier(MPI_COMM_WORLD);
+  agg::received r;
+  std::vector<int> per_link(lay.in_links.size(), 0);
+  while (t.poll(r)) {
+    const int peer = lay.in_links[static_cast<std::size_t>(r.in_link)].peer;
+    EXPECT_EQ(r.bytes, 256u);
+    for (std::size_t i = sizeof(agg::buffer_header); i < 256; ++i)
+      ASSERT_EQ(r.data[i], static_cast<std::byte>(peer * 7 + i)) << "byte " << i;
+    ++per_link[static_cast<std::size_t>(r.in_link)];
+    t.release(r);
+  }
+  for (int n : per_link) EXPECT_EQ(n, 2);
+  EXPECT_EQ(t.memory_bytes(), t.max_memory_bytes());
+  MPI_Barrier(MPI_COMM_WORLD);
+}
+
 // T4 / M4: the ring is the credit. Rank 1 holds everything: rank 0 gets exactly n_buffers
 // slots (no queue beyond the ring), rank 1 sees exactly n_buffers. Releasing the newest
 // held buffer (out of order) gives back exactly one slot, whose buffer arrives next.
@@ -159,7 +218,7 @@ TEST(ShmTransport, RingIsTheCredit) {
   for (const int nb : {1, 2, 4}) {
     SCOPED_TRACE("n_buffers " + std::to_string(nb));
     const auto lay = all_to_all(rank, p, 1, 64, nb);
-    agg::shm_transport t(MPI_COMM_WORLD);
+    agg::shm_transport t(MPI_COMM_WORLD, filling());
     t.open(lay);
     traffic tr(t, lay, 1u, 1u);
     std::vector<agg::received> held;
@@ -202,7 +261,10 @@ TEST(ShmTransport, RingIsTheCredit) {
     MPI_Barrier(MPI_COMM_WORLD);
     if (rank == 0) {
       int again = 0;
-      while (t.acquire(0) != nullptr) ++again;
+      while (std::byte* b = t.acquire(0)) {
+        tr.post_one(0, b);
+        ++again;
+      }
       EXPECT_EQ(again, nb);  // every slot came back
     }
     MPI_Barrier(MPI_COMM_WORLD);
@@ -215,7 +277,7 @@ TEST(ShmTransport, PollIsRoundRobin) {
   if (p < 3) GTEST_SKIP() << "needs three ranks";
   constexpr int nb = 4;
   const auto lay = all_to_all(rank, p, 1, 64, nb);
-  agg::shm_transport t(MPI_COMM_WORLD);
+  agg::shm_transport t(MPI_COMM_WORLD, filling());
   t.open(lay);
   traffic tr(t, lay, 1u, 1u);
   if (rank == 1 || rank == 2)
@@ -239,7 +301,7 @@ TEST(ShmTransport, PollIsRoundRobin) {
 // can still be opened afterwards.
 TEST(ShmTransport, BadLayoutIsAConvoyErrorOnEveryRank) {
   const int rank = world_rank(), p = world_size();
-  agg::shm_transport t(MPI_COMM_WORLD);
+  agg::shm_transport t(MPI_COMM_WORLD, filling());
   auto lay = all_to_all(rank, p, 1, 64, 2);
   if (rank == p - 1) lay.out_links.push_back({0, p + 3});
   const std::string e1 = error_of([&] { t.open(lay); });
@@ -394,7 +456,8 @@ TEST(MakeTransport, KindFromSettings) {
   EXPECT_EQ(agg::transport_kind_from(std::nullopt), agg::transport_kind::automatic);
   for (const auto& [text, kind] :
        {std::pair{"auto", agg::transport_kind::automatic},
-        std::pair{"mpi", agg::transport_kind::mpi}, std::pair{"shm", agg::transport_kind::shm}}) {
+        std::pair{"mpi", agg::transport_kind::mpi}, std::pair{"shm", agg::transport_kind::shm},
+        std::pair{"shm-zero-copy", agg::transport_kind::shm_zero_copy}}) {
     const auto s = topo::settings::from_values({{"CONVOY_TRANSPORT", text}});
     EXPECT_EQ(agg::transport_kind_from(s.transport), kind) << text;
     EXPECT_STREQ(agg::transport_kind_name(kind), text);

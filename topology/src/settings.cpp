@@ -31,7 +31,8 @@ const variable variables[] = {
     {"CONVOY_BUFFER_BYTES", "16384", "bytes per engine buffer (suffix k=1000, Ki=1024)"},
     {"CONVOY_N_BUFFERS", "2", "buffers per link, a power of two"},
     {"CONVOY_TUNE_FILE", "none", "path of a tuning file"},
-    {"CONVOY_TRANSPORT", "auto", "buffer transport: auto (shared memory on a node) | mpi | shm"},
+    {"CONVOY_TRANSPORT", "auto",
+     "buffer transport: auto (shared memory on a node) | mpi | shm | shm-zero-copy"},
     {"CONVEY_NLOCAL", "ranks per node", "bale: ranks per local group of tensor conveyors"},
     {"CONVEY_BUFFER_SIZE", "conveyor default", "bale: conveyor buffer bytes (suffix k=1000)"},
 };
@@ -78,6 +79,8 @@ const char* transport_choice_name(transport_choice t) noexcept {
       return "mpi";
     case transport_choice::shm:
       return "shm";
+    case transport_choice::shm_zero_copy:
+      return "shm-zero-copy";
     case transport_choice::automatic:
       break;
   }
@@ -191,8 +194,10 @@ settings settings::from_values(const std::map<std::string, std::string>& values)
       s.transport = transport_choice::mpi;
     else if (t == "shm")
       s.transport = transport_choice::shm;
+    else if (t == "shm-zero-copy")
+      s.transport = transport_choice::shm_zero_copy;
     else
-      bad("CONVOY_TRANSPORT", *v, "must be auto, mpi or shm");
+      bad("CONVOY_TRANSPORT", *v, "must be auto, mpi, shm or shm-zero-copy");
   }
   if (const auto* v = get("CONVEY_NLOCAL"))
     s.convey_nlocal = parse_positive_int("CONVEY_NLOCAL", *v);

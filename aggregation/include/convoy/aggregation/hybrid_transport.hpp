@@ -32,8 +32,10 @@ class hybrid_transport final : public transport {
   /// (mpi_transport, T11). The on-node links keep their rings in the node's
   /// MPI_Win_allocate_shared window: a client allocator cannot provide memory that other
   /// processes map, so those never come from `memory`.
+  /// `filling`: how the on-node links' buffers are filled (shm_transport).
   explicit hybrid_transport(MPI_Comm comm, link_predicate use_shm = {},
-                            std::shared_ptr<buffer_source> memory = {});
+                            std::shared_ptr<buffer_source> memory = {},
+                            shm_filling filling = shm_filling::staged);
 
   /// Collective over the node communicator (shm_transport::open), and over `comm` when a
   /// buffer source was given (mpi_transport::open); throws convoy::error as
@@ -65,9 +67,10 @@ class hybrid_transport final : public transport {
 
 /// Which transport make_transport() builds (CONVOY_TRANSPORT=auto|mpi|shm).
 enum class transport_kind {
-  automatic,  ///< hybrid if any node has more than one rank of `comm`, else mpi
-  mpi,        ///< mpi_transport for every link
-  shm         ///< hybrid_transport (shared memory on the node, MPI off it)
+  automatic,     ///< hybrid if any node has more than one rank of `comm`, else mpi
+  mpi,           ///< mpi_transport for every link
+  shm,           ///< hybrid_transport (shared memory on the node, MPI off it)
+  shm_zero_copy  ///< as shm, with zero-copy rings (shm_filling::zero_copy)
 };
 
 /// The transport for an engine on `comm`. Collective over `comm`. `memory` (may be null)
@@ -76,7 +79,7 @@ enum class transport_kind {
 [[nodiscard]] std::unique_ptr<transport> make_transport(MPI_Comm comm, transport_kind kind,
                                                         std::shared_ptr<buffer_source> memory = {});
 
-/// "auto", "mpi" or "shm".
+/// "auto", "mpi", "shm" or "shm-zero-copy".
 [[nodiscard]] const char* transport_kind_name(transport_kind k) noexcept;
 
 /// The kind CONVOY_TRANSPORT asks for (topology::settings::transport); unset: automatic.

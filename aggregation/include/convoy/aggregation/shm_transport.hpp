@@ -9,10 +9,24 @@
 #include <convoy/aggregation/transport.hpp>
 #include <cstddef>
 #include <cstdint>
+#include <memory>
+#include <new>
 #include <utility>
 #include <vector>
 
 namespace convoy::aggregation {
+
+/// How a sender fills the buffers of an on-node link.
+enum class shm_filling {
+  /// acquire() hands out a private buffer of the sender (64-byte aligned, one per link);
+  /// post() copies it into the receiver's ring slot in one memcpy. Items are written into
+  /// the sender's own cache; only the bulk copy moves lines between cores (M8).
+  staged,
+  /// acquire() hands out the receiver's ring slot itself: items are written straight into
+  /// it, no copy. Every line of the slot migrates from the receiver's cache while items
+  /// are written one by one; measured twice slower on index-gather (bench/README.md).
+  zero_copy,
+};
 
 /// Moves buffers between ranks of one node through rings in a shared window.
 ///
@@ -35,7 +49,7 @@ class shm_transport final : public transport {
  public:
   /// Splits `comm` into its node (MPI_Comm_split_type MPI_COMM_TYPE_SHARED); collective
   /// over `comm`. Throws convoy::error if `comm` is MPI_COMM_NULL or MPI fails.
-  explicit shm_transport(MPI_Comm comm);
+  explicit shm_transport(MPI_Comm comm, shm_filling filling = shm_filling::staged);
   /// Frees the window (collective over the node communicator if open() succeeded).
   /// Destroy it when the engines of the node are done with it (after termination).
   ~shm_transport() override;
@@ -55,8 +69,10 @@ class shm_transport final : public transport {
   /// n_buffers, or if called twice.
   void open(const link_layout& layout, std::vector<bool> serve_out, std::vector<bool> serve_in);
 
-  /// A free slot of the link's ring (64-byte aligned), or nullptr when all n_buffers are
-  /// acquired, posted or held by the receiver, or the link is not served. Never calls MPI.
+  /// A buffer for a free slot of the link's ring (the slot itself, or with
+  /// shm_filling::staged the link's staging buffer, allocated on first use; 64-byte
+  /// aligned), or nullptr when all n_buffers are acquired, posted or held by the receiver,
+  /// or the link is not served. Never calls MPI.
   [[nodiscard]] std::byte* acquire(int out_link) noexcept override;
   /// Publishes the slot to the receiver (release-store of the posted tail): delivered at
   /// once. Throws convoy::error on a buffer that is not the link's acquired buffer, a size
@@ -72,9 +88,12 @@ class shm_transport final : public transport {
   /// Always true: a posted slot is delivered the moment its tail is published, and a
   /// release is a store; nothing of ours is ever queued or in flight (M6).
   [[nodiscard]] bool idle() const noexcept override { return true; }
-  /// Ring memory this rank hosts (its served in-links' rings, control lines included).
-  [[nodiscard]] std::size_t memory_bytes() const noexcept override { return hosted_bytes_; }
-  [[nodiscard]] std::size_t max_memory_bytes() const noexcept override { return hosted_bytes_; }
+  /// Ring memory this rank hosts (its served in-links' rings, control lines included),
+  /// plus its staging buffers (allocated / one per served out-link at most).
+  [[nodiscard]] std::size_t memory_bytes() const noexcept override {
+    return hosted_bytes_ + staged_bytes_;
+  }
+  [[nodiscard]] std::size_t max_memory_bytes() const noexcept override;
 
   /// Whether rank `peer` of the communicator shares this node (a window segment).
   [[nodiscard]] bool on_node(int peer) const noexcept;
@@ -90,6 +109,7 @@ class shm_transport final : public transport {
     std::uint64_t posted = 0;      ///< buffers posted (our copy of the posted tail)
     std::uint64_t freed_seen = 0;  ///< entries of the freed queue taken back
     int n_free = 0;                ///< local stack of free slots: free_[link × n .. + n_free)
+    int staged_slot = -1;          ///< slot reserved for the staging buffer being filled
   };
   struct in_ring {
     std::byte* base = nullptr;    ///< the ring in our own segment
@@ -120,6 +140,12 @@ class shm_transport final : public transport {
   std::vector<bool> held_;             ///< in-link × n: handed out by poll(), not released
   std::vector<int> served_in_;         ///< ids of served in-links, for round-robin poll
   std::size_t cursor_ = 0;
+  struct aligned_delete {
+    void operator()(std::byte* p) const noexcept { ::operator delete (p, std::align_val_t{4096}); }
+  };
+  shm_filling filling_ = shm_filling::staged;
+  std::vector<std::unique_ptr<std::byte, aligned_delete>> stage_;  ///< per out-link (staged)
+  std::size_t staged_bytes_ = 0;                                   ///< staging allocated
 };
 
 }  // namespace convoy::aggregation

@@ -227,18 +227,23 @@ class engine {
     bool pulled = false;  // the last pull came from here (for unpull)
   };
 
-  // 8-byte items (the common case) get a fixed-size move; other sizes call memcpy.
+  // Small items of the common sizes get a fixed-size move; other sizes call memcpy.
   static void copy_item(std::byte* to, const void* from, std::size_t n) noexcept {
 #if defined(__GNUC__)
     // Hides the source object from GCC's bounds analysis, which otherwise warns about the
-    // 8-byte branch when this is inlined for a smaller item that never takes it.
+    // branches of larger sizes when this is inlined for a smaller item.
     asm("" : "+r"(from));
 #endif
     if (n == 8)
       std::memcpy(to, from, 8);
+    else if (n == 16)
+      std::memcpy(to, from, 16);
+    else if (n == 12)
+      std::memcpy(to, from, 12);
     else
       std::memcpy(to, from, n);
   }
+
   [[nodiscard]] int push_slow(const void* item, int dest) noexcept;
   [[nodiscard]] int pull_slow(item_view& out, bool rigid) noexcept;
   void lane_full(std::uint32_t link) noexcept;

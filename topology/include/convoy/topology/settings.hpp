@@ -30,12 +30,13 @@ enum class placement {
 /// Which transport moves engine buffers (CONVOY_TRANSPORT); the aggregation component
 /// maps it onto its transport_kind (aggregation/hybrid_transport.hpp).
 enum class transport_choice {
-  automatic,  ///< "auto": shared memory between ranks of a node, MPI between nodes
-  mpi,        ///< "mpi": MPI point-to-point for every link
-  shm         ///< "shm": shared memory on the node, MPI off it (as auto, even alone)
+  automatic,     ///< "auto": shared memory between ranks of a node, MPI between nodes
+  mpi,           ///< "mpi": MPI point-to-point for every link
+  shm,           ///< "shm": shared memory on the node, MPI off it (as auto, even alone)
+  shm_zero_copy  ///< "shm-zero-copy": as shm, items written straight into the receiver's ring
 };
 
-/// "auto", "mpi" or "shm".
+/// "auto", "mpi", "shm" or "shm-zero-copy".
 [[nodiscard]] const char* transport_choice_name(transport_choice t) noexcept;
 
 struct settings {
