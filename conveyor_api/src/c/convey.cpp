@@ -87,6 +87,13 @@ int convey_push(convey_t* c, const void* item, int64_t pe) {
     if (!item) [[unlikely]]
       return c->panic("convey_push", convey_error_NULL);
   }
+  if (auto* e = c->direct) [[likely]] {
+    if (e->push(item, static_cast<int>(pe)) > 0) [[likely]] {
+      ++c->life[k_pushes];
+      return convey_OK;
+    }
+  }
+  // A failed push changes nothing: the virtual path repeats it and maps the code.
   const int rc = c->push_(item, pe);
   if (rc > 0) [[likely]] {
     ++c->life[k_pushes];
@@ -121,6 +128,15 @@ int convey_pull(convey_t* c, void* item, int64_t* from) {
   if (!item) [[unlikely]]
     return c->panic("convey_pull", convey_error_NULL);
   if (c->state == cstate::complete) return convey_FAIL;
+  if (auto* e = c->direct) [[likely]] {
+    convoy::termination::item_view v;
+    if (e->pull(v) > 0) [[likely]] {
+      std::memcpy(item, v.data, c->item_bytes);
+      if (from) *from = v.from;
+      ++c->life[k_pulls];
+      return convey_OK;
+    }
+  }
   int rc = 0;
   std::int64_t src = -1;
   const void* p = c->pull_(&src, &rc, false);
@@ -138,6 +154,17 @@ void* convey_apull(convey_t* c, int64_t* from) {
     return nullptr;
   }
   if (c->state == cstate::complete) return nullptr;
+  if (auto* e = c->direct) [[likely]] {
+    convoy::termination::item_view v;
+    if (e->pull(v) > 0) [[likely]] {
+      if ((reinterpret_cast<std::uintptr_t>(v.data) & (c->align - 1)) == 0) [[likely]] {
+        if (from) *from = v.from;
+        ++c->life[k_pulls];
+        return const_cast<std::byte*>(v.data);
+      }
+      (void)e->unpull();  // misaligned: the virtual path copies it to aligned scratch
+    }
+  }
   int rc = 0;
   std::int64_t src = -1;
   const void* p = c->pull_(&src, &rc, true);

@@ -11,6 +11,7 @@
 #include <mpi.h>
 
 #include <convoy/aggregation/transport.hpp>
+#include <convoy/termination/engine.hpp>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
@@ -116,6 +117,11 @@ struct conveyor {
   std::uint64_t life[5] = {0, 0, 0, 0, 0};
   std::uint64_t mark[5] = {0, 0, 0, 0, 0};
   std::uint64_t suppressed = 0;  ///< bit k: code -k already printed
+  /// A rigid engine-backed kind's engine while WORKING..COMPLETE, else nullptr: push,
+  /// pull and apull call its inline hot paths directly instead of the virtual methods
+  /// (the engine's codes map onto convey's one to one on success; failures take the
+  /// virtual path, which reports them).
+  convoy::termination::engine* direct = nullptr;
 };
 
 namespace convoy::facade {

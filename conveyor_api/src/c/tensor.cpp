@@ -164,6 +164,7 @@ class tensor_conveyor final : public ::conveyor {
     saved_mark_ = saved_total();
     const int rc = map_engine(eng_->begin(bytes));
     if (rc < 0 && thrifty_) thrifty_->end_cycle();
+    direct = rc >= 0 ? eng_.get() : nullptr;
     return rc;
   }
 
@@ -365,6 +366,7 @@ class tensor_conveyor final : public ::conveyor {
     if (elastic_) release_monsters();
     if (thrifty_) saved_cum_ += thrifty_->saved_bytes();
     thrifty_ = nullptr;
+    direct = nullptr;
     eng_.reset();
   }
   [[nodiscard]] std::uint64_t saved_total() const noexcept {
