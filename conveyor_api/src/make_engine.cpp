@@ -113,7 +113,17 @@ termination::engine_options resolve_engine_options(const conveyor_options& o) {
 
 std::unique_ptr<termination::engine> make_mpi_engine(MPI_Comm comm, const conveyor_options& o,
                                                      const transport_factory& make_transport) {
-  auto plan = make_plan(comm, o);
+  return make_mpi_engine(comm, make_plan(comm, o), o, make_transport);
+}
+
+std::unique_ptr<termination::engine> make_mpi_engine(MPI_Comm comm,
+                                                     std::shared_ptr<const router::route_plan> plan,
+                                                     const conveyor_options& o,
+                                                     const transport_factory& make_transport) {
+  if (!plan) throw error("make_mpi_engine: null route plan");
+  if (plan->n_ranks() != comm_size(comm))
+    throw error("make_mpi_engine: the plan has " + std::to_string(plan->n_ranks()) +
+                " ranks, the communicator " + std::to_string(comm_size(comm)));
   auto opts = resolve_engine_options(o);
   // Buffer sizes must agree on every rank (a receive buffer holds a whole sent buffer):
   // rank 0's resolution wins, whatever each rank's environment or tuning file says.

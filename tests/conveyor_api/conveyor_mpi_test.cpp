@@ -218,6 +218,25 @@ TEST(ConveyorMpi, BadSettingsRaiseTheSameErrorEverywhere) {
   EXPECT_THROW(conveyor<tracer>(MPI_COMM_WORLD, o), convoy::error);
 }
 
+// One plan, several engines (no discovery per engine); a plan of another size is refused.
+TEST(ConveyorMpi, EnginesOverOnePlan) {
+  const conveyor_options o;
+  const auto plan = convoy::make_plan(MPI_COMM_WORLD, o);
+  for (int k = 0; k < 3; ++k) {
+    conveyor<tracer> c(convoy::make_mpi_engine(MPI_COMM_WORLD, plan, o));
+    EXPECT_EQ(&c.engine().plan(), plan.get());
+    run_round(c, 300, [](int i) { return (i * 7 + world_rank()) % world_size(); });
+  }
+  std::string what;
+  try {
+    (void)convoy::make_mpi_engine(MPI_COMM_WORLD,
+                                  convoy::router::make_tensor_plan(1, world_size() + 1, 1), o);
+  } catch (const convoy::error& e) {
+    what = e.what();
+  }
+  EXPECT_NE(what.find("ranks, the communicator"), std::string::npos) << what;
+}
+
 TEST(ConveyorMpi, HandlerStyle) {
   conveyor_options o;
   o.capacity_bytes = 256;

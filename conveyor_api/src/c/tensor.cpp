@@ -334,17 +334,20 @@ class tensor_conveyor final : public ::conveyor {
  private:
   // A fresh engine for request_ (collective), its MPI link buffers from memory_ when the
   // client gave an allocator; THRIFTY engines get the codec set so far.
+  // The plan is made once (topology discovery is collective and not cheap); DYNAMIC
+  // conveyors build an engine over it at every begin.
   std::unique_ptr<term::engine> build_engine() {
+    if (!plan_) plan_ = make_plan(MPI_COMM_WORLD, request_);
     if (thrifty_mode_) {
       thrifty_control* control = nullptr;
-      auto e = make_thrifty_engine(request_, control, memory_);
+      auto e = make_thrifty_engine(plan_, request_, control, memory_);
       thrifty_ = control;
       if (codec_set_) thrifty_->set_codec(codec_, codec_arg_);
       return e;
     }
-    if (!memory_) return make_mpi_engine(MPI_COMM_WORLD, request_);
+    if (!memory_) return make_mpi_engine(MPI_COMM_WORLD, plan_, request_);
     return make_mpi_engine(
-        MPI_COMM_WORLD, request_,
+        MPI_COMM_WORLD, plan_, request_,
         [memory = memory_](MPI_Comm comm, const std::shared_ptr<const router::route_plan>&) {
           return aggregation::make_transport(
               comm, aggregation::transport_kind_from(topology::settings::from_env(comm).transport),
@@ -478,6 +481,7 @@ class tensor_conveyor final : public ::conveyor {
   conveyor_options request_;
   bool thrifty_mode_;
   bool dynamic_;
+  std::shared_ptr<const router::route_plan> plan_;
   thrifty_control* thrifty_ = nullptr;  // in eng_'s transport, when THRIFTY
   const convey_codec_t* codec_ = nullptr;
   void* codec_arg_ = nullptr;

@@ -230,15 +230,15 @@ class thrifty_transport final : public agg::transport, public thrifty_control {
 }  // namespace
 
 std::unique_ptr<termination::engine> make_thrifty_engine(
-    const conveyor_options& o, thrifty_control*& control,
-    std::shared_ptr<aggregation::buffer_source> memory) {
+    std::shared_ptr<const router::route_plan> plan, const conveyor_options& o,
+    thrifty_control*& control, std::shared_ptr<aggregation::buffer_source> memory) {
   return make_mpi_engine(
-      MPI_COMM_WORLD, o,
-      [&control, &memory](MPI_Comm comm, const std::shared_ptr<const router::route_plan>& plan)
+      MPI_COMM_WORLD, std::move(plan), o,
+      [&control, &memory](MPI_Comm comm, const std::shared_ptr<const router::route_plan>& p)
           -> std::unique_ptr<agg::transport> {
         const node_layout nodes = discover_nodes(comm);
         auto t = std::make_unique<thrifty_transport>(
-            std::make_unique<agg::mpi_transport>(comm, memory), plan, nodes.node_of_rank);
+            std::make_unique<agg::mpi_transport>(comm, memory), p, nodes.node_of_rank);
         control = t.get();
         return t;
       });

@@ -25,11 +25,11 @@ class thrifty_control {
   [[nodiscard]] virtual std::uint64_t saved_bytes() const noexcept = 0;
 };
 
-/// make_mpi_engine(MPI_COMM_WORLD, o) with the compressing transport (collective);
+/// make_mpi_engine(MPI_COMM_WORLD, plan, o) with the compressing transport (collective);
 /// `control` points into the engine's transport and lives as long as the engine.
 /// `memory` (may be null) supplies the link buffers of the inner MPI transport (T11).
 std::unique_ptr<termination::engine> make_thrifty_engine(
-    const conveyor_options& o, thrifty_control*& control,
-    std::shared_ptr<aggregation::buffer_source> memory = {});
+    std::shared_ptr<const router::route_plan> plan, const conveyor_options& o,
+    thrifty_control*& control, std::shared_ptr<aggregation::buffer_source> memory = {});
 
 }  // namespace convoy::facade

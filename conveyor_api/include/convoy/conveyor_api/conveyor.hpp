@@ -66,6 +66,12 @@ using transport_factory = std::function<std::unique_ptr<aggregation::transport>(
 /// (shared memory on the node, MPI point-to-point off it). Throws convoy::error.
 std::unique_ptr<termination::engine> make_mpi_engine(MPI_Comm comm, const conveyor_options& options,
                                                      const transport_factory& make_transport = {});
+/// As above over a plan built before (e.g. by make_plan, once for several engines: no
+/// topology discovery). Throws convoy::error if the plan does not span `comm`.
+std::unique_ptr<termination::engine> make_mpi_engine(MPI_Comm comm,
+                                                     std::shared_ptr<const router::route_plan> plan,
+                                                     const conveyor_options& options,
+                                                     const transport_factory& make_transport = {});
 
 template <class T>
 struct delivery {
