@@ -2,6 +2,7 @@
 // error codes and messages, statistics, and convoy's C extensions (convoy/convey_ext.h).
 #include <convoy/convey_ext.h>
 
+#include <convoy/aggregation/packing.hpp>
 #include <convoy/topology/error.hpp>
 #include <cstdio>
 #include <cstring>
@@ -131,7 +132,7 @@ int convey_pull(convey_t* c, void* item, int64_t* from) {
   if (auto* e = c->direct) [[likely]] {
     convoy::termination::item_view v;
     if (e->pull(v) > 0) [[likely]] {
-      std::memcpy(item, v.data, c->item_bytes);
+      convoy::aggregation::copy_item(item, v.data, c->item_bytes);
       if (from) *from = v.from;
       ++c->life[k_pulls];
       return convey_OK;
@@ -141,7 +142,7 @@ int convey_pull(convey_t* c, void* item, int64_t* from) {
   std::int64_t src = -1;
   const void* p = c->pull_(&src, &rc, false);
   if (!p) return rc < 0 ? c->panic("convey_pull", rc) : rc;
-  std::memcpy(item, p, c->item_bytes);
+  convoy::aggregation::copy_item(item, p, c->item_bytes);
   if (from) *from = src;
   ++c->life[k_pulls];
   return convey_OK;

@@ -8,6 +8,7 @@
 // anywhere), after which advance is local. Compression (THRIFTY) runs the codec on the
 // buffers whose destination is on another node.
 #include <climits>
+#include <convoy/aggregation/packing.hpp>
 #include <convoy/topology/error.hpp>
 #include <cstring>
 #include <new>
@@ -91,8 +92,9 @@ class simple_conveyor final : public ::conveyor {
   int push_(const void* item, std::int64_t pe) noexcept override {
     int& n = out_count_[static_cast<std::size_t>(pe)];
     if (static_cast<std::size_t>(n) == cap_items_) return convey_FAIL;
-    std::memcpy(out_ + static_cast<std::size_t>(pe) * region_ + static_cast<std::size_t>(n) * item_,
-                item, item_);
+    aggregation::copy_item(
+        out_ + static_cast<std::size_t>(pe) * region_ + static_cast<std::size_t>(n) * item_, item,
+        item_);
     ++out_total_;
     if (static_cast<std::size_t>(++n) == cap_items_) any_full_ = true;
     return convey_OK;
