@@ -111,24 +111,24 @@ source_block grab_block(buffer_source& source, std::size_t bytes, const char* wh
 }
 
 // ---------------------------------------------------------------------------------------
-// send_book
+// slot_buffers
 
-send_book::~send_book() {
+slot_buffers::~slot_buffers() {
   if (owned_)
     for (std::byte* p : buf_) free_buffer(p);
 }
 
-std::size_t send_book::block_bytes() const noexcept {
+std::size_t slot_buffers::block_bytes() const noexcept {
   return served_block_bytes(serve_, n_, capacity_);
 }
 
-void send_book::use_block(std::byte* block) noexcept {
+void slot_buffers::use_block(std::byte* block) noexcept {
   owned_ = false;
   memory_bytes_ = carve(block, serve_, n_, capacity_, buf_, allocated_);
 }
 
-void send_book::init(int n_links, int n_buffers, std::size_t capacity_bytes,
-                     std::vector<bool> serve) {
+void slot_buffers::init_slots(int n_links, int n_buffers, std::size_t capacity_bytes,
+                              std::vector<bool> serve) {
   n_links_ = n_links;
   n_ = n_buffers;
   capacity_ = capacity_bytes;
@@ -137,19 +137,46 @@ void send_book::init(int n_links, int n_buffers, std::size_t capacity_bytes,
   const auto slots = static_cast<std::size_t>(n_links) * static_cast<std::size_t>(n_buffers);
   reset_vector<std::byte*>(buf_, slots, nullptr);
   reset_vector<std::size_t>(bytes_, slots, 0);
-  reset_vector(state_, slots, state::free);
   free_.resize(slots);
   for (std::size_t i = 0; i < slots; ++i)  // popped from the back: slot 0 first
     free_[i] = n_buffers - 1 - static_cast<int>(i % static_cast<std::size_t>(n_buffers));
   reset_vector(n_free_, static_cast<std::size_t>(n_links), n_buffers);
-  reset_vector(queue_slots_, slots, -1);
-  reset_vector(queue_, static_cast<std::size_t>(n_links), ring_view{});
-  reset_vector(credits_, static_cast<std::size_t>(n_links), n_buffers);
   allocated_.assign(static_cast<std::size_t>(n_links), false);
-  n_queued_ = n_sending_ = memory_bytes_ = 0;
+  memory_bytes_ = 0;
   std::size_t served_links = 0;
   for (int l = 0; l < n_links; ++l) served_links += serve_[static_cast<std::size_t>(l)] ? 1 : 0;
   max_memory_bytes_ = served_links * static_cast<std::size_t>(n_buffers) * capacity_bytes;
+}
+
+void slot_buffers::allocate_link(int link) {
+  const auto l = static_cast<std::size_t>(link);
+  if (allocated_[l]) return;
+  // All n_buffers at once: after a link's first use nothing is allocated for it again.
+  try {
+    for (int s = 0; s < n_; ++s) buf_[index(link, s)] = allocate_buffer(capacity_);
+  } catch (...) {
+    for (int s = 0; s < n_; ++s) {
+      free_buffer(buf_[index(link, s)]);
+      buf_[index(link, s)] = nullptr;
+    }
+    throw;
+  }
+  allocated_[l] = true;
+  memory_bytes_ += static_cast<std::size_t>(n_) * capacity_;
+}
+
+// ---------------------------------------------------------------------------------------
+// send_book
+
+void send_book::init(int n_links, int n_buffers, std::size_t capacity_bytes,
+                     std::vector<bool> serve) {
+  init_slots(n_links, n_buffers, capacity_bytes, std::move(serve));
+  const auto slots = static_cast<std::size_t>(n_links) * static_cast<std::size_t>(n_buffers);
+  reset_vector(state_, slots, state::free);
+  reset_vector(queue_slots_, slots, -1);
+  reset_vector(queue_, static_cast<std::size_t>(n_links), ring_view{});
+  reset_vector(credits_, static_cast<std::size_t>(n_links), n_buffers);
+  n_queued_ = n_sending_ = 0;
 }
 
 std::byte* send_book::acquire(int link) noexcept {
@@ -157,20 +184,13 @@ std::byte* send_book::acquire(int link) noexcept {
   const auto l = static_cast<std::size_t>(link);
   if (n_free_[l] == 0) return nullptr;
   if (!allocated_[l]) {
-    // Lazily, all n_buffers at once: after a link's first use acquire never allocates.
     try {
-      for (int s = 0; s < n_; ++s) buf_[index(link, s)] = allocate_buffer(capacity_);
+      allocate_link(link);
     } catch (...) {
-      for (int s = 0; s < n_; ++s) {
-        free_buffer(buf_[index(link, s)]);
-        buf_[index(link, s)] = nullptr;
-      }
       return nullptr;
     }
-    allocated_[l] = true;
-    memory_bytes_ += static_cast<std::size_t>(n_) * capacity_;
   }
-  const int slot = free_[l * static_cast<std::size_t>(n_) + static_cast<std::size_t>(--n_free_[l])];
+  const int slot = pop_free(link);
   state_[index(link, slot)] = state::filling;
   return buf_[index(link, slot)];
 }
@@ -217,9 +237,8 @@ int send_book::next_sendable(int link) noexcept {
 }
 
 void send_book::send_done(int link, int slot) noexcept {
-  const auto l = static_cast<std::size_t>(link);
   state_[index(link, slot)] = state::free;
-  free_[l * static_cast<std::size_t>(n_) + static_cast<std::size_t>(n_free_[l]++)] = slot;
+  push_free(link, slot);
   --n_sending_;
 }
 
@@ -236,68 +255,19 @@ void send_book::add_credits(int link, int n, const char* who) {
 // ---------------------------------------------------------------------------------------
 // recv_book
 
-recv_book::~recv_book() {
-  if (owned_)
-    for (std::byte* p : buf_) free_buffer(p);
-}
-
-std::size_t recv_book::block_bytes() const noexcept {
-  return served_block_bytes(serve_, n_, capacity_);
-}
-
-void recv_book::use_block(std::byte* block) noexcept {
-  owned_ = false;
-  memory_bytes_ = carve(block, serve_, n_, capacity_, buf_, allocated_);
-}
-
 void recv_book::init(int n_links, int n_buffers, std::size_t capacity_bytes,
                      std::vector<bool> serve) {
-  n_links_ = n_links;
-  n_ = n_buffers;
-  capacity_ = capacity_bytes;
-  serve_ = std::move(serve);
-  serve_.resize(static_cast<std::size_t>(n_links), false);
+  init_slots(n_links, n_buffers, capacity_bytes, std::move(serve));
   const auto slots = static_cast<std::size_t>(n_links) * static_cast<std::size_t>(n_buffers);
-  reset_vector<std::byte*>(buf_, slots, nullptr);
-  reset_vector<std::size_t>(bytes_, slots, 0);
   reset_vector(state_, slots, state::free);
-  free_.resize(slots);
-  for (std::size_t i = 0; i < slots; ++i)
-    free_[i] = n_buffers - 1 - static_cast<int>(i % static_cast<std::size_t>(n_buffers));
-  reset_vector(n_free_, static_cast<std::size_t>(n_links), n_buffers);
   reset_vector(order_slots_, slots, -1);
   reset_vector(order_, static_cast<std::size_t>(n_links), ring_view{});
   reset_vector(ready_, static_cast<std::size_t>(n_links), -1);
   ready_ring_ = {};
   in_ready_.assign(static_cast<std::size_t>(n_links), false);
-  allocated_.assign(static_cast<std::size_t>(n_links), false);
-  memory_bytes_ = 0;
-  std::size_t served_links = 0;
-  for (int l = 0; l < n_links; ++l) served_links += serve_[static_cast<std::size_t>(l)] ? 1 : 0;
-  max_memory_bytes_ = served_links * static_cast<std::size_t>(n_buffers) * capacity_bytes;
 }
 
-void recv_book::allocate(int link) {
-  const auto l = static_cast<std::size_t>(link);
-  if (allocated_[l]) return;
-  try {
-    for (int s = 0; s < n_; ++s) buf_[index(link, s)] = allocate_buffer(capacity_);
-  } catch (...) {
-    for (int s = 0; s < n_; ++s) {
-      free_buffer(buf_[index(link, s)]);
-      buf_[index(link, s)] = nullptr;
-    }
-    throw;
-  }
-  allocated_[l] = true;
-  memory_bytes_ += static_cast<std::size_t>(n_) * capacity_;
-}
-
-int recv_book::take_free(int link) noexcept {
-  const auto l = static_cast<std::size_t>(link);
-  if (n_free_[l] == 0) return -1;
-  return free_[l * static_cast<std::size_t>(n_) + static_cast<std::size_t>(--n_free_[l])];
-}
+int recv_book::take_free(int link) noexcept { return pop_free(link); }
 
 void recv_book::expect(int link, int slot) noexcept {
   ring_view& o = order_[static_cast<std::size_t>(link)];
@@ -351,9 +321,8 @@ void recv_book::release(const received& r, const char* who) {
                         ": release of a buffer that poll() did not hand out or that was "
                         "already released (in_link " +
                         std::to_string(r.in_link) + ", slot " + std::to_string(r.slot) + ")");
-  const auto l = static_cast<std::size_t>(r.in_link);
   state_[index(r.in_link, r.slot)] = state::free;
-  free_[l * static_cast<std::size_t>(n_) + static_cast<std::size_t>(n_free_[l]++)] = r.slot;
+  push_free(r.in_link, r.slot);
 }
 
 }  // namespace convoy::aggregation::detail

@@ -48,25 +48,82 @@ struct ring_view {
   int size = 0;
 };
 
-/// Sender side: per out-link n_buffers slots, the credits (receive buffers the peer has
-/// free for this link), and the FIFO of posted buffers still waiting for a credit.
-class send_book {
+/// What both books share: per link n_buffers slots of capacity_bytes (flat arrays indexed
+/// link × n_buffers + slot), which links this transport serves, the stacks of free
+/// slots, and the buffers themselves — allocated per link on first use, or carved from
+/// one block (use_block).
+class slot_buffers {
  public:
-  enum class state : std::uint8_t { free, filling, queued, sending };
+  slot_buffers() = default;
+  slot_buffers(const slot_buffers&) = delete;
+  slot_buffers& operator=(const slot_buffers&) = delete;
+  ~slot_buffers();
 
-  send_book() = default;
-  send_book(const send_book&) = delete;
-  send_book& operator=(const send_book&) = delete;
-  ~send_book();
-
-  /// `serve[l]` false: link l is left to another transport (acquire returns nullptr).
-  void init(int n_links, int n_buffers, std::size_t capacity_bytes, std::vector<bool> serve);
   /// Bytes a block needs to hold every served link's buffers (after init()).
   [[nodiscard]] std::size_t block_bytes() const noexcept;
   /// Takes every served link's buffers from `block` (64-byte aligned, block_bytes() long,
   /// owned by the caller and outliving the book's use of it) instead of allocating them.
   /// Call right after init(); afterwards the book never allocates or frees a buffer.
   void use_block(std::byte* block) noexcept;
+
+  [[nodiscard]] std::byte* buffer(int link, int slot) const noexcept {
+    return buf_[index(link, slot)];
+  }
+  [[nodiscard]] bool served(int link) const noexcept {
+    return link >= 0 && link < n_links_ && serve_[static_cast<std::size_t>(link)];
+  }
+  [[nodiscard]] bool allocated(int link) const noexcept {
+    return allocated_[static_cast<std::size_t>(link)];
+  }
+  [[nodiscard]] std::size_t memory_bytes() const noexcept { return memory_bytes_; }
+  [[nodiscard]] std::size_t max_memory_bytes() const noexcept { return max_memory_bytes_; }
+  [[nodiscard]] int n_links() const noexcept { return n_links_; }
+  [[nodiscard]] int n_buffers() const noexcept { return n_; }
+  [[nodiscard]] std::size_t capacity_bytes() const noexcept { return capacity_; }
+
+ protected:
+  /// Sizes the shared arrays; every slot free, nothing allocated.
+  void init_slots(int n_links, int n_buffers, std::size_t capacity_bytes, std::vector<bool> serve);
+  /// Allocates the link's n_buffers buffers if not yet done. Throws std::bad_alloc
+  /// (nothing allocated then).
+  void allocate_link(int link);
+  /// Pops a free slot of the link, or -1.
+  [[nodiscard]] int pop_free(int link) noexcept {
+    const auto l = static_cast<std::size_t>(link);
+    if (n_free_[l] == 0) return -1;
+    return free_[l * static_cast<std::size_t>(n_) + static_cast<std::size_t>(--n_free_[l])];
+  }
+  void push_free(int link, int slot) noexcept {
+    const auto l = static_cast<std::size_t>(link);
+    free_[l * static_cast<std::size_t>(n_) + static_cast<std::size_t>(n_free_[l]++)] = slot;
+  }
+  [[nodiscard]] std::size_t index(int link, int slot) const noexcept {
+    return static_cast<std::size_t>(link) * static_cast<std::size_t>(n_) +
+           static_cast<std::size_t>(slot);
+  }
+
+  int n_links_ = 0;
+  int n_ = 0;
+  std::size_t capacity_ = 0;
+  std::vector<bool> serve_;
+  std::vector<std::byte*> buf_;
+  std::vector<std::size_t> bytes_;
+  std::vector<int> free_;  ///< per link a stack of free slots
+  std::vector<int> n_free_;
+  std::vector<bool> allocated_;
+  bool owned_ = true;  ///< buffers are ours to free (false: carved from a block)
+  std::size_t memory_bytes_ = 0;
+  std::size_t max_memory_bytes_ = 0;
+};
+
+/// Sender side: per out-link n_buffers slots, the credits (receive buffers the peer has
+/// free for this link), and the FIFO of posted buffers still waiting for a credit.
+class send_book : public slot_buffers {
+ public:
+  enum class state : std::uint8_t { free, filling, queued, sending };
+
+  /// `serve[l]` false: link l is left to another transport (acquire returns nullptr).
+  void init(int n_links, int n_buffers, std::size_t capacity_bytes, std::vector<bool> serve);
 
   /// A free slot's buffer, allocating the link's buffers on its first use; nullptr when
   /// all n_buffers are filling, queued or sending, or the link is not served.
@@ -87,9 +144,6 @@ class send_book {
   /// read it was abandoned at destruction).
   void forget(int link, int slot) noexcept { buf_[index(link, slot)] = nullptr; }
 
-  [[nodiscard]] std::byte* buffer(int link, int slot) const noexcept {
-    return buf_[index(link, slot)];
-  }
   [[nodiscard]] std::size_t bytes(int link, int slot) const noexcept {
     return bytes_[index(link, slot)];
   }
@@ -99,60 +153,29 @@ class send_book {
   [[nodiscard]] int credits(int link) const noexcept {
     return credits_[static_cast<std::size_t>(link)];
   }
-  [[nodiscard]] bool served(int link) const noexcept {
-    return link >= 0 && link < n_links_ && serve_[static_cast<std::size_t>(link)];
-  }
   [[nodiscard]] std::size_t n_queued() const noexcept { return n_queued_; }
   [[nodiscard]] std::size_t n_sending() const noexcept { return n_sending_; }
-  [[nodiscard]] std::size_t memory_bytes() const noexcept { return memory_bytes_; }
-  [[nodiscard]] std::size_t max_memory_bytes() const noexcept { return max_memory_bytes_; }
-  [[nodiscard]] int n_links() const noexcept { return n_links_; }
-  [[nodiscard]] int n_buffers() const noexcept { return n_; }
 
  private:
-  [[nodiscard]] std::size_t index(int link, int slot) const noexcept {
-    return static_cast<std::size_t>(link) * static_cast<std::size_t>(n_) +
-           static_cast<std::size_t>(slot);
-  }
-  int n_links_ = 0;
-  int n_ = 0;
-  std::size_t capacity_ = 0;
-  std::vector<bool> serve_;
-  std::vector<std::byte*> buf_;
-  std::vector<std::size_t> bytes_;
   std::vector<state> state_;
-  std::vector<int> free_;  ///< per link a stack of free slots
-  std::vector<int> n_free_;
   std::vector<int> queue_slots_;  ///< per link a FIFO of queued slots, in post order
   std::vector<ring_view> queue_;
   std::vector<int> credits_;
-  std::vector<bool> allocated_;
-  bool owned_ = true;  ///< buffers are ours to free (false: carved from a block)
   std::size_t n_queued_ = 0;
   std::size_t n_sending_ = 0;
-  std::size_t memory_bytes_ = 0;
-  std::size_t max_memory_bytes_ = 0;
 };
 
 /// Receiver side: per in-link n_buffers slots, the FIFO of slots in the order messages
 /// will fill them (for MPI: the order their receives were posted), and a FIFO of links
 /// whose next buffer has arrived — poll() serves links round-robin from it.
-class recv_book {
+class recv_book : public slot_buffers {
  public:
   enum class state : std::uint8_t { free, expecting, arrived, held };
 
-  recv_book() = default;
-  recv_book(const recv_book&) = delete;
-  recv_book& operator=(const recv_book&) = delete;
-  ~recv_book();
-
   void init(int n_links, int n_buffers, std::size_t capacity_bytes, std::vector<bool> serve);
-  /// As send_book::block_bytes().
-  [[nodiscard]] std::size_t block_bytes() const noexcept;
-  /// As send_book::use_block(): allocate() then has nothing left to do.
-  void use_block(std::byte* block) noexcept;
-  /// Allocates the link's buffers if not yet done (all slots free). Throws on failure.
-  void allocate(int link);
+  /// Allocates the link's buffers if not yet done (all slots free; nothing left to do
+  /// after use_block()). Throws on failure.
+  void allocate(int link) { allocate_link(link); }
   /// A free slot of the link, or -1.
   [[nodiscard]] int take_free(int link) noexcept;
   /// The slot will be filled after every slot expected before it on this link.
@@ -165,48 +188,18 @@ class recv_book {
   /// slot. Throws convoy::error naming the problem otherwise.
   void release(const received& r, const char* who);
 
-  [[nodiscard]] std::byte* buffer(int link, int slot) const noexcept {
-    return buf_[index(link, slot)];
-  }
   [[nodiscard]] state slot_state(int link, int slot) const noexcept {
     return state_[index(link, slot)];
   }
-  [[nodiscard]] bool served(int link) const noexcept {
-    return link >= 0 && link < n_links_ && serve_[static_cast<std::size_t>(link)];
-  }
-  [[nodiscard]] bool allocated(int link) const noexcept {
-    return allocated_[static_cast<std::size_t>(link)];
-  }
-  [[nodiscard]] std::size_t memory_bytes() const noexcept { return memory_bytes_; }
-  [[nodiscard]] std::size_t max_memory_bytes() const noexcept { return max_memory_bytes_; }
-  [[nodiscard]] int n_links() const noexcept { return n_links_; }
-  [[nodiscard]] int n_buffers() const noexcept { return n_; }
-  [[nodiscard]] std::size_t capacity_bytes() const noexcept { return capacity_; }
 
  private:
-  [[nodiscard]] std::size_t index(int link, int slot) const noexcept {
-    return static_cast<std::size_t>(link) * static_cast<std::size_t>(n_) +
-           static_cast<std::size_t>(slot);
-  }
   void make_ready(int link) noexcept;
-  int n_links_ = 0;
-  int n_ = 0;
-  std::size_t capacity_ = 0;
-  std::vector<bool> serve_;
-  std::vector<std::byte*> buf_;
-  std::vector<std::size_t> bytes_;
   std::vector<state> state_;
-  std::vector<int> free_;
-  std::vector<int> n_free_;
   std::vector<int> order_slots_;  ///< per link a FIFO of expecting/arrived slots
   std::vector<ring_view> order_;
   std::vector<int> ready_;  ///< FIFO of links whose first expected slot arrived
   ring_view ready_ring_;
   std::vector<bool> in_ready_;
-  std::vector<bool> allocated_;
-  bool owned_ = true;
-  std::size_t memory_bytes_ = 0;
-  std::size_t max_memory_bytes_ = 0;
 };
 
 }  // namespace convoy::aggregation::detail
