@@ -21,7 +21,7 @@
 ///  7. no collective operation on the advance path: advance() never blocks.
 /// Return convention (as bale): positive success, 0 ordinary failure, negative misuse
 /// (an engine_error value); a failed call moves no data and changes no state.
-#include <convoy/aggregation/transport.hpp>
+#include <convoy/aggregation/packing.hpp>
 #include <convoy/router/route_plan.hpp>
 #include <cstddef>
 #include <cstdint>
@@ -134,7 +134,7 @@ class engine {
         if constexpr (N != 0)
           std::memcpy(p + l.tag_bytes, item, N);
         else
-          copy_item(p + l.tag_bytes, item, item_bytes_);
+          aggregation::copy_item(p + l.tag_bytes, item, item_bytes_);
         l.used += l.record_bytes;
         ++l.items;
         ++pushes_;
@@ -226,23 +226,6 @@ class engine {
     int link = -1;        // in-link whose front buffer this is
     bool pulled = false;  // the last pull came from here (for unpull)
   };
-
-  // Small items of the common sizes get a fixed-size move; other sizes call memcpy.
-  static void copy_item(std::byte* to, const void* from, std::size_t n) noexcept {
-#if defined(__GNUC__)
-    // Hides the source object from GCC's bounds analysis, which otherwise warns about the
-    // branches of larger sizes when this is inlined for a smaller item.
-    asm("" : "+r"(from));
-#endif
-    if (n == 8)
-      std::memcpy(to, from, 8);
-    else if (n == 16)
-      std::memcpy(to, from, 16);
-    else if (n == 12)
-      std::memcpy(to, from, 12);
-    else
-      std::memcpy(to, from, n);
-  }
 
   [[nodiscard]] int push_slow(const void* item, int dest) noexcept;
   [[nodiscard]] int pull_slow(item_view& out, bool rigid) noexcept;
