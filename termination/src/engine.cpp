@@ -123,6 +123,7 @@ struct engine::impl {
     std::size_t offset = 0;  // cursor in queue.front()
     bool ready = false;      // on the ready list: head record (or whole buffer) deliverable
     bool bulk = false;       // every record is this rank's, tag-free and rigid: deliver whole
+    int bulk_from = -1;      // the source of every record of a bulk link
     bool loopback = false;   // items this rank pushed to itself (no transport, no counting)
     bool in_window = false;  // its front buffer is the engine's pull window
     // Decoded head record (valid when ready and not bulk).
@@ -209,8 +210,16 @@ struct engine::impl {
         in_link l;
         l.stage = s;
         l.peer = p;
-        // Last-stage records are all this rank's; without a tag the source is the peer.
-        l.bulk = !elastic() && s == n_stages - 1 && tag_bytes.back() == 0;
+        // Without a tag on the stage, every record of the link has the same source and
+        // destination, which decode() gives from the link's ends alone: if the destination
+        // is this rank, whole buffers are delivered (any stage, e.g. tensor order 2's local
+        // stage when there is one group).
+        if (!elastic() && tag_bytes.back() == 0) {
+          int src = -1, dst = -1;
+          plan.decode(s, p, e.rank_, 0, src, dst);
+          l.bulk = dst == e.rank_ && src >= 0 && src < n_ranks;
+          l.bulk_from = src;
+        }
         ins.push_back(std::move(l));
         layout.in_links.push_back({s, p});
       }
@@ -227,6 +236,7 @@ struct engine::impl {
       self.peer = e.rank_;
       self.loopback = true;
       self.bulk = !elastic();
+      self.bulk_from = e.rank_;
       self_in = static_cast<int>(ins.size());
       ins.push_back(std::move(self));
     }
@@ -548,7 +558,7 @@ struct engine::impl {
       w.cur = r.data + l.offset;
       w.end = r.data + h.bytes;
       w.stride = e.item_bytes_;
-      w.from = l.peer;
+      w.from = l.bulk_from;
       w.link = id;
       out = {w.cur, e.item_bytes_, w.from};
       w.cur += w.stride;
