@@ -14,12 +14,15 @@
 
 #include "convoy_test/mpi.hpp"
 #include "counting_source.hpp"
+#include "error_of.hpp"
 #include "traffic_drive.hpp"
 #include "transport_driver.hpp"
 
 namespace agg = convoy::aggregation;
 using convoy_test::all_to_all;
+using convoy_test::contains;
 using convoy_test::drive;
+using convoy_test::error_of;
 using convoy_test::expect_no_errors;
 using convoy_test::plan_uniform;
 using convoy_test::traffic;
@@ -29,20 +32,6 @@ using convoy_test::world_size;
 namespace {
 
 using clock_type = std::chrono::steady_clock;
-
-template <class F>
-convoy::error error_of(F&& f) {
-  try {
-    f();
-  } catch (const convoy::error& e) {
-    return e;
-  }
-  return convoy::error("(no convoy::error)");
-}
-
-bool contains(const convoy::error& e, const std::string& s) {
-  return std::string(e.what()).find(s) != std::string::npos;
-}
 
 }  // namespace
 
@@ -309,7 +298,7 @@ TEST(MpiTransport, MpiErrorIsAConvoyError) {
             int cls = 0;
             MPI_Error_class(e.mpi_code(), &cls);
             EXPECT_EQ(cls, MPI_ERR_TRUNCATE) << e.what();
-            EXPECT_TRUE(contains(e, "MPI_Testsome")) << e.what();
+            EXPECT_TRUE(contains(e.what(), "MPI_Testsome")) << e.what();
           }
           std::this_thread::yield();
         }
@@ -425,7 +414,7 @@ TEST(MpiTransport, BufferSourceFailuresThrowEverywhere) {
     auto lay = all_to_all(rank, p, 1, 64, 2);
     if (rank == p - 1) lay.out_links.push_back({0, p + 3});
     const auto e = error_of([&] { t.open(lay); });
-    EXPECT_TRUE(contains(e, rank == p - 1 ? "peer rank out of range" : "another rank")) << e.what();
+    EXPECT_TRUE(contains(e, rank == p - 1 ? "peer rank out of range" : "another rank")) << e;
     EXPECT_TRUE(src->sizes.empty());
   }
   {
@@ -433,7 +422,7 @@ TEST(MpiTransport, BufferSourceFailuresThrowEverywhere) {
     src->fail = rank == 0;
     const auto e = error_of([&] { t.open(all_to_all(rank, p, 1, 64, 2)); });
     EXPECT_TRUE(contains(e, rank == 0 ? "buffer source failed to provide" : "on another rank"))
-        << e.what();
+        << e;
     src->fail = false;
   }
   EXPECT_EQ(src->live_bytes, 0u);

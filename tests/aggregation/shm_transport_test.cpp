@@ -20,12 +20,15 @@
 
 #include "convoy_test/mpi.hpp"
 #include "counting_source.hpp"
+#include "error_of.hpp"
 #include "traffic_drive.hpp"
 #include "transport_driver.hpp"
 
 namespace agg = convoy::aggregation;
 using convoy_test::all_to_all;
+using convoy_test::contains;
 using convoy_test::drive;
+using convoy_test::error_of;
 using convoy_test::expect_no_errors;
 using convoy_test::plan_uniform;
 using convoy_test::traffic;
@@ -43,20 +46,6 @@ agg::shm_filling filling() {
 }
 
 using clock_type = std::chrono::steady_clock;
-
-template <class F>
-std::string error_of(F&& f) {
-  try {
-    f();
-  } catch (const convoy::error& e) {
-    return e.what();
-  }
-  return "(no convoy::error)";
-}
-
-bool contains(const std::string& s, const std::string& part) {
-  return s.find(part) != std::string::npos;
-}
 
 // One exchange of `per_link` buffers per link over transport `t`, checked by the driver.
 void exchange(agg::transport& t, const agg::link_layout& lay, std::uint32_t tag, int hold,

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "counting_source.hpp"
+#include "error_of.hpp"
 #include "transport_driver.hpp"
 
 namespace agg = convoy::aggregation;
@@ -259,17 +260,7 @@ TEST(SimTransport, ReceiverOpensLate) {
   EXPECT_TRUE(a->idle());
 }
 
-namespace {
-template <class F>
-std::string error_of(F&& f) {
-  try {
-    f();
-  } catch (const convoy::error& e) {
-    return e.what();
-  }
-  return "(no convoy::error)";
-}
-}  // namespace
+using convoy_test::error_of;
 
 // T10: bad input is a convoy::error naming the problem, and changes nothing.
 TEST(SimTransport, MisuseIsReported) {
