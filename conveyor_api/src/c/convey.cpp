@@ -89,12 +89,14 @@ int convey_push(convey_t* c, const void* item, int64_t pe) {
       return c->panic("convey_push", convey_error_NULL);
   }
   if (auto* e = c->direct) [[likely]] {
-    if (e->push(item, static_cast<int>(pe)) > 0) [[likely]] {
+    const int got = e->push(item, static_cast<int>(pe));
+    if (got > 0) [[likely]] {
       ++c->life[k_pushes];
       return convey_OK;
     }
+    if (got == 0) return convey_FAIL;  // the path is full
   }
-  // A failed push changes nothing: the virtual path repeats it and maps the code.
+  // A failed push changes nothing: the virtual path repeats a misuse and maps its code.
   const int rc = c->push_(item, pe);
   if (rc > 0) [[likely]] {
     ++c->life[k_pushes];
@@ -131,12 +133,14 @@ int convey_pull(convey_t* c, void* item, int64_t* from) {
   if (c->state == cstate::complete) return convey_FAIL;
   if (auto* e = c->direct) [[likely]] {
     convoy::termination::item_view v;
-    if (e->pull(v) > 0) [[likely]] {
+    const int got = e->pull(v);
+    if (got > 0) [[likely]] {
       convoy::aggregation::copy_item(item, v.data, c->item_bytes);
       if (from) *from = v.from;
       ++c->life[k_pulls];
       return convey_OK;
     }
+    if (got == 0) return convey_FAIL;  // nothing ready
   }
   int rc = 0;
   std::int64_t src = -1;
@@ -157,7 +161,9 @@ void* convey_apull(convey_t* c, int64_t* from) {
   if (c->state == cstate::complete) return nullptr;
   if (auto* e = c->direct) [[likely]] {
     convoy::termination::item_view v;
-    if (e->pull(v) > 0) [[likely]] {
+    const int got = e->pull(v);
+    if (got == 0) return nullptr;  // nothing ready
+    if (got > 0) [[likely]] {
       if ((reinterpret_cast<std::uintptr_t>(v.data) & (c->align - 1)) == 0) [[likely]] {
         if (from) *from = v.from;
         ++c->life[k_pulls];
