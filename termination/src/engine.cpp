@@ -159,6 +159,7 @@ struct engine::impl {
   // Loopback buffers (n_buffers of capacity_bytes) and the free ones.
   std::vector<std::unique_ptr<std::byte, void (*)(std::byte*)>> self_bufs;
   std::vector<int> self_free;
+  int self_slot = -1;  // the loopback buffer being filled
   bool done_pushing = false;
   int closed_stages = 0;
   std::uint32_t epoch = 0;
@@ -305,8 +306,9 @@ struct engine::impl {
     std::byte* b = nullptr;
     if (link == n_out) {
       if (self_free.empty()) return false;
-      b = self_bufs[static_cast<std::size_t>(self_free.back())].get();
+      self_slot = self_free.back();
       self_free.pop_back();
+      b = self_bufs[static_cast<std::size_t>(self_slot)].get();
     } else {
       b = transport->acquire(link);
       if (!b) return false;
@@ -342,8 +344,7 @@ struct engine::impl {
       r.in_link = self_in;
       r.data = b;
       r.bytes = used;
-      for (int k = 0; k < e.options_.n_buffers; ++k)
-        if (self_bufs[static_cast<std::size_t>(k)].get() == b) r.slot = k;
+      r.slot = self_slot;
       in_link& s = ins[static_cast<std::size_t>(self_in)];
       const bool was_empty = s.queue.empty();
       s.queue.push_back(r, true);
