@@ -125,7 +125,6 @@ struct engine::impl {
     bool bulk = false;       // every record is this rank's, tag-free and rigid: deliver whole
     int bulk_from = -1;      // the source of every record of a bulk link
     bool loopback = false;   // items this rank pushed to itself (no transport, no counting)
-    bool in_window = false;  // its front buffer is the engine's pull window
     // Decoded head record (valid when ready and not bulk).
     agg::record head;
     int head_src = -1;
@@ -436,7 +435,6 @@ struct engine::impl {
     const int id = w.link;
     w = {};
     in_link& l = ins[static_cast<std::size_t>(id)];
-    l.in_window = false;
     release_buffer(l.queue.front());
     l.queue.pop_front();
     l.offset = agg::header_bytes;
@@ -496,7 +494,7 @@ struct engine::impl {
   // Returns false if it stopped on a forward that did not fit.
   bool examine(int id) {
     in_link& l = ins[static_cast<std::size_t>(id)];
-    if (l.in_window) return true;
+    if (e.window_.link == id) return true;  // its front buffer is being pulled
     const int tb = l.loopback ? 0 : tag_bytes[static_cast<std::size_t>(l.stage)];
     const bool last_stage = l.stage == n_stages - 1;
     while (!l.queue.empty()) {
@@ -533,7 +531,8 @@ struct engine::impl {
     // list, are retried.
     for (std::size_t id = 0; id < ins.size(); ++id) {
       in_link& l = ins[id];
-      if (!l.ready && !l.in_window && !l.queue.empty()) examine(static_cast<int>(id));
+      if (!l.ready && e.window_.link != static_cast<int>(id) && !l.queue.empty())
+        examine(static_cast<int>(id));
     }
   }
 
@@ -554,7 +553,6 @@ struct engine::impl {
       std::memcpy(&h, r.data, sizeof h);
       ready.pop_front();
       l.ready = false;
-      l.in_window = true;
       window& w = e.window_;
       w.cur = r.data + l.offset;
       w.end = r.data + h.bytes;
@@ -698,7 +696,6 @@ struct engine::impl {
       l.received = 0;
       l.expected = std::numeric_limits<std::uint32_t>::max();
       l.ready = false;
-      l.in_window = false;
       l.offset = agg::header_bytes;
     }
     // Buffers that arrived early for this epoch are accepted now, in arrival order.
