@@ -64,6 +64,7 @@ void runtime::run_phase(spawner& s) {
   m.first_error.clear();
   m.held = {};
   m.running = true;
+  hot_ = {m.requests.get(), m.request_bytes, m.id_bytes, true};
   ++stats_.phases;
   try {
     for (;;) {
@@ -83,16 +84,22 @@ void runtime::run_phase(spawner& s) {
                               (s.next >= s.n || !m.first_error.empty());
       const int rq = m.requests->advance(local_done);
       m.check(rq, "advance", *m.requests);
-      const int rp = m.replies->advance(rq == termination::done && !m.held.has);
+      if (rq != termination::done) {
+        if (m.replies_in_play()) m.advance_replies(false);
+        continue;
+      }
+      const int rp = m.replies->advance(!m.held.has);
       m.check(rp, "advance", *m.replies);
-      if (rq == termination::done && rp == termination::done) break;
+      if (rp == termination::done) break;
     }
   } catch (...) {
     // A transport failure: nothing collective can follow on this rank.
     m.running = false;
+    hot_.open = false;
     throw;
   }
   m.running = false;
+  hot_.open = false;
   m.check(m.replies->reset(), "reset", *m.replies);
   m.check(m.requests->reset(), "reset", *m.requests);
   m.slots.clear();

@@ -55,6 +55,12 @@ runtime::~runtime() {
   if (impl_->comm != MPI_COMM_NULL) MPI_Comm_free(&impl_->comm);
 }
 
+std::size_t runtime::max_memory_bytes() const noexcept {
+  return impl_->requests->max_memory_bytes() + impl_->replies->max_memory_bytes();
+}
+
+const termination::engine& runtime::request_engine() const noexcept { return *impl_->requests; }
+
 std::uint32_t runtime::add_handler(detail::handler_entry e) {
   if (impl_->running) throw convoy::error("convoy::async: define() is not legal during a phase");
   if (impl_->handlers.size() >= 65536)

@@ -115,6 +115,10 @@ struct handler_entry {
 
 std::uint64_t mix_signature(std::uint64_t h, std::uint64_t v) noexcept;
 
+inline constexpr std::uint32_t k_post = 0xFFFFFFFFu;  ///< request token: no reply
+inline constexpr std::uint32_t k_error_bit = 0x80000000u;
+inline constexpr std::size_t k_token_bytes = 4;
+
 }  // namespace detail
 
 /// Handle of a remote function defined on every rank: R fn(A...).
@@ -165,6 +169,10 @@ class runtime {
   [[nodiscard]] int n_ranks() const noexcept { return n_ranks_; }
   [[nodiscard]] const runtime_options& options() const noexcept { return options_; }
   [[nodiscard]] runtime_stats stats() const noexcept { return stats_; }
+  /// Buffer memory of the two conveyors at most (termination::engine::max_memory_bytes).
+  [[nodiscard]] std::size_t max_memory_bytes() const noexcept;
+  /// The request conveyor's engine (plan, options, statistics).
+  [[nodiscard]] const termination::engine& request_engine() const noexcept;
 
   /// Defines a remote function on this rank. Collective in the sense that every rank must
   /// define the same functions (same argument and result types) in the same order before
@@ -196,7 +204,34 @@ class runtime {
   template <class R, class... A, class... Args>
   void post(int rank, const remote_fn<R, A...>& fn, Args&&... args) {
     static_assert(sizeof...(A) == sizeof...(Args), "post: wrong number of arguments");
-    std::array<std::byte, detail::packed_bytes<A...> == 0 ? 1 : detail::packed_bytes<A...>> b{};
+    constexpr std::size_t n = detail::packed_bytes<A...>;
+    // Hot path: the record built with compile-time sizes, one inline engine push.
+    if (hot_.open && rank != rank_ && static_cast<unsigned>(rank) < static_cast<unsigned>(n_ranks_) &&
+        hot_.request_bytes == detail::k_token_bytes + hot_.id_bytes + n) [[likely]] {
+      alignas(8) std::byte rec[detail::k_token_bytes + 2 + n];
+      std::memcpy(rec, &detail::k_post, detail::k_token_bytes);
+      const std::uint32_t id = fn.id();
+      int rc;
+      if (hot_.id_bytes == 0) {
+        detail::pack<A...>(rec + detail::k_token_bytes, static_cast<A>(std::forward<Args>(args))...);
+        rc = hot_.requests->template push<detail::k_token_bytes + n>(rec, rank);
+      } else if (hot_.id_bytes == 1) {
+        rec[detail::k_token_bytes] = static_cast<std::byte>(id);
+        detail::pack<A...>(rec + detail::k_token_bytes + 1, static_cast<A>(std::forward<Args>(args))...);
+        rc = hot_.requests->template push<detail::k_token_bytes + 1 + n>(rec, rank);
+      } else {
+        std::memcpy(rec + detail::k_token_bytes, &id, 2);
+        detail::pack<A...>(rec + detail::k_token_bytes + 2, static_cast<A>(std::forward<Args>(args))...);
+        rc = hot_.requests->template push<detail::k_token_bytes + 2 + n>(rec, rank);
+      }
+      if (rc > 0) {
+        ++stats_.posts;
+        return;
+      }
+      send_post(rank, id, rec + detail::k_token_bytes + hot_.id_bytes);  // full: the slow path waits
+      return;
+    }
+    std::array<std::byte, n == 0 ? 1 : n> b{};
     detail::pack<A...>(b.data(), static_cast<A>(std::forward<Args>(args))...);
     send_post(rank, fn.id(), b.data());
   }
@@ -276,6 +311,14 @@ class runtime {
   void run_phase(spawner& s);
   void start_roots(spawner& s);
 
+  // What the inline post needs, valid while `open` (a phase runs, no handler executes).
+  struct hot_path {
+    termination::engine* requests = nullptr;
+    std::size_t request_bytes = 0;
+    std::size_t id_bytes = 0;
+    bool open = false;
+  };
+  hot_path hot_;
   int rank_ = 0, n_ranks_ = 1;
   runtime_options options_;
   runtime_stats stats_;
