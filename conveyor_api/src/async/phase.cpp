@@ -63,12 +63,13 @@ void runtime::run_phase(spawner& s) {
   m.check(m.replies->begin(m.reply_bytes), "begin", *m.replies);
   m.first_error.clear();
   m.held = {};
+  m.pending.clear();
   m.running = true;
   hot_ = {m.requests.get(), m.request_bytes, m.id_bytes, true};
   ++stats_.phases;
   try {
     for (;;) {
-      start_roots(s);
+      if (m.send_pending()) start_roots(s);
       m.serve(*this);
       m.collect(true);
       while (!m.ready.empty()) {
@@ -76,9 +77,9 @@ void runtime::run_phase(spawner& s) {
         m.ready.pop_front();
         h.resume();
       }
-      const bool can_start = !m.new_roots.empty() ||
-                             (m.first_error.empty() && s.next < s.n &&
-                              m.in_flight < options_.max_tasks);
+      const bool can_start = m.pending.empty() &&
+                             (!m.new_roots.empty() || (m.first_error.empty() && s.next < s.n &&
+                                                       m.in_flight < options_.max_tasks));
       if (!can_start) m.flush_idle(stats_);
       const bool local_done = m.in_flight == 0 && m.new_roots.empty() &&
                               (s.next >= s.n || !m.first_error.empty());

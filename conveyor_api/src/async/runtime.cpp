@@ -36,6 +36,7 @@ std::coroutine_handle<> detail::promise_base::final_awaiter::await_suspend(
 runtime::runtime(MPI_Comm comm, runtime_options options)
     : options_(std::move(options)), impl_(std::make_unique<impl>()) {
   if (options_.max_tasks < 1) throw convoy::error("convoy::async: max_tasks must be >= 1");
+  if (options_.serve_every < 1) throw convoy::error("convoy::async: serve_every must be >= 1");
   CONVOY_MPI_CHECK(MPI_Comm_rank(comm, &rank_));
   CONVOY_MPI_CHECK(MPI_Comm_size(comm, &n_ranks_));
   CONVOY_MPI_CHECK(MPI_Comm_dup(comm, &impl_->comm));
@@ -47,6 +48,8 @@ runtime::runtime(MPI_Comm comm, runtime_options options)
   impl_->requests = make_mpi_engine(comm, plan, o);
   impl_->replies = make_mpi_engine(comm, plan, o);
   impl_->owner = this;
+  impl_->forwards = impl_->replies->plan().max_hops() > 1;
+  hot_.serve_every = options_.serve_every;
 }
 
 runtime::~runtime() {
@@ -60,6 +63,11 @@ std::size_t runtime::max_memory_bytes() const noexcept {
 }
 
 const termination::engine& runtime::request_engine() const noexcept { return *impl_->requests; }
+
+void runtime::serve_now() {
+  hot_.since_serve = 0;
+  impl_->serve_and_advance();
+}
 
 std::uint32_t runtime::add_handler(detail::handler_entry e) {
   if (impl_->running) throw convoy::error("convoy::async: define() is not legal during a phase");
@@ -99,12 +107,9 @@ void runtime::send_call(int rank, std::uint32_t id, const std::byte* args,
                         std::to_string(n_ranks_));
   const auto& e = m.handlers.at(id);
   const std::uint32_t token = m.take_slot(h, result, failed, e.result_bytes);
-  std::memcpy(m.request_record.data(), &token, k_token_bytes);
-  std::memcpy(m.request_record.data() + k_token_bytes, &id, m.id_bytes);
-  std::memcpy(m.request_record.data() + k_token_bytes + m.id_bytes, args, e.args_bytes);
   ++stats_.calls;
   ++stats_.suspensions;
-  m.push_request(rank);
+  m.push_call(rank, token, id, args);
 }
 
 void runtime::send_post(int rank, std::uint32_t id, const std::byte* args) {
@@ -118,10 +123,8 @@ void runtime::send_post(int rank, std::uint32_t id, const std::byte* args) {
     invoke_local(id, args, nullptr);
     return;
   }
-  const auto& e = m.handlers.at(id);
-  std::memcpy(m.request_record.data(), &k_post, k_token_bytes);
-  std::memcpy(m.request_record.data() + k_token_bytes, &id, m.id_bytes);
-  std::memcpy(m.request_record.data() + k_token_bytes + m.id_bytes, args, e.args_bytes);
+  (void)m.handlers.at(id);
+  m.write_request(k_post, id, args);
   ++stats_.posts;
   m.push_request(rank);
 }

@@ -36,16 +36,26 @@ struct runtime::impl {
   std::size_t id_bytes = 0, request_bytes = 0, reply_bytes = 0;
   std::vector<std::byte> request_record, reply_record, held_record;
   held_reply held;
+  // Calls whose path was full, in issue order: their tasks stay suspended, no new task
+  // starts, and every later request of this rank waits behind them (issue order holds).
+  struct pending_call {
+    int rank;
+    std::uint32_t token, id;
+    const std::byte* args;  // in the waiting task's awaiter, alive while it waits
+  };
+  std::deque<pending_call> pending;
   std::size_t in_flight = 0;
   bool running = false, in_handler = false;
   // Advances of the reply conveyor still owed after the last reply traffic. A conveyor
   // that carries nothing must not be advanced in a tight loop: the engine yields the core
-  // after a few idle advances (histograms have no replies at all).
+  // after a few idle advances (histograms have no replies at all). Only on one-hop plans:
+  // on longer routes this rank forwards other ranks' replies, which it cannot foresee.
   int reply_countdown = 0;
+  bool forwards = true;  // the plan has routes of more than one hop
   static constexpr int k_reply_advances = 32;
 
   [[nodiscard]] bool replies_in_play() const noexcept {
-    return slots.size() != free_slots.size() || held.has || reply_countdown > 0;
+    return forwards || slots.size() != free_slots.size() || held.has || reply_countdown > 0;
   }
   void advance_replies(bool done) {
     if (reply_countdown > 0) --reply_countdown;
@@ -155,11 +165,56 @@ struct runtime::impl {
 
   // Pushes a request record; while its path is full, keeps both conveyors moving (and
   // serves other ranks' requests) without resuming any task.
-  void push_request(int rank) {
-    for (;;) {
+  void write_request(std::uint32_t token, std::uint32_t id, const std::byte* args) {
+    std::memcpy(request_record.data(), &token, k_token_bytes);
+    std::memcpy(request_record.data() + k_token_bytes, &id, id_bytes);
+    std::memcpy(request_record.data() + k_token_bytes + id_bytes, args, handlers[id].args_bytes);
+  }
+
+  // Sends the pending calls in order; true if none is left.
+  bool send_pending() {
+    while (!pending.empty()) {
+      const pending_call& c = pending.front();
+      write_request(c.token, c.id, c.args);
+      const int rc = requests->push(request_record.data(), c.rank);
+      check(rc, "request", *requests);
+      if (rc == 0) return false;
+      pending.pop_front();
+    }
+    owner->hot_.calls_waiting = false;
+    return true;
+  }
+
+  // A call: sent now, or queued behind the pending ones (its task is suspended anyway).
+  void push_call(int rank, std::uint32_t token, std::uint32_t id, const std::byte* args) {
+    if (pending.empty()) {
+      write_request(token, id, args);
       const int rc = requests->push(request_record.data(), rank);
       check(rc, "request", *requests);
       if (rc > 0) return;
+      ++owner->stats_.blocked;
+    }
+    pending.push_back({rank, token, id, args});
+    owner->hot_.calls_waiting = true;
+  }
+
+  void push_request(int rank) {
+    std::vector<std::byte> own;  // the post's record, if pending calls go first
+    if (!pending.empty()) own.assign(request_record.begin(), request_record.end());
+    for (bool first = true;; first = false) {
+      if (!own.empty()) {
+        if (!send_pending()) {
+          ++(first ? owner->stats_.blocked : owner->stats_.blocked_rounds);
+          serve_and_advance();
+          continue;
+        }
+        std::memcpy(request_record.data(), own.data(), own.size());
+        own.clear();
+      }
+      const int rc = requests->push(request_record.data(), rank);
+      check(rc, "request", *requests);
+      if (rc > 0) return;
+      ++(first ? owner->stats_.blocked : owner->stats_.blocked_rounds);
       serve_and_advance();
     }
   }

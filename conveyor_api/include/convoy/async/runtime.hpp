@@ -55,6 +55,10 @@ struct runtime_options {
   /// Root tasks in flight at most on this rank (run_each starts a new one only below it),
   /// so memory stays bounded when a phase has 10^7 tasks. >= 1.
   std::size_t max_tasks = 1024;
+  /// A task that posts many updates without waiting serves the requests that other ranks
+  /// sent here once every this many posts (otherwise only when its own path is full, and
+  /// ranks can settle into taking turns: one serves while the other waits). >= 1.
+  std::uint32_t serve_every = 4096;
 };
 
 /// Counters of a runtime (this rank, since construction).
@@ -67,6 +71,8 @@ struct runtime_stats {
   std::uint64_t suspensions = 0;  ///< times a task waited on a reply
   std::uint64_t flushes = 0;      ///< partly filled buffers sent because no task could run
   std::uint64_t peak_tasks = 0;   ///< most root tasks in flight at once
+  std::uint64_t blocked = 0;      ///< requests that found their path full at first
+  std::uint64_t blocked_rounds = 0;  ///< progress rounds spent waiting for such paths
 };
 
 namespace detail {
@@ -206,7 +212,7 @@ class runtime {
     static_assert(sizeof...(A) == sizeof...(Args), "post: wrong number of arguments");
     constexpr std::size_t n = detail::packed_bytes<A...>;
     // Hot path: the record built with compile-time sizes, one inline engine push.
-    if (hot_.open && rank != rank_ && static_cast<unsigned>(rank) < static_cast<unsigned>(n_ranks_) &&
+    if (hot_.open && !hot_.calls_waiting && rank != rank_ && static_cast<unsigned>(rank) < static_cast<unsigned>(n_ranks_) &&
         hot_.request_bytes == detail::k_token_bytes + hot_.id_bytes + n) [[likely]] {
       alignas(8) std::byte rec[detail::k_token_bytes + 2 + n];
       std::memcpy(rec, &detail::k_post, detail::k_token_bytes);
@@ -226,6 +232,10 @@ class runtime {
       }
       if (rc > 0) {
         ++stats_.posts;
+        // A task that posts without ever waiting must still serve the requests of other
+        // ranks now and then, or the ranks settle into taking turns (one serves, one waits).
+        if (++hot_.since_serve >= hot_.serve_every) [[unlikely]]
+          serve_now();
         return;
       }
       send_post(rank, id, rec + detail::k_token_bytes + hot_.id_bytes);  // full: the slow path waits
@@ -316,8 +326,13 @@ class runtime {
     termination::engine* requests = nullptr;
     std::size_t request_bytes = 0;
     std::size_t id_bytes = 0;
+    std::uint32_t since_serve = 0;
+    std::uint32_t serve_every = 4096;
     bool open = false;
+    bool calls_waiting = false;  ///< calls wait for a full path: later requests queue behind
   };
+  /// Handles the requests that have arrived and moves the conveyors (no task resumes).
+  void serve_now();
   hot_path hot_;
   int rank_ = 0, n_ranks_ = 1;
   runtime_options options_;
