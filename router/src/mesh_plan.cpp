@@ -1,7 +1,7 @@
 // TRAM mesh route plans (TRAM sec. III.B), with holes routed around (router/README.md).
 #include <algorithm>
+#include <convoy/base/error.hpp>
 #include <convoy/router/route_plan.hpp>
-#include <convoy/topology/error.hpp>
 #include <convoy/topology/mesh.hpp>
 #include <cstddef>
 #include <numeric>

@@ -1,6 +1,6 @@
 // bale's tensor conveyors as route plans (seed 000_b14e3a2654c1bd2b.txt sec. 4.3.1).
+#include <convoy/base/error.hpp>
 #include <convoy/router/route_plan.hpp>
-#include <convoy/topology/error.hpp>
 #include <cstddef>
 #include <cstdint>
 #include <string>

@@ -1,10 +1,10 @@
 // The buffer-memory model (router/README.md invariant 11) and route statistics.
 #include <gtest/gtest.h>
 
+#include <convoy/base/error.hpp>
 #include <convoy/router/memory.hpp>
 #include <convoy/router/route_plan.hpp>
 #include <convoy/router/route_stats.hpp>
-#include <convoy/topology/error.hpp>
 #include <convoy/topology/mesh.hpp>
 #include <cstddef>
 #include <vector>

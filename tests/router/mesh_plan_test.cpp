@@ -2,10 +2,10 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <convoy/base/error.hpp>
 #include <convoy/router/route_plan.hpp>
 #include <convoy/router/route_stats.hpp>
 #include <convoy/topology/build_mesh.hpp>
-#include <convoy/topology/error.hpp>
 #include <convoy/topology/machine.hpp>
 #include <convoy/topology/mesh.hpp>
 #include <cstdint>
@@ -246,15 +246,16 @@ TEST(MeshPlan, RaggedNodesAndSocketsEveryOrder) {
 // placement, so ranks are not numbered by coordinates), every order.
 TEST(MeshPlan, RaggedMeshesFromTopologyModule) {
   namespace topo = convoy::topology;
-  for (const auto map : {topo::placement::block, topo::placement::cyclic}) {
+  for (const auto map : {convoy::base::placement::block, convoy::base::placement::cyclic}) {
     const auto nodes = topo::emulate_machine(9, {4, 2, 3}, "", map);
-    const auto m = topo::build_mesh(nodes, topo::mesh_spec::automatic());
+    const auto m = topo::build_mesh(nodes, convoy::base::mesh_spec::automatic());
     EXPECT_EQ(m.n_holes(), 3);
     check_every_order(m);
     const auto sockets = topo::emulate_machine(12, {5, 3, 4}, "pack:2 core:3", map);
     const auto ms = topo::build_mesh(
         sockets,
-        topo::mesh_spec::of_levels({topo::level::node, topo::level::socket, topo::level::core}));
+        convoy::base::mesh_spec::of_levels(
+            {convoy::base::level::node, convoy::base::level::socket, convoy::base::level::core}));
     EXPECT_EQ(ms.n_dims(), 3) << ms.describe();
     check_every_order(ms);
   }

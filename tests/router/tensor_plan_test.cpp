@@ -1,9 +1,9 @@
 // bale's tensor schemes as route plans: router/README.md invariants 1-4, 7-10 and 12.
 #include <gtest/gtest.h>
 
+#include <convoy/base/error.hpp>
 #include <convoy/router/route_plan.hpp>
 #include <convoy/router/route_stats.hpp>
-#include <convoy/topology/error.hpp>
 #include <cstdint>
 #include <string>
 #include <utility>

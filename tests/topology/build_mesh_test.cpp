@@ -1,14 +1,14 @@
 // emulate_machine + build_mesh without MPI (topology/README.md invariants 2, 3, 6-11).
 #include <gtest/gtest.h>
 
+#include <convoy/base/error.hpp>
 #include <convoy/topology/build_mesh.hpp>
-#include <convoy/topology/error.hpp>
 #include <convoy/topology/machine.hpp>
 #include <string>
 #include <vector>
 
 namespace topo = convoy::topology;
-using topo::placement;
+using convoy::base::placement;
 using coords_t = std::vector<std::vector<int>>;
 
 namespace {
@@ -29,7 +29,7 @@ std::vector<std::string> names(const topo::mesh& m) {
 }
 
 topo::mesh build(const topo::machine& m, const char* spec) {
-  return topo::build_mesh(m, topo::parse_mesh_spec(spec));
+  return topo::build_mesh(m, convoy::base::parse_mesh_spec(spec));
 }
 
 std::string message_of(const topo::machine& m, const char* spec) {

@@ -5,10 +5,10 @@
 #include <gtest/gtest.h>
 #include <mpi.h>
 
+#include <convoy/base/error.hpp>
+#include <convoy/base/settings.hpp>
 #include <convoy/topology/build_mesh.hpp>
-#include <convoy/topology/error.hpp>
 #include <convoy/topology/machine.hpp>
-#include <convoy/topology/settings.hpp>
 #include <convoy_test/mpi.hpp>
 #include <cstdlib>
 #include <map>
@@ -196,7 +196,7 @@ TEST(Discovery, EnvironmentErrorIsRaisedTheSameOnEveryRank) {  // invariant 4
 
 TEST(Discovery, InvalidSpecOnRankZeroFailsEveryRankAlike) {  // invariants 4, 13
   if (!env("CONVOY_TEST_EXPECT_ERROR").empty()) GTEST_SKIP() << "error layout";
-  topo::settings s = topo::settings::from_env(MPI_COMM_WORLD);
+  convoy::base::settings s = convoy::base::settings::from_env(MPI_COMM_WORLD);
   // Only rank 0's spec counts: other ranks hold a valid one.
   s.mesh = convoy_test::world_rank() == 0 ? "node,rack" : "auto";
   const std::string got = message_of([&] { (void)topo::discover_mesh(MPI_COMM_WORLD, s); });
@@ -219,19 +219,19 @@ TEST(Discovery, RankZeroEnvironmentWins) {  // invariant 13
   const int rank = convoy_test::world_rank();
   // A bad value on every rank but 0 is ignored ...
   if (rank != 0) ::setenv("CONVOY_N_BUFFERS", "3", 1);
-  std::string got = message_of([] { (void)topo::settings::from_env(MPI_COMM_WORLD); });
+  std::string got = message_of([] { (void)convoy::base::settings::from_env(MPI_COMM_WORLD); });
   if (rank != 0) ::unsetenv("CONVOY_N_BUFFERS");
   EXPECT_EQ(got, "");
   // ... and a bad value on rank 0 alone fails every rank the same way.
   if (rank == 0) ::setenv("CONVOY_N_BUFFERS", "3", 1);
-  got = message_of([] { (void)topo::settings::from_env(MPI_COMM_WORLD); });
+  got = message_of([] { (void)convoy::base::settings::from_env(MPI_COMM_WORLD); });
   if (rank == 0) ::unsetenv("CONVOY_N_BUFFERS");
   EXPECT_EQ(got, "CONVOY_N_BUFFERS='3': must be a power of two between 1 and 1024");
 }
 
 TEST(Discovery, MismatchedEmulationFailsEveryRankAlike) {  // invariant 4
   if (!env("CONVOY_TEST_EXPECT_ERROR").empty()) GTEST_SKIP() << "error layout";
-  topo::settings s;
+  convoy::base::settings s;
   const int n = convoy_test::world_size();
   s.emulate_nodes = std::vector<int>{n, 1};
   const std::string got = message_of([&] { (void)topo::discover(MPI_COMM_WORLD, s); });

@@ -1,7 +1,7 @@
 // The mesh as a rank <-> coordinates table with holes (topology/README.md invariants 9, 10, 14).
 #include <gtest/gtest.h>
 
-#include <convoy/topology/error.hpp>
+#include <convoy/base/error.hpp>
 #include <convoy/topology/mesh.hpp>
 #include <string>
 #include <vector>

@@ -1,6 +1,6 @@
 #include <algorithm>
-#include <convoy/topology/detail/collective.hpp>
-#include <convoy/topology/error.hpp>
+#include <convoy/base/collective.hpp>
+#include <convoy/base/error.hpp>
 #include <convoy/topology/machine.hpp>
 #include <cstring>
 #include <map>
@@ -82,7 +82,7 @@ machine discover_real(MPI_Comm comm) {
   int rank = 0, size = 0;
   CONVOY_MPI_CHECK(MPI_Comm_rank(comm, &rank));
   CONVOY_MPI_CHECK(MPI_Comm_size(comm, &size));
-  record me = detail::agree(comm, probe_this_rank);
+  record me = base::agree(comm, probe_this_rank);
 
   MPI_Comm shared = MPI_COMM_NULL;
   CONVOY_MPI_CHECK(MPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, rank, MPI_INFO_NULL, &shared));
@@ -138,7 +138,7 @@ machine discover_real(MPI_Comm comm) {
 }  // namespace
 
 machine emulate_machine(int n_ranks, const std::vector<int>& node_sizes, std::string_view synthetic,
-                        placement map) {
+                        base::placement map) {
   if (n_ranks < 1) throw error("emulation: needs at least one rank");
   if (node_sizes.empty()) throw error("emulation: needs at least one node");
   long long total = 0;
@@ -154,7 +154,7 @@ machine emulate_machine(int n_ranks, const std::vector<int>& node_sizes, std::st
 
   const auto n_nodes = node_sizes.size();
   std::vector<int> node_of_rank(static_cast<size_t>(n_ranks));
-  if (map == placement::block) {
+  if (map == base::placement::block) {
     int r = 0;
     for (size_t n = 0; n < n_nodes; ++n)
       for (int k = 0; k < node_sizes[n]; ++k)
@@ -201,13 +201,13 @@ machine emulate_machine(int n_ranks, const std::vector<int>& node_sizes, std::st
   }
   machine m = assemble(recs);
   m.emulated = true;
-  m.source = "emulated: nodes " + join(node_sizes) + " (" + placement_name(map) + "), topology '" +
-             (synthetic.empty() ? std::string("pack:1 core:<ranks>") : std::string(synthetic)) +
-             "'";
+  m.source =
+      "emulated: nodes " + join(node_sizes) + " (" + base::placement_name(map) + "), topology '" +
+      (synthetic.empty() ? std::string("pack:1 core:<ranks>") : std::string(synthetic)) + "'";
   return m;
 }
 
-machine discover(MPI_Comm comm, const settings& s) {
+machine discover(MPI_Comm comm, const base::settings& s) {
   int rank = 0, size = 0;
   CONVOY_MPI_CHECK(MPI_Comm_rank(comm, &rank));
   CONVOY_MPI_CHECK(MPI_Comm_size(comm, &size));
@@ -217,7 +217,8 @@ machine discover(MPI_Comm comm, const settings& s) {
   std::string synthetic;
   if (rank == 0) {
     const bool emulate = s.emulate_nodes.has_value() || s.emulate_topology.has_value();
-    head = {emulate ? 1 : 0, s.emulate_map.value_or(placement::block) == placement::cyclic ? 1 : 0};
+    head = {emulate ? 1 : 0,
+            s.emulate_map.value_or(base::placement::block) == base::placement::cyclic ? 1 : 0};
     const std::vector<int> sizes = s.emulate_nodes.value_or(std::vector<int>{size});
     head.push_back(static_cast<int>(sizes.size()));
     head.insert(head.end(), sizes.begin(), sizes.end());
@@ -234,8 +235,8 @@ machine discover(MPI_Comm comm, const settings& s) {
   if (!synthetic.empty())
     CONVOY_MPI_CHECK(MPI_Bcast(synthetic.data(), head.back(), MPI_CHAR, 0, comm));
   const std::vector<int> sizes(head.begin() + 3, head.begin() + 3 + head[2]);
-  const placement map = head[1] == 1 ? placement::cyclic : placement::block;
-  return detail::agree(comm, [&] {
+  const base::placement map = head[1] == 1 ? base::placement::cyclic : base::placement::block;
+  return base::agree(comm, [&] {
     try {
       return emulate_machine(size, sizes, synthetic, map);
     } catch (const error& e) {
@@ -245,7 +246,7 @@ machine discover(MPI_Comm comm, const settings& s) {
   });
 }
 
-machine discover(MPI_Comm comm) { return discover(comm, settings::from_env(comm)); }
+machine discover(MPI_Comm comm) { return discover(comm, base::settings::from_env(comm)); }
 
 std::string serialize(const machine& m) {
   std::ostringstream o;

@@ -5,7 +5,7 @@
 /// matched to this physical hierarchy). Numbered invariants: topology/README.md.
 #include <mpi.h>
 
-#include <convoy/topology/settings.hpp>
+#include <convoy/base/settings.hpp>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -52,8 +52,8 @@ struct machine {
 /// @throws convoy::error, the same message on every rank (invariant 4): shared-memory
 ///   groups and host names disagree, emulated node sizes do not sum to the rank count, more
 ///   ranks on a pretend node than its synthetic topology has PUs, an MPI or hwloc failure.
-[[nodiscard]] machine discover(MPI_Comm comm, const settings& s);
-/// discover(comm, settings::from_env(comm)).
+[[nodiscard]] machine discover(MPI_Comm comm, const base::settings& s);
+/// discover(comm, base::settings::from_env(comm)).
 [[nodiscard]] machine discover(MPI_Comm comm);
 
 /// Pure, no MPI: a machine of `node_sizes.size()` pretend nodes ("emu0", "emu1", ...).
@@ -63,7 +63,7 @@ struct machine {
 /// @throws convoy::error if a size is < 1, the sizes do not sum to n_ranks, the synthetic
 ///   description is invalid, or a node has more ranks than PUs.
 [[nodiscard]] machine emulate_machine(int n_ranks, const std::vector<int>& node_sizes,
-                                      std::string_view synthetic, placement map);
+                                      std::string_view synthetic, base::placement map);
 
 /// A compact text form of `m` (every field), used to check that ranks agree.
 [[nodiscard]] std::string serialize(const machine& m);

@@ -7,7 +7,7 @@
 #include <string_view>
 #include <vector>
 
-namespace convoy::topology {
+namespace convoy::base {
 
 /// A level of the machine hierarchy, outermost first. Their order is the only legal order
 /// in a spec (TRAM sec. V.C: the intranode dimension goes last).
@@ -52,4 +52,4 @@ struct mesh_spec {
 /// The canonical text of a spec: parse_mesh_spec(to_string(s)) == s.
 [[nodiscard]] std::string to_string(const mesh_spec& s);
 
-}  // namespace convoy::topology
+}  // namespace convoy::base

@@ -1,20 +1,20 @@
 // Mesh spec grammar and its error messages (topology/README.md invariant 5).
 #include <gtest/gtest.h>
 
-#include <convoy/topology/error.hpp>
-#include <convoy/topology/mesh_spec.hpp>
+#include <convoy/base/error.hpp>
+#include <convoy/base/mesh_spec.hpp>
 #include <string>
 
-namespace topo = convoy::topology;
-using topo::level;
-using topo::mesh_spec;
+namespace base = convoy::base;
+using base::level;
+using base::mesh_spec;
 
 namespace {
 
 // The message parse_mesh_spec throws for `spec`, or "" if it does not throw.
 std::string message_of(const std::string& spec) {
   try {
-    (void)topo::parse_mesh_spec(spec);
+    (void)base::parse_mesh_spec(spec);
   } catch (const convoy::error& e) {
     return e.what();
   }
@@ -24,36 +24,36 @@ std::string message_of(const std::string& spec) {
 }  // namespace
 
 TEST(MeshSpec, AutoIsTheDefaultForm) {
-  EXPECT_EQ(topo::parse_mesh_spec("auto"), mesh_spec::automatic());
-  EXPECT_EQ(topo::parse_mesh_spec("  auto "), mesh_spec::automatic());
+  EXPECT_EQ(base::parse_mesh_spec("auto"), mesh_spec::automatic());
+  EXPECT_EQ(base::parse_mesh_spec("  auto "), mesh_spec::automatic());
   EXPECT_EQ(mesh_spec{}, mesh_spec::automatic());
 }
 
 TEST(MeshSpec, CartesianShapes) {
-  EXPECT_EQ(topo::parse_mesh_spec("8x4x2"), mesh_spec::cartesian({8, 4, 2}));
-  EXPECT_EQ(topo::parse_mesh_spec("16"), mesh_spec::cartesian({16}));
-  EXPECT_EQ(topo::parse_mesh_spec("1x8"), mesh_spec::cartesian({1, 8}));
-  EXPECT_EQ(topo::parse_mesh_spec("3X3"), mesh_spec::cartesian({3, 3}));
+  EXPECT_EQ(base::parse_mesh_spec("8x4x2"), mesh_spec::cartesian({8, 4, 2}));
+  EXPECT_EQ(base::parse_mesh_spec("16"), mesh_spec::cartesian({16}));
+  EXPECT_EQ(base::parse_mesh_spec("1x8"), mesh_spec::cartesian({1, 8}));
+  EXPECT_EQ(base::parse_mesh_spec("3X3"), mesh_spec::cartesian({3, 3}));
 }
 
 TEST(MeshSpec, NamedLevels) {
-  EXPECT_EQ(topo::parse_mesh_spec("node,socket,core"),
+  EXPECT_EQ(base::parse_mesh_spec("node,socket,core"),
             mesh_spec::of_levels({level::node, level::socket, level::core}));
-  EXPECT_EQ(topo::parse_mesh_spec("node,core"), mesh_spec::of_levels({level::node, level::core}));
-  EXPECT_EQ(topo::parse_mesh_spec("node"), mesh_spec::of_levels({level::node}));
-  EXPECT_EQ(topo::parse_mesh_spec("socket,core"),
+  EXPECT_EQ(base::parse_mesh_spec("node,core"), mesh_spec::of_levels({level::node, level::core}));
+  EXPECT_EQ(base::parse_mesh_spec("node"), mesh_spec::of_levels({level::node}));
+  EXPECT_EQ(base::parse_mesh_spec("socket,core"),
             mesh_spec::of_levels({level::socket, level::core}));
-  EXPECT_EQ(topo::parse_mesh_spec("node, numa ,core"),
+  EXPECT_EQ(base::parse_mesh_spec("node, numa ,core"),
             mesh_spec::of_levels({level::node, level::numa, level::core}));
-  EXPECT_EQ(topo::parse_mesh_spec("package,core"),
+  EXPECT_EQ(base::parse_mesh_spec("package,core"),
             mesh_spec::of_levels({level::socket, level::core}));
 }
 
 TEST(MeshSpec, ToStringRoundTrips) {
   for (const char* s : {"auto", "8x4x2", "16", "node,socket,core", "node", "socket,numa,core"}) {
-    const auto spec = topo::parse_mesh_spec(s);
-    EXPECT_EQ(topo::to_string(spec), s);
-    EXPECT_EQ(topo::parse_mesh_spec(topo::to_string(spec)), spec);
+    const auto spec = base::parse_mesh_spec(s);
+    EXPECT_EQ(base::to_string(spec), s);
+    EXPECT_EQ(base::parse_mesh_spec(base::to_string(spec)), spec);
   }
 }
 
