@@ -10,9 +10,9 @@ namespace convoy::base {
 
 namespace {
 
-// Checks the value of a known key (BASE-8); `key` is the part after "<kind>." if any.
-void check_value(std::string_view key, const std::string& value) {
-  const std::string name(key);
+// Checks the value of a known key (BASE-8): `key` is the part after "<kind>." if any,
+// `name` the whole key, for the message.
+void check_value(std::string_view key, const std::string& name, const std::string& value) {
   if (key == "capacity_bytes") {
     (void)parse_bytes(name, value);
   } else if (key == "n_buffers") {
@@ -52,7 +52,7 @@ tuning tuning::parse(const std::string& path, std::string_view text) {
     if (key.empty()) throw error(where + "expected key=value");
     const std::string value(detail::trim(line.substr(eq + 1)));
     try {
-      check_value(last_part(key), value);
+      check_value(last_part(key), std::string(key), value);
     } catch (const error& e) {
       throw error(where + e.what());
     }

@@ -26,18 +26,6 @@ std::string env(const char* name) {
   return v ? v : "";
 }
 
-// Rank 0's copy of `s`.
-std::string from_root(std::string s) {
-  int len = static_cast<int>(s.size());
-  MPI_Bcast(&len, 1, MPI_INT, 0, MPI_COMM_WORLD);
-  s.resize(static_cast<size_t>(len));
-  MPI_Bcast(s.data(), len, MPI_CHAR, 0, MPI_COMM_WORLD);
-  return s;
-}
-
-// True on every rank iff every rank holds the same `s`.
-bool same_everywhere(const std::string& s) { return convoy_test::all_ranks(from_root(s) == s); }
-
 // The message `f` throws (empty if it does not).
 template <class F>
 std::string message_of(F&& f) {
@@ -84,7 +72,7 @@ const std::map<std::string, expected_layout>& layouts() {
 TEST(Discovery, MachineIsIdenticalOnAllRanks) {  // invariant 1
   if (!env("CONVOY_TEST_EXPECT_ERROR").empty()) GTEST_SKIP() << "error layout";
   const auto m = topo::discover(MPI_COMM_WORLD);
-  EXPECT_TRUE(same_everywhere(topo::serialize(m))) << topo::serialize(m);
+  EXPECT_TRUE(convoy_test::same_everywhere(topo::serialize(m))) << topo::serialize(m);
 }
 
 TEST(Discovery, NodesNumberedByLowestRank) {  // invariant 2
@@ -163,7 +151,7 @@ TEST(Discovery, MeshCoordinatesMatchPlacement) {  // invariants 9, 10
   std::string text = g.describe();
   for (int r = 0; r < g.n_ranks(); ++r)
     for (int v : g.coords(r)) text += " " + std::to_string(v);
-  EXPECT_TRUE(same_everywhere(text)) << text;
+  EXPECT_TRUE(convoy_test::same_everywhere(text)) << text;
 }
 
 TEST(Discovery, ExpectedLayout) {
@@ -191,7 +179,7 @@ TEST(Discovery, EnvironmentErrorIsRaisedTheSameOnEveryRank) {  // invariant 4
   const std::string got = message_of([] { (void)topo::discover_mesh(MPI_COMM_WORLD); });
   // A prefix: CTest's ENVIRONMENT cannot carry a ';'.
   EXPECT_EQ(got.substr(0, want.size()), want) << got;
-  EXPECT_TRUE(same_everywhere(got));
+  EXPECT_TRUE(convoy_test::same_everywhere(got));
 }
 
 TEST(Discovery, InvalidSpecOnRankZeroFailsEveryRankAlike) {  // invariants 4, 13
@@ -203,7 +191,7 @@ TEST(Discovery, InvalidSpecOnRankZeroFailsEveryRankAlike) {  // invariants 4, 13
   EXPECT_EQ(got,
             "mesh spec 'node,rack': unknown level 'rack' (expected auto, a shape like 8x4x2, or "
             "levels from node, socket, numa, core)");
-  EXPECT_TRUE(same_everywhere(got));
+  EXPECT_TRUE(convoy_test::same_everywhere(got));
 
   const int n = convoy_test::world_size();
   s.mesh = std::to_string(n + 1);
@@ -211,7 +199,7 @@ TEST(Discovery, InvalidSpecOnRankZeroFailsEveryRankAlike) {  // invariants 4, 13
   EXPECT_EQ(product, "mesh spec '" + std::to_string(n + 1) + "': the shape has " +
                          std::to_string(n + 1) + " cells but there are " + std::to_string(n) +
                          " ranks; the product of the sizes must equal the rank count");
-  EXPECT_TRUE(same_everywhere(product));
+  EXPECT_TRUE(convoy_test::same_everywhere(product));
 }
 
 TEST(Discovery, RankZeroEnvironmentWins) {  // invariant 13
@@ -239,5 +227,5 @@ TEST(Discovery, MismatchedEmulationFailsEveryRankAlike) {  // invariant 4
                      " ranks, but there are " + std::to_string(n) +
                      " ranks (CONVOY_EMULATE_NODES='" + std::to_string(n) +
                      ",1', CONVOY_EMULATE_TOPOLOGY='')");
-  EXPECT_TRUE(same_everywhere(got));
+  EXPECT_TRUE(convoy_test::same_everywhere(got));
 }
