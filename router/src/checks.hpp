@@ -1,6 +1,6 @@
 #pragma once
 /// @file
-/// Argument checks of the non-hot route_plan methods (router/README.md, invariant 12).
+/// Argument checks of the non-hot route_plan methods (router/README.md ROUTE-12).
 #include <convoy/base/error.hpp>
 #include <string>
 

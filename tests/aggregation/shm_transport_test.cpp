@@ -440,7 +440,7 @@ TEST(MakeTransport, EveryKindDelivers) {
 }
 
 // CONVOY_TRANSPORT reaches the factory's kind.
-TEST(MakeTransport, KindFromSettings) {
+TEST(MakeTransport, KindFromSettings) {  // BASE-5 (one transport enum)
   EXPECT_EQ(convoy::base::settings{}.transport_or_auto(), convoy::base::transport_kind::automatic);
   for (const auto& [text, kind] :
        {std::pair{"auto", convoy::base::transport_kind::automatic},

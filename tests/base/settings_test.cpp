@@ -1,5 +1,5 @@
 // Environment settings: one parser, unset = nullopt, bad values name the variable and value
-// (topology/README.md invariant 12).
+// (base/README.md BASE-4, BASE-5).
 #include <gtest/gtest.h>
 
 #include <convoy/base/error.hpp>
@@ -23,7 +23,7 @@ std::string message_of(const std::map<std::string, std::string>& values) {
 
 }  // namespace
 
-TEST(Settings, UnsetIsNullopt) {
+TEST(Settings, UnsetIsNullopt) {  // BASE-4
   const auto s = base::settings::from_values({});
   EXPECT_FALSE(s.mesh);
   EXPECT_FALSE(s.emulate_nodes);
@@ -38,7 +38,7 @@ TEST(Settings, UnsetIsNullopt) {
   EXPECT_EQ(s.mesh_or_auto(), base::mesh_spec::automatic());
 }
 
-TEST(Settings, ParsesEveryVariable) {
+TEST(Settings, ParsesEveryVariable) {  // BASE-4
   const auto s = base::settings::from_values({{"CONVOY_MESH", "node,core"},
                                               {"CONVOY_EMULATE_NODES", "4,2,3"},
                                               {"CONVOY_EMULATE_TOPOLOGY", "pack:2 core:2"},
@@ -63,7 +63,7 @@ TEST(Settings, ParsesEveryVariable) {
   EXPECT_EQ(*s.convey_buffer_size, 40000u);
 }
 
-TEST(Settings, ByteSuffixes) {
+TEST(Settings, ByteSuffixes) {  // BASE-4
   EXPECT_EQ(base::parse_bytes("X", "4096"), 4096u);
   EXPECT_EQ(base::parse_bytes("X", "8k"), 8000u);
   EXPECT_EQ(base::parse_bytes("X", "8K"), 8000u);
@@ -72,7 +72,7 @@ TEST(Settings, ByteSuffixes) {
   EXPECT_EQ(base::parse_bytes("X", "2Mi"), 2u * 1024u * 1024u);
 }
 
-TEST(Settings, InvalidValuesNameTheVariableAndValue) {
+TEST(Settings, InvalidValuesNameTheVariableAndValue) {  // BASE-4
   EXPECT_EQ(message_of({{"CONVOY_BUFFER_BYTES", "12q"}}),
             "CONVOY_BUFFER_BYTES='12q': must be a byte count: digits with an optional suffix k, "
             "Ki, M or Mi");
@@ -110,7 +110,7 @@ TEST(Settings, InvalidValuesNameTheVariableAndValue) {
       << topo_msg;
 }
 
-TEST(Settings, FromEnvReadsTheProcessEnvironment) {
+TEST(Settings, FromEnvReadsTheProcessEnvironment) {  // BASE-4
   ::setenv("CONVOY_N_BUFFERS", "8", 1);
   ::setenv("CONVOY_MESH", "4x2", 1);
   const auto s = base::settings::from_env();
@@ -120,7 +120,7 @@ TEST(Settings, FromEnvReadsTheProcessEnvironment) {
   EXPECT_EQ(s.mesh_or_auto(), base::mesh_spec::cartesian({4, 2}));
 }
 
-TEST(Settings, DescribeListsEveryVariable) {
+TEST(Settings, DescribeListsEveryVariable) {  // BASE-4, BASE-5
   const auto s = base::settings::from_values({{"CONVOY_MESH", "node,core"}});
   const std::string text = s.describe();
   for (const auto& name : base::settings::variable_names())

@@ -1,7 +1,7 @@
-// Discovery and mesh building under MPI, real and emulated (topology/README.md invariants
-// 1-4, 9-11, 13). The layout under test comes from the environment the CTest entry sets;
-// CONVOY_TEST_LAYOUT names the expected table below, CONVOY_TEST_EXPECT_ERROR the start of the
-// message discover_mesh must raise on every rank.
+// Discovery and mesh building under MPI, real and emulated (topology/README.md
+// TOPO-1..4, 8..11; base/README.md BASE-6). The layout under test comes from the environment the
+// CTest entry sets; CONVOY_TEST_LAYOUT names the expected table below, CONVOY_TEST_EXPECT_ERROR the
+// start of the message discover_mesh must raise on every rank.
 #include <gtest/gtest.h>
 #include <mpi.h>
 
@@ -69,13 +69,13 @@ const std::map<std::string, expected_layout>& layouts() {
 
 }  // namespace
 
-TEST(Discovery, MachineIsIdenticalOnAllRanks) {  // invariant 1
+TEST(Discovery, MachineIsIdenticalOnAllRanks) {  // TOPO-1
   if (!env("CONVOY_TEST_EXPECT_ERROR").empty()) GTEST_SKIP() << "error layout";
   const auto m = topo::discover(MPI_COMM_WORLD);
   EXPECT_TRUE(convoy_test::same_everywhere(topo::serialize(m))) << topo::serialize(m);
 }
 
-TEST(Discovery, NodesNumberedByLowestRank) {  // invariant 2
+TEST(Discovery, NodesNumberedByLowestRank) {  // TOPO-2
   if (!env("CONVOY_TEST_EXPECT_ERROR").empty()) GTEST_SKIP() << "error layout";
   const auto m = topo::discover(MPI_COMM_WORLD);
   ASSERT_EQ(static_cast<int>(m.ranks.size()), convoy_test::world_size());
@@ -100,7 +100,7 @@ TEST(Discovery, NodesNumberedByLowestRank) {  // invariant 2
   for (int count : seen) EXPECT_EQ(count, 1);
 }
 
-TEST(Discovery, RealNodesMatchSharedMemoryAndHostNames) {
+TEST(Discovery, RealNodesMatchSharedMemoryAndHostNames) {  // TOPO-2
   if (!env("CONVOY_TEST_EXPECT_ERROR").empty()) GTEST_SKIP() << "error layout";
   const auto m = topo::discover(MPI_COMM_WORLD);
   if (m.emulated) GTEST_SKIP() << "emulated layout";
@@ -121,7 +121,7 @@ TEST(Discovery, RealNodesMatchSharedMemoryAndHostNames) {
   EXPECT_GE(m.nodes[static_cast<size_t>(me.node)].n_cores, 1);
 }
 
-TEST(Discovery, MeshCoordinatesMatchPlacement) {  // invariants 9, 10
+TEST(Discovery, MeshCoordinatesMatchPlacement) {  // TOPO-9, TOPO-10
   if (!env("CONVOY_TEST_EXPECT_ERROR").empty()) GTEST_SKIP() << "error layout";
   const auto m = topo::discover(MPI_COMM_WORLD);
   const auto g = topo::discover_mesh(MPI_COMM_WORLD);
@@ -154,7 +154,7 @@ TEST(Discovery, MeshCoordinatesMatchPlacement) {  // invariants 9, 10
   EXPECT_TRUE(convoy_test::same_everywhere(text)) << text;
 }
 
-TEST(Discovery, ExpectedLayout) {
+TEST(Discovery, ExpectedLayout) {  // TOPO-8, TOPO-9, TOPO-11
   const std::string name = env("CONVOY_TEST_LAYOUT");
   if (name.empty()) GTEST_SKIP() << "no expected layout for this entry";
   const auto it = layouts().find(name);
@@ -173,7 +173,7 @@ TEST(Discovery, ExpectedLayout) {
   EXPECT_EQ(g.holes(), want.holes);
 }
 
-TEST(Discovery, EnvironmentErrorIsRaisedTheSameOnEveryRank) {  // invariant 4
+TEST(Discovery, EnvironmentErrorIsRaisedTheSameOnEveryRank) {  // TOPO-4
   const std::string want = env("CONVOY_TEST_EXPECT_ERROR");
   if (want.empty()) GTEST_SKIP() << "no expected error for this entry";
   const std::string got = message_of([] { (void)topo::discover_mesh(MPI_COMM_WORLD); });
@@ -182,7 +182,7 @@ TEST(Discovery, EnvironmentErrorIsRaisedTheSameOnEveryRank) {  // invariant 4
   EXPECT_TRUE(convoy_test::same_everywhere(got));
 }
 
-TEST(Discovery, InvalidSpecOnRankZeroFailsEveryRankAlike) {  // invariants 4, 13
+TEST(Discovery, InvalidSpecOnRankZeroFailsEveryRankAlike) {  // TOPO-4, TOPO-6, BASE-6
   if (!env("CONVOY_TEST_EXPECT_ERROR").empty()) GTEST_SKIP() << "error layout";
   convoy::base::settings s = convoy::base::settings::from_env(MPI_COMM_WORLD);
   // Only rank 0's spec counts: other ranks hold a valid one.
@@ -202,7 +202,7 @@ TEST(Discovery, InvalidSpecOnRankZeroFailsEveryRankAlike) {  // invariants 4, 13
   EXPECT_TRUE(convoy_test::same_everywhere(product));
 }
 
-TEST(Discovery, RankZeroEnvironmentWins) {  // invariant 13
+TEST(Discovery, RankZeroEnvironmentWins) {  // BASE-6
   if (!env("CONVOY_TEST_EXPECT_ERROR").empty()) GTEST_SKIP() << "error layout";
   const int rank = convoy_test::world_rank();
   // A bad value on every rank but 0 is ignored ...
@@ -217,7 +217,7 @@ TEST(Discovery, RankZeroEnvironmentWins) {  // invariant 13
   EXPECT_EQ(got, "CONVOY_N_BUFFERS='3': must be a power of two between 1 and 1024");
 }
 
-TEST(Discovery, MismatchedEmulationFailsEveryRankAlike) {  // invariant 4
+TEST(Discovery, MismatchedEmulationFailsEveryRankAlike) {  // TOPO-4, TOPO-11
   if (!env("CONVOY_TEST_EXPECT_ERROR").empty()) GTEST_SKIP() << "error layout";
   convoy::base::settings s;
   const int n = convoy_test::world_size();

@@ -21,7 +21,7 @@ std::string coords_text(const std::vector<int>& c) {
 
 // Each rank's value at every level of the hierarchy. The core value is the core index when
 // the ranks of a (node, package, numa) group sit on distinct known cores, else the rank's
-// index within that group: a slot, so coordinates stay unique (invariant 7).
+// index within that group: a slot, so coordinates stay unique (TOPO-7).
 std::vector<std::vector<int>> level_values(const machine& m) {
   const size_t n = m.ranks.size();
   std::vector<std::vector<int>> v(n, std::vector<int>(n_levels));
@@ -85,7 +85,7 @@ mesh build_levels(const machine& m, const std::vector<base::level>& levels,
                   "; add an inner level such as core");
   }
 
-  // Drop dimensions of size 1 (invariant 8); keep the innermost if all are.
+  // Drop dimensions of size 1 (TOPO-8); keep the innermost if all are.
   std::vector<size_t> keep;
   for (size_t d = 0; d < k; ++d)
     if (sizes[d] > 1) keep.push_back(d);

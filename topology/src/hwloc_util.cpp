@@ -47,7 +47,7 @@ int hw_topology::count(hwloc_obj_type_t type) const {
 
 hw_place place_of(const hw_topology& topo, hwloc_const_cpuset_t set) {
   // The object of each type whose cpuset contains the whole binding; an unbound process
-  // (binding spanning cores or packages) gets -1 for that level (README invariant 3).
+  // (binding spanning cores or packages) gets -1 for that level (TOPO-3).
   auto containing = [&](hwloc_obj_type_t type) {
     if (hwloc_bitmap_iszero(set)) return -1;
     const int n = topo.count(type);

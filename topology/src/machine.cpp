@@ -29,7 +29,7 @@ std::string join(const std::vector<int>& v) {
   return s;
 }
 
-// Numbers nodes by their lowest rank and fills every field (invariant 2).
+// Numbers nodes by their lowest rank and fills every field (TOPO-2).
 machine assemble(const std::vector<record>& recs) {
   machine m;
   std::map<int, int> node_of_key;  // first-seen order == lowest-rank order
@@ -71,7 +71,7 @@ record probe_this_rank() {
   if (!set) throw error("hwloc_bitmap_alloc failed");
   // The binding of the whole process. An unbound process gets the set of all its allowed
   // CPUs, so its core (and possibly package) is -1: we do not guess from the CPU it last
-  // ran on, which changes from run to run (invariant 3).
+  // ran on, which changes from run to run (TOPO-3).
   if (hwloc_get_cpubind(topo.get(), set.get(), HWLOC_CPUBIND_PROCESS) != 0)
     hwloc_bitmap_copy(set.get(), hwloc_topology_get_topology_cpuset(topo.get()));
   r.place = detail::place_of(topo, set.get());
@@ -104,7 +104,7 @@ machine discover_real(MPI_Comm comm) {
   CONVOY_MPI_CHECK(MPI_Allgather(&w, sizeof w, MPI_BYTE, all.data(), sizeof w, MPI_BYTE, comm));
 
   // From here on every rank works on the same data, so every check below fails the same
-  // way everywhere (invariant 4).
+  // way everywhere (TOPO-4).
   std::vector<record> recs;
   std::map<std::string, int> key_of_host;
   std::map<int, std::string> host_of_key;
@@ -211,7 +211,7 @@ machine discover(MPI_Comm comm, const base::settings& s) {
   int rank = 0, size = 0;
   CONVOY_MPI_CHECK(MPI_Comm_rank(comm, &rank));
   CONVOY_MPI_CHECK(MPI_Comm_size(comm, &size));
-  // Rank 0 decides whether and how to emulate (invariant 4): [flag, map, n sizes, sizes...]
+  // Rank 0 decides whether and how to emulate (TOPO-4): [flag, map, n sizes, sizes...]
   // followed by the synthetic description.
   std::vector<int> head;
   std::string synthetic;

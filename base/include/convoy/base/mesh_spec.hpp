@@ -2,7 +2,8 @@
 /// @file
 /// How the user asks for a virtual mesh: `auto`, a Cartesian shape over rank order
 /// (`8x4x2`), or named levels of the machine hierarchy (`node,socket,core`).
-/// See topology/README.md (invariants 5-8) for the grammar and the meaning of each form.
+/// Grammar: base/README.md BASE-3; how topology lays each form on a machine:
+/// topology/README.md TOPO-6..8.
 #include <string>
 #include <string_view>
 #include <vector>

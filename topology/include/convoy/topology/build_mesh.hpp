@@ -31,7 +31,7 @@ namespace convoy::topology {
 
 /// Collective over `comm`: discover(comm, s), then build_mesh with rank 0's
 /// s.mesh_text() (CONVOY_MESH, else the tuning file's mesh, else auto). Identical on all ranks; any
-/// failure throws the same convoy::error on every rank (invariant 4).
+/// failure throws the same convoy::error on every rank (TOPO-4).
 [[nodiscard]] mesh discover_mesh(MPI_Comm comm, const base::settings& s);
 /// discover_mesh(comm, base::settings::from_env(comm)).
 [[nodiscard]] mesh discover_mesh(MPI_Comm comm);
