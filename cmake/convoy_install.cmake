@@ -6,8 +6,11 @@ install(TARGETS ${convoy_components} convoy_mpi EXPORT convoyTargets
         ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
         LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}
         RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
-foreach(comp topology router aggregation termination conveyor_api)
-  install(DIRECTORY ${PROJECT_SOURCE_DIR}/${comp}/include/ DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
+# Every component's headers (base, topology, ..., conveyor_api: the CONVOY_COMPONENTS list
+# that convoy_component() fills, so a new component is installed without editing this file).
+foreach(tgt IN LISTS convoy_components)
+  get_target_property(comp_dir ${tgt} SOURCE_DIR)
+  install(DIRECTORY ${comp_dir}/include/ DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
 endforeach()
 install(EXPORT convoyTargets NAMESPACE convoy:: DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/convoy)
 configure_package_config_file(${CMAKE_CURRENT_LIST_DIR}/convoyConfig.cmake.in

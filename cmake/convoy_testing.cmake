@@ -75,3 +75,43 @@ function(convoy_add_mpi_test)
       ENVIRONMENT "${CONVOY_TEST_ENV};${CONVOY_MPI_TEST_ENV};${ARG_ENV}")
   endforeach()
 endfunction()
+
+# convoy_add_header_tests()
+# Each public header of every component (the HEADERS of convoy_component) compiles alone,
+# as the first and only include of its translation unit, twice (the second include checks
+# the include guard). One OBJECT library per component, built with the tests, so a header
+# that is not self-contained breaks the test build (Abseil/Kokkos practice). The C headers
+# are also checked as C99 by tests/c_api.
+function(convoy_add_header_tests)
+  get_property(components GLOBAL PROPERTY CONVOY_COMPONENTS)
+  foreach(tgt IN LISTS components)
+    get_target_property(headers ${tgt} CONVOY_HEADERS)
+    if(NOT headers)
+      continue()
+    endif()
+    set(sources "")
+    foreach(h IN LISTS headers)
+      string(REGEX REPLACE "[/.]" "_" stem "${h}")
+      set(src "${CMAKE_CURRENT_BINARY_DIR}/headers/${tgt}/${stem}.cpp")
+      file(CONFIGURE OUTPUT "${src}"
+        CONTENT "// Generated: ${h} compiles alone (cmake/convoy_testing.cmake).\n#include <${h}>\n#include <${h}>\n")
+      list(APPEND sources "${src}")
+    endforeach()
+    add_library(${tgt}_headers_self_contained OBJECT ${sources})
+    target_link_libraries(${tgt}_headers_self_contained PRIVATE ${tgt} convoy_warnings)
+  endforeach()
+  # Every header under a component's include/ is in its HEADERS list (checked when the
+  # tests run, so that a new header cannot escape the check above).
+  set(listed "")
+  foreach(tgt IN LISTS components)
+    get_target_property(dir ${tgt} SOURCE_DIR)
+    get_target_property(headers ${tgt} CONVOY_HEADERS)
+    if(headers)
+      string(REPLACE ";" "|" hs "${headers}")
+      list(APPEND listed "${dir}/include=${hs}")
+    endif()
+  endforeach()
+  add_test(NAME headers_listed COMMAND ${CMAKE_COMMAND} "-DLISTED=${listed}"
+           -P ${PROJECT_SOURCE_DIR}/cmake/convoy_check_headers.cmake)
+  set_tests_properties(headers_listed PROPERTIES LABELS "unit;headers" TIMEOUT 60)
+endfunction()

@@ -14,12 +14,15 @@ if(CONVOY_SANITIZE)
   add_link_options(-fsanitize=address,undefined)
 endif()
 
-# convoy_component(<comp> [SOURCES ...] [DEPENDS ...])
+# convoy_component(<comp> [SOURCES ...] [HEADERS ...] [DEPENDS ...] [PRIVATE_DEPENDS ...])
 # Declares convoy_<comp> with alias convoy::<comp>. It exports only its own include
 # directory, so a layering slip (a lower component including a higher one) fails to
 # compile. Without SOURCES the component is an INTERFACE (header-only) target.
+# HEADERS: every public header, relative to include/ (e.g. convoy/base/error.hpp); the test
+# build compiles each alone (convoy_add_header_tests, cmake/convoy_testing.cmake).
+# DEPENDS must be exactly the components that the sources and public headers include.
 function(convoy_component comp)
-  cmake_parse_arguments(ARG "" "" "SOURCES;DEPENDS;PRIVATE_DEPENDS" ${ARGN})
+  cmake_parse_arguments(ARG "" "" "SOURCES;HEADERS;DEPENDS;PRIVATE_DEPENDS" ${ARGN})
   set(tgt convoy_${comp})
   if(ARG_SOURCES)
     add_library(${tgt} STATIC ${ARG_SOURCES})
@@ -36,7 +39,12 @@ function(convoy_component comp)
     target_link_libraries(${tgt} INTERFACE ${ARG_DEPENDS})
     target_compile_features(${tgt} INTERFACE cxx_std_20)
   endif()
-  set_target_properties(${tgt} PROPERTIES EXPORT_NAME ${comp})
+  foreach(h IN LISTS ARG_HEADERS)
+    if(NOT EXISTS ${CMAKE_CURRENT_SOURCE_DIR}/include/${h})
+      message(FATAL_ERROR "convoy_component(${comp}): header include/${h} does not exist")
+    endif()
+  endforeach()
+  set_target_properties(${tgt} PROPERTIES EXPORT_NAME ${comp} CONVOY_HEADERS "${ARG_HEADERS}")
   add_library(convoy::${comp} ALIAS ${tgt})
   set_property(GLOBAL APPEND PROPERTY CONVOY_COMPONENTS ${tgt})
 endfunction()

@@ -8,10 +8,10 @@
 // Besides a readable summary it prints one script-readable line per fact:
 //   hops <k> <count>, peers <stage> <n>, in_peers <stage> <n>, tag_bytes <stage> <n>,
 //   memory_bytes_per_rank <n>. Bad arguments: a message on stderr and exit status 2.
+#include <convoy/base/error.hpp>
 #include <convoy/router/memory.hpp>
 #include <convoy/router/route_plan.hpp>
 #include <convoy/router/route_stats.hpp>
-#include <convoy/topology/error.hpp>
 #include <convoy/topology/mesh.hpp>
 #include <cstdint>
 #include <cstdio>

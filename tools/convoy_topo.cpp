@@ -8,12 +8,12 @@
 #include <mpi.h>
 
 #include <algorithm>
+#include <convoy/base/collective.hpp>
+#include <convoy/base/error.hpp>
+#include <convoy/base/settings.hpp>
 #include <convoy/topology/build_mesh.hpp>
-#include <convoy/topology/detail/collective.hpp>
-#include <convoy/topology/error.hpp>
 #include <convoy/topology/machine.hpp>
 #include <convoy/topology/mesh.hpp>
-#include <convoy/topology/settings.hpp>
 #include <cstdio>
 #include <iostream>
 #include <optional>
@@ -183,25 +183,25 @@ int run(MPI_Comm comm, int argc, char** argv) {
   int rank = 0;
   CONVOY_MPI_CHECK(MPI_Comm_rank(comm, &rank));
   // Every step either succeeds on every rank or throws the same error on every rank.
-  const options o = topo::detail::agree(comm, [&] { return parse_args(argc, argv); });
+  const options o = convoy::base::agree(comm, [&] { return parse_args(argc, argv); });
   if (o.help) {
     if (rank == 0) std::cout << usage;
     return 0;
   }
-  topo::settings s = topo::settings::from_env(comm);
+  convoy::base::settings s = convoy::base::settings::from_env(comm);
   if (o.settings_only) {
     if (rank == 0) std::cout << s.describe();
     return 0;
   }
   if (o.mesh) s.mesh = *o.mesh;
   const std::string spec_text = s.mesh.value_or("auto");
-  const topo::mesh_spec spec =
-      topo::detail::agree(comm, [&] { return topo::parse_mesh_spec(spec_text); });
+  const convoy::base::mesh_spec spec =
+      convoy::base::agree(comm, [&] { return convoy::base::parse_mesh_spec(spec_text); });
   const topo::machine m = topo::discover(comm, s);
-  const topo::mesh g = topo::detail::agree(comm, [&] { return topo::build_mesh(m, spec); });
+  const topo::mesh g = convoy::base::agree(comm, [&] { return topo::build_mesh(m, spec); });
   if (rank == 0)
-    std::cout << (o.json ? json_report(m, g, topo::to_string(spec))
-                         : text_report(m, g, topo::to_string(spec)));
+    std::cout << (o.json ? json_report(m, g, convoy::base::to_string(spec))
+                         : text_report(m, g, convoy::base::to_string(spec)));
   std::cout.flush();
   return 0;
 }

@@ -1,5 +1,5 @@
 #include <convoy/aggregation/hybrid_transport.hpp>
-#include <convoy/topology/error.hpp>
+#include <convoy/base/error.hpp>
 #include <exception>
 #include <utility>
 
@@ -84,10 +84,10 @@ std::size_t hybrid_transport::max_memory_bytes() const noexcept {
   return mpi_.max_memory_bytes() + shm_.max_memory_bytes();
 }
 
-std::unique_ptr<transport> make_transport(MPI_Comm comm, transport_kind kind,
+std::unique_ptr<transport> make_transport(MPI_Comm comm, base::transport_kind kind,
                                           std::shared_ptr<buffer_source> memory) {
   if (comm == MPI_COMM_NULL) throw convoy::error("make_transport: communicator is MPI_COMM_NULL");
-  if (kind == transport_kind::automatic) {
+  if (kind == base::transport_kind::automatic) {
     MPI_Comm node = MPI_COMM_NULL;
     int rank = 0, node_size = 0;
     CONVOY_MPI_CHECK(MPI_Comm_rank(comm, &rank));
@@ -99,42 +99,13 @@ std::unique_ptr<transport> make_transport(MPI_Comm comm, transport_kind kind,
     // way the MPI transport's is not, and both ends of a link must use the same kind.
     int max_node_size = 0;
     CONVOY_MPI_CHECK(MPI_Allreduce(&node_size, &max_node_size, 1, MPI_INT, MPI_MAX, comm));
-    kind = max_node_size > 1 ? transport_kind::shm : transport_kind::mpi;
+    kind = max_node_size > 1 ? base::transport_kind::shm : base::transport_kind::mpi;
   }
-  if (kind == transport_kind::mpi) return std::make_unique<mpi_transport>(comm, std::move(memory));
+  if (kind == base::transport_kind::mpi)
+    return std::make_unique<mpi_transport>(comm, std::move(memory));
   return std::make_unique<hybrid_transport>(
       comm, hybrid_transport::link_predicate{}, std::move(memory),
-      kind == transport_kind::shm_zero_copy ? shm_filling::zero_copy : shm_filling::staged);
-}
-
-const char* transport_kind_name(transport_kind k) noexcept {
-  switch (k) {
-    case transport_kind::mpi:
-      return "mpi";
-    case transport_kind::shm:
-      return "shm";
-    case transport_kind::shm_zero_copy:
-      return "shm-zero-copy";
-    case transport_kind::automatic:
-      break;
-  }
-  return "auto";
-}
-
-transport_kind transport_kind_from(
-    const std::optional<topology::transport_choice>& choice) noexcept {
-  if (!choice) return transport_kind::automatic;
-  switch (*choice) {
-    case topology::transport_choice::mpi:
-      return transport_kind::mpi;
-    case topology::transport_choice::shm:
-      return transport_kind::shm;
-    case topology::transport_choice::shm_zero_copy:
-      return transport_kind::shm_zero_copy;
-    case topology::transport_choice::automatic:
-      break;
-  }
-  return transport_kind::automatic;
+      kind == base::transport_kind::shm_zero_copy ? shm_filling::zero_copy : shm_filling::staged);
 }
 
 }  // namespace convoy::aggregation

@@ -1,7 +1,7 @@
 #include <algorithm>
 #include <climits>
 #include <convoy/aggregation/detail/link_book.hpp>
-#include <convoy/topology/error.hpp>
+#include <convoy/base/error.hpp>
 #include <cstdint>
 #include <new>
 #include <string>

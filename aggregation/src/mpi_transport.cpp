@@ -1,7 +1,7 @@
 #include <algorithm>
 #include <chrono>
 #include <convoy/aggregation/mpi_transport.hpp>
-#include <convoy/topology/error.hpp>
+#include <convoy/base/error.hpp>
 #include <exception>
 #include <string>
 #include <thread>

@@ -2,7 +2,7 @@
 #include <atomic>
 #include <convoy/aggregation/detail/link_book.hpp>
 #include <convoy/aggregation/shm_transport.hpp>
-#include <convoy/topology/error.hpp>
+#include <convoy/base/error.hpp>
 #include <cstring>
 #include <map>
 #include <set>

@@ -1,6 +1,6 @@
 #include <convoy/aggregation/detail/link_book.hpp>
 #include <convoy/aggregation/sim_transport.hpp>
-#include <convoy/topology/error.hpp>
+#include <convoy/base/error.hpp>
 #include <cstring>
 #include <stdexcept>
 #include <string>

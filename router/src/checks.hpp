@@ -1,7 +1,7 @@
 #pragma once
 /// @file
-/// Argument checks of the non-hot route_plan methods (router/README.md, invariant 12).
-#include <convoy/topology/error.hpp>
+/// Argument checks of the non-hot route_plan methods (router/README.md ROUTE-12).
+#include <convoy/base/error.hpp>
 #include <string>
 
 namespace convoy::router::detail {

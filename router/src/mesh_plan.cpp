@@ -1,7 +1,7 @@
 // TRAM mesh route plans (TRAM sec. III.B), with holes routed around (router/README.md).
 #include <algorithm>
+#include <convoy/base/error.hpp>
 #include <convoy/router/route_plan.hpp>
-#include <convoy/topology/error.hpp>
 #include <convoy/topology/mesh.hpp>
 #include <cstddef>
 #include <numeric>
@@ -30,7 +30,7 @@ std::string join(const std::vector<int>& v, const char* sep) {
 /// in stage order (level k = dimension dim_order[k]). Node j of level k is one existing
 /// prefix (c[D_0], ..., c[D_{k-1}]); its row `step_[k][j * size_k + v]` is the level-(k+1)
 /// node of prefix + v, or, when no rank has that prefix (a hole), the node of the
-/// substitute value (invariant 6). At the last level the entries are ranks. Memory is
+/// substitute value (ROUTE-6). At the last level the entries are ranks. Memory is
 /// O(sum_k cells of the first k+1 dimensions) <= O(n_dims * n_cells), shared by all ranks.
 class mesh_plan final : public route_plan {
  public:
@@ -62,7 +62,7 @@ class mesh_plan final : public route_plan {
     return names_[static_cast<std::size_t>(stage)];
   }
 
-  // Invariants 1, 5, 6: first differing stage >= first_stage; target from (at, dest[D_s]).
+  // ROUTE-1, ROUTE-5, ROUTE-6: first differing stage >= first_stage; target from (at, dest[D_s]).
   hop next_hop(int at, int dest, int first_stage) const noexcept override {
     const int* a = &pc_[idx(at, 0)];
     const int* d = &pc_[idx(dest, 0)];
@@ -93,7 +93,7 @@ class mesh_plan final : public route_plan {
   }
 
   std::vector<int> in_peers(int rank, int stage) const override {
-    if (!holes_) {  // without holes "is a peer on stage s" is symmetric (invariant 5)
+    if (!holes_) {  // without holes "is a peer on stage s" is symmetric (ROUTE-5)
       auto peers = out_peers(rank, stage);
       std::sort(peers.begin(), peers.end());
       return peers;
@@ -123,7 +123,7 @@ class mesh_plan final : public route_plan {
     return stage >= 0 && stage < n_dims_ ? tag_bytes_[static_cast<std::size_t>(stage)] : 0;
   }
 
-  // Invariant 7: the tag holds exactly what the link's two ends do not reveal.
+  // ROUTE-7: the tag holds exactly what the link's two ends do not reveal.
   std::uint64_t encode(int stage, int /*sender*/, int /*receiver*/, int src,
                        int dst) const noexcept override {
     const int* s = &pc_[idx(src, 0)];
@@ -245,7 +245,7 @@ class mesh_plan final : public route_plan {
           present.push_back(v);
           i = e;
         }
-        // Invariant 6: the j-th missing value is replaced by the (j mod c)-th present one,
+        // ROUTE-6: the j-th missing value is replaced by the (j mod c)-th present one,
         // so each present value stands in for at most ceil((size - c) / c) missing ones.
         std::size_t missing = 0;
         for (std::size_t v = 0; v < sz; ++v)

@@ -1,6 +1,6 @@
 #pragma once
 /// @file
-/// Private helpers for the mixed-radix routing tags (router/README.md, invariant 7).
+/// Private helpers for the mixed-radix routing tags (router/README.md 7).
 #include <cstdint>
 
 namespace convoy::router::detail {

@@ -1,5 +1,5 @@
+#include <convoy/base/error.hpp>
 #include <convoy/router/route_stats.hpp>
-#include <convoy/topology/error.hpp>
 #include <string>
 
 namespace convoy::router {

@@ -1,6 +1,6 @@
 // bale's tensor conveyors as route plans (seed 000_b14e3a2654c1bd2b.txt sec. 4.3.1).
+#include <convoy/base/error.hpp>
 #include <convoy/router/route_plan.hpp>
-#include <convoy/topology/error.hpp>
 #include <cstddef>
 #include <cstdint>
 #include <string>
@@ -22,7 +22,7 @@ using detail::radix_writer;
 /// Ranks are numbered consecutively within local groups of n = n_local ranks.
 /// Order 2: r = n g + l.  Order 3: r = n^2 x + n y + z with 0 <= y, z < n (seed 000
 /// sec. 4.3.1); x ranges over 0..X-1 with X = ceil(P / n^2); n | P guarantees that every
-/// intermediate rank exists, n^2 need not divide P (invariant 9).
+/// intermediate rank exists, n^2 need not divide P (ROUTE-9).
 class tensor_plan final : public route_plan {
  public:
   tensor_plan(int order, int n_ranks, int n_local)
@@ -63,7 +63,7 @@ class tensor_plan final : public route_plan {
       case 1:
         return {0, dest - (dest > at ? 1 : 0), dest};
       case 2: {
-        // Invariant 8: local group first (to dest's in-group index), then across.
+        // ROUTE-8: local group first (to dest's in-group index), then across.
         const int l_at = at % n_, l_d = dest % n_;
         if (first_stage <= 0 && l_at != l_d) return {0, local_index(l_at, l_d), at - l_at + l_d};
         const int g_at = at / n_, g_d = dest / n_;
@@ -125,7 +125,7 @@ class tensor_plan final : public route_plan {
     return stage >= 0 && stage < order_ ? tag_bytes_[static_cast<std::size_t>(stage)] : 0;
   }
 
-  // Invariant 10: each tag is the part of (src, dst) that (sender, receiver) do not reveal.
+  // ROUTE-10: each tag is the part of (src, dst) that (sender, receiver) do not reveal.
   std::uint64_t encode(int stage, int /*sender*/, int /*receiver*/, int src,
                        int dst) const noexcept override {
     radix_writer w;

@@ -2,8 +2,8 @@
 // termination/README.md states the invariants cited here as (T<n>).
 #include <algorithm>
 #include <convoy/aggregation/packing.hpp>
+#include <convoy/base/error.hpp>
 #include <convoy/termination/engine.hpp>
-#include <convoy/topology/error.hpp>
 #include <cstdlib>
 #include <cstring>
 #include <deque>

@@ -1,6 +1,6 @@
 #pragma once
 // The message of the convoy::error a call throws, for the transport tests' misuse checks.
-#include <convoy/topology/error.hpp>
+#include <convoy/base/error.hpp>
 #include <string>
 
 namespace convoy_test {

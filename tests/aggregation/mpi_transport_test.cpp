@@ -5,7 +5,7 @@
 
 #include <chrono>
 #include <convoy/aggregation/mpi_transport.hpp>
-#include <convoy/topology/error.hpp>
+#include <convoy/base/error.hpp>
 #include <cstring>
 #include <memory>
 #include <string>

@@ -9,7 +9,7 @@
 #include <convoy/aggregation/hybrid_transport.hpp>
 #include <convoy/aggregation/mpi_transport.hpp>
 #include <convoy/aggregation/shm_transport.hpp>
-#include <convoy/topology/error.hpp>
+#include <convoy/base/error.hpp>
 #include <cstdlib>
 #include <cstring>
 #include <memory>
@@ -414,16 +414,16 @@ TEST(HybridTransport, AllOnNodeUsesShm) {
 // The factory: each kind builds a working transport of the documented type.
 TEST(MakeTransport, EveryKindDelivers) {
   const int rank = world_rank(), p = world_size();
-  for (const auto kind :
-       {agg::transport_kind::automatic, agg::transport_kind::mpi, agg::transport_kind::shm}) {
-    SCOPED_TRACE(agg::transport_kind_name(kind));
+  for (const auto kind : {convoy::base::transport_kind::automatic,
+                          convoy::base::transport_kind::mpi, convoy::base::transport_kind::shm}) {
+    SCOPED_TRACE(convoy::base::transport_kind_name(kind));
     auto t = agg::make_transport(MPI_COMM_WORLD, kind);
     ASSERT_NE(t, nullptr);
     const bool hybrid = dynamic_cast<agg::hybrid_transport*>(t.get()) != nullptr;
     const bool mpi = dynamic_cast<agg::mpi_transport*>(t.get()) != nullptr;
-    if (kind == agg::transport_kind::mpi) {
+    if (kind == convoy::base::transport_kind::mpi) {
       EXPECT_TRUE(mpi);
-    } else if (kind == agg::transport_kind::shm) {
+    } else if (kind == convoy::base::transport_kind::shm) {
       EXPECT_TRUE(hybrid);
     } else {
       EXPECT_EQ(hybrid, p > 1);  // one node here
@@ -434,21 +434,21 @@ TEST(MakeTransport, EveryKindDelivers) {
     exchange(*t, lay, 13u, 20, 60);
     MPI_Barrier(MPI_COMM_WORLD);
   }
-  EXPECT_TRUE(
-      contains(error_of([] { (void)agg::make_transport(MPI_COMM_NULL, agg::transport_kind::mpi); }),
-               "MPI_COMM_NULL"));
+  EXPECT_TRUE(contains(
+      error_of([] { (void)agg::make_transport(MPI_COMM_NULL, convoy::base::transport_kind::mpi); }),
+      "MPI_COMM_NULL"));
 }
 
 // CONVOY_TRANSPORT reaches the factory's kind.
-TEST(MakeTransport, KindFromSettings) {
-  namespace topo = convoy::topology;
-  EXPECT_EQ(agg::transport_kind_from(std::nullopt), agg::transport_kind::automatic);
+TEST(MakeTransport, KindFromSettings) {  // BASE-5 (one transport enum)
+  EXPECT_EQ(convoy::base::settings{}.transport_or_auto(), convoy::base::transport_kind::automatic);
   for (const auto& [text, kind] :
-       {std::pair{"auto", agg::transport_kind::automatic},
-        std::pair{"mpi", agg::transport_kind::mpi}, std::pair{"shm", agg::transport_kind::shm},
-        std::pair{"shm-zero-copy", agg::transport_kind::shm_zero_copy}}) {
-    const auto s = topo::settings::from_values({{"CONVOY_TRANSPORT", text}});
-    EXPECT_EQ(agg::transport_kind_from(s.transport), kind) << text;
-    EXPECT_STREQ(agg::transport_kind_name(kind), text);
+       {std::pair{"auto", convoy::base::transport_kind::automatic},
+        std::pair{"mpi", convoy::base::transport_kind::mpi},
+        std::pair{"shm", convoy::base::transport_kind::shm},
+        std::pair{"shm-zero-copy", convoy::base::transport_kind::shm_zero_copy}}) {
+    const auto s = convoy::base::settings::from_values({{"CONVOY_TRANSPORT", text}});
+    EXPECT_EQ(s.transport_or_auto(), kind) << text;
+    EXPECT_STREQ(convoy::base::transport_kind_name(kind), text);
   }
 }

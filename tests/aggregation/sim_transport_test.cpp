@@ -3,7 +3,7 @@
 
 #include <algorithm>
 #include <convoy/aggregation/sim_transport.hpp>
-#include <convoy/topology/error.hpp>
+#include <convoy/base/error.hpp>
 #include <cstring>
 #include <memory>
 #include <random>

@@ -1,10 +1,10 @@
-// The buffer-memory model (router/README.md invariant 11) and route statistics.
+// The buffer-memory model (router/README.md ROUTE-11) and route statistics.
 #include <gtest/gtest.h>
 
+#include <convoy/base/error.hpp>
 #include <convoy/router/memory.hpp>
 #include <convoy/router/route_plan.hpp>
 #include <convoy/router/route_stats.hpp>
-#include <convoy/topology/error.hpp>
 #include <convoy/topology/mesh.hpp>
 #include <cstddef>
 #include <vector>
@@ -20,7 +20,7 @@ std::size_t by_hand(const convoy::router::route_plan& plan, int rank, std::size_
   return links * cap * static_cast<std::size_t>(k);
 }
 
-TEST(Memory, FormulaMatchesPeers) {
+TEST(Memory, FormulaMatchesPeers) {  // ROUTE-11
   const int shape[] = {16, 16, 16};
   const auto mesh = convoy::router::make_mesh_plan(convoy::topology::mesh::cartesian(shape));
   EXPECT_EQ(link_buffer_bytes(*mesh, 0, 8192, 2), std::size_t{45 + 45} * 2 * 8192);
@@ -43,14 +43,14 @@ TEST(Memory, FormulaMatchesPeers) {
     EXPECT_EQ(link_buffer_bytes(*rp, r, 64, 1), by_hand(*rp, r, 64, 1));
 }
 
-TEST(Memory, BadArgumentsThrow) {
+TEST(Memory, BadArgumentsThrow) {  // ROUTE-12
   const auto t = convoy::router::make_tensor_plan(2, 8, 2);
   EXPECT_THROW((void)link_buffer_bytes(*t, 0, 0, 2), convoy::error);
   EXPECT_THROW((void)link_buffer_bytes(*t, 0, 64, 0), convoy::error);
   EXPECT_THROW((void)link_buffer_bytes(*t, 8, 64, 1), convoy::error);
 }
 
-TEST(RouteStats, HopsAndHistogram) {
+TEST(RouteStats, HopsAndHistogram) {  // ROUTE-1, ROUTE-4 (route_stats)
   const auto t = convoy::router::make_tensor_plan(2, 8, 2);
   EXPECT_EQ(convoy::router::route_hops(*t, 0, 0), 0);
   EXPECT_EQ(convoy::router::route_hops(*t, 0, 1), 1);

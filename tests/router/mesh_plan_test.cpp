@@ -1,11 +1,11 @@
-// TRAM mesh plans: router/README.md invariants 1-7 and 12.
+// TRAM mesh plans: router/README.md ROUTE-1..7 and ROUTE-12.
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <convoy/base/error.hpp>
 #include <convoy/router/route_plan.hpp>
 #include <convoy/router/route_stats.hpp>
 #include <convoy/topology/build_mesh.hpp>
-#include <convoy/topology/error.hpp>
 #include <convoy/topology/machine.hpp>
 #include <convoy/topology/mesh.hpp>
 #include <cstdint>
@@ -64,7 +64,7 @@ mesh ragged_sockets(const std::vector<std::vector<int>>& cores) {
       std::move(coords));
 }
 
-/// Invariant 6: peers per stage <= s_{D_s} - 1, and a stage-s hop lands on a rank that
+/// ROUTE-6: peers per stage <= s_{D_s} - 1, and a stage-s hop lands on a rank that
 /// matches dest on D_0..D_s (checked along every route of every pair).
 testing::AssertionResult check_hole_bounds(const mesh& m, const std::vector<int>& order) {
   const auto plan = make_mesh_plan(m, order);
@@ -125,7 +125,7 @@ testing::AssertionResult check_hole_bounds(const mesh& m, const std::vector<int>
   return testing::AssertionSuccess();
 }
 
-// Invariant 5 / TRAM Table II: destinations reached in k hops = C(N,k) (d-1)^k.
+// ROUTE-5 / TRAM Table II: destinations reached in k hops = C(N,k) (d-1)^k.
 TEST(MeshPlan, TableII_32x32x32) {
   const int shape[] = {32, 32, 32};
   const auto m = mesh::cartesian(shape);
@@ -163,7 +163,7 @@ TEST(MeshPlan, Eq3ForEveryOrder) {
   }
 }
 
-// Invariant 5: without holes a stage-i hop changes exactly dimension D_i to dest's value;
+// ROUTE-5: without holes a stage-i hop changes exactly dimension D_i to dest's value;
 // the default order is TRAM's "greatest differing dimension first" (TRAM sec. III.B).
 TEST(MeshPlan, DefaultOrderIsTramIntermediateDestination) {
   const int shape[] = {4, 3, 5};
@@ -205,7 +205,7 @@ TEST(MeshPlan, PeersAreLinePeersWithoutHoles) {
     }
 }
 
-// Invariants 1-4, 7 on all pairs for every dimension order of small full meshes.
+// ROUTE-1..4, ROUTE-7 on all pairs for every dimension order of small full meshes.
 TEST(MeshPlan, AllPairsEveryOrderFullMeshes) {
   for (const auto& shape :
        std::vector<std::vector<int>>{{7}, {1}, {3, 4}, {2, 3, 4}, {1, 3, 1, 2}, {2, 2, 2, 2}}) {
@@ -218,7 +218,7 @@ TEST(MeshPlan, AllPairsEveryOrderFullMeshes) {
   }
 }
 
-/// Invariants 1-4, 6, 7 for every dimension order of `m`, all pairs.
+/// ROUTE-1..4, ROUTE-6, ROUTE-7 for every dimension order of `m`, all pairs.
 void check_every_order(const mesh& m) {
   for (const auto& order : all_orders(m.n_dims())) {
     const auto plan = make_mesh_plan(m, order);
@@ -227,7 +227,7 @@ void check_every_order(const mesh& m) {
   }
 }
 
-// Invariant 6 on the ragged layouts of the issue: nodes of 4,2,3; 3,3,2; 5,1.
+// ROUTE-6 on the ragged layouts of the issue: nodes of 4,2,3; 3,3,2; 5,1.
 TEST(MeshPlan, RaggedNodesEveryOrder) {
   for (const auto& nodes : std::vector<std::vector<int>>{{4, 2, 3}, {3, 3, 2}, {5, 1}, {1, 4}, {2}})
     check_every_order(ragged_nodes(nodes));
@@ -246,15 +246,16 @@ TEST(MeshPlan, RaggedNodesAndSocketsEveryOrder) {
 // placement, so ranks are not numbered by coordinates), every order.
 TEST(MeshPlan, RaggedMeshesFromTopologyModule) {
   namespace topo = convoy::topology;
-  for (const auto map : {topo::placement::block, topo::placement::cyclic}) {
+  for (const auto map : {convoy::base::placement::block, convoy::base::placement::cyclic}) {
     const auto nodes = topo::emulate_machine(9, {4, 2, 3}, "", map);
-    const auto m = topo::build_mesh(nodes, topo::mesh_spec::automatic());
+    const auto m = topo::build_mesh(nodes, convoy::base::mesh_spec::automatic());
     EXPECT_EQ(m.n_holes(), 3);
     check_every_order(m);
     const auto sockets = topo::emulate_machine(12, {5, 3, 4}, "pack:2 core:3", map);
     const auto ms = topo::build_mesh(
         sockets,
-        topo::mesh_spec::of_levels({topo::level::node, topo::level::socket, topo::level::core}));
+        convoy::base::mesh_spec::of_levels(
+            {convoy::base::level::node, convoy::base::level::socket, convoy::base::level::core}));
     EXPECT_EQ(ms.n_dims(), 3) << ms.describe();
     check_every_order(ms);
   }
@@ -294,7 +295,7 @@ TEST(MeshPlan, RandomHolesEveryOrder) {
   }
 }
 
-// Invariant 7: tag sizes without holes are ceil(log256(P / s_{D_i})).
+// ROUTE-7: tag sizes without holes are ceil(log256(P / s_{D_i})).
 TEST(MeshPlan, TagBytes) {
   const int cube[] = {32, 32, 32};
   const auto plan = make_mesh_plan(mesh::cartesian(cube));
@@ -346,7 +347,7 @@ TEST(MeshPlan, SampledPairsLargeRagged) {
   }
 }
 
-// Invariant 12: bad input is a convoy::error naming the problem.
+// ROUTE-12: bad input is a convoy::error naming the problem.
 TEST(MeshPlan, BadOrderThrows) {
   const int shape[] = {2, 3, 4};
   const auto m = mesh::cartesian(shape);

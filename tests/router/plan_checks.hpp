@@ -1,5 +1,5 @@
 #pragma once
-// Checks of the plan-independent invariants of router/README.md (1-4, 7), shared by the
+// Checks of the plan-independent invariants of router/README.md (ROUTE-1..4, 7), shared by the
 // router tests. Each check returns a gtest AssertionResult naming the first violation.
 #include <gtest/gtest.h>
 
@@ -25,7 +25,7 @@ class peer_tables {
   }
   [[nodiscard]] const std::vector<int>& out(int r, int stage) const { return out_[at(r, stage)]; }
 
-  /// Invariants 2 and 3: no self, no duplicates; in_peers(r, s) = {q : r in out(q, s)}, sorted.
+  /// ROUTE-2 and ROUTE-3: no self, no duplicates; in_peers(r, s) = {q : r in out(q, s)}, sorted.
   [[nodiscard]] testing::AssertionResult check_lists() const {
     const int p = plan_.n_ranks();
     for (int st = 0; st < plan_.n_stages(); ++st) {
@@ -65,8 +65,8 @@ class peer_tables {
   std::vector<std::vector<int>> out_;
 };
 
-/// Follows the route src -> dst and checks invariants 1, 2, 4 and 7 on every hop: stages
-/// strictly increase, each hop is out_peers(at, stage)[peer_index], the tag fits in
+/// Follows the route src -> dst and checks ROUTE-1, ROUTE-2, ROUTE-4 and ROUTE-7 on every hop:
+/// stages strictly increase, each hop is out_peers(at, stage)[peer_index], the tag fits in
 /// tag_bytes(stage) and decodes to (src, dst), delivery within max_hops. `tables` may be
 /// null (then out_peers is asked per hop). On success `hops` holds the hop count.
 inline testing::AssertionResult check_route(const convoy::router::route_plan& plan,

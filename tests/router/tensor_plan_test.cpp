@@ -1,9 +1,9 @@
-// bale's tensor schemes as route plans: router/README.md invariants 1-4, 7-10 and 12.
+// bale's tensor schemes as route plans: router/README.md ROUTE-1..4, ROUTE-7..10 and ROUTE-12.
 #include <gtest/gtest.h>
 
+#include <convoy/base/error.hpp>
 #include <convoy/router/route_plan.hpp>
 #include <convoy/router/route_stats.hpp>
-#include <convoy/topology/error.hpp>
 #include <cstdint>
 #include <string>
 #include <utility>
@@ -25,7 +25,7 @@ const std::vector<std::pair<int, int>> cases = {
     {1, 1}, {2, 1}, {2, 2}, {8, 2},  {12, 3}, {16, 4}, {24, 2},   {30, 5},
     {6, 6}, {7, 7}, {7, 1}, {40, 4}, {64, 4}, {96, 4}, {100, 10}, {54, 3}};
 
-// Invariants 1-4, 7: every pair, every order.
+// ROUTE-1..4, ROUTE-7: every pair, every order.
 TEST(TensorPlan, AllPairsAllOrders) {
   for (const auto& [p, n] : cases) {
     for (int order = 1; order <= 3; ++order) {
@@ -37,7 +37,7 @@ TEST(TensorPlan, AllPairsAllOrders) {
   }
 }
 
-// Invariant 9: the route is exactly seed 000 sec. 4.3.1,
+// ROUTE-9: the route is exactly seed 000 sec. 4.3.1,
 // (x,y,z) -> (x,y,y') -> (x',y',y) -> (x',y',z'), with hops to self skipped.
 TEST(TensorPlan, ThreeHopRouteIsSeed000) {
   for (const auto& [p, n] : std::vector<std::pair<int, int>>{{64, 4}, {30, 5}, {54, 3}}) {
@@ -48,7 +48,7 @@ TEST(TensorPlan, ThreeHopRouteIsSeed000) {
         std::vector<int> expect;
         const int mid1 = s.x * n * n + s.y * n + d.y;
         const int mid2 = d.x * n * n + d.y * n + s.y;
-        // A self-send is delivered at once (invariant 1); seed 000 would loop via (x,y,y).
+        // A self-send is delivered at once (ROUTE-1); seed 000 would loop via (x,y,y).
         if (src != dst)
           for (int r : {mid1, mid2, dst})
             if (r != (expect.empty() ? src : expect.back())) expect.push_back(r);
@@ -66,7 +66,7 @@ TEST(TensorPlan, ThreeHopRouteIsSeed000) {
   }
 }
 
-// Invariant 9: n - 1 local peers; network peers (x', z, y) for every x': P/n^2 - 1 when
+// ROUTE-9: n - 1 local peers; network peers (x', z, y) for every x': P/n^2 - 1 when
 // y == z (the rank itself is one of them) and P/n^2 otherwise, when n^2 | P.
 TEST(TensorPlan, ThreeHopPeerCounts) {
   for (const auto& [p, n] :
@@ -94,7 +94,7 @@ TEST(TensorPlan, ThreeHopPeerCounts) {
   EXPECT_EQ(plan->out_peers(5, 1).size(), 2u);  // (0,0,1) and (1,0,1)
 }
 
-// Invariant 8: order 2 goes to dest's in-group index first, then across the groups.
+// ROUTE-8: order 2 goes to dest's in-group index first, then across the groups.
 TEST(TensorPlan, TwoHopLocalThenAcross) {
   const int p = 24, n = 4;
   const auto plan = make_tensor_plan(2, p, n);
@@ -119,7 +119,7 @@ TEST(TensorPlan, OneHopIsDirect) {
   EXPECT_EQ(convoy::router::hop_histogram(*plan, 2), hist);
 }
 
-// Invariant 10: tag bytes. Local hops log2(P/n) bits, the network hop 2 log2(n) bits
+// ROUTE-10: tag bytes. Local hops log2(P/n) bits, the network hop 2 log2(n) bits
 // (1 byte when n <= 16: seed 000's claim), order 2's network hop log2(n) bits.
 TEST(TensorPlan, TagBytes) {
   const auto t1 = make_tensor_plan(1, 4096, 16);
@@ -156,7 +156,7 @@ TEST(TensorPlan, SampledPairsLarge) {
   EXPECT_EQ(convoy::router::hop_histogram(*p3, 0), hist);
 }
 
-// Invariant 12: bad arguments are a convoy::error naming the problem.
+// ROUTE-12: bad arguments are a convoy::error naming the problem.
 TEST(TensorPlan, BadArgumentsThrow) {
   const auto message = [](int order, int p, int n) {
     try {

@@ -1,8 +1,8 @@
 // The engine under simulation: the conveyor contract (termination/README.md, guarantees
 // 1-7) on many plans, traffic patterns and random schedules, P from 1 to 4096.
+#include <convoy/base/error.hpp>
 #include <convoy/router/memory.hpp>
 #include <convoy/router/route_plan.hpp>
-#include <convoy/topology/error.hpp>
 #include <convoy/topology/mesh.hpp>
 #include <memory>
 #include <string>

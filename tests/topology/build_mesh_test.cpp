@@ -1,14 +1,14 @@
-// emulate_machine + build_mesh without MPI (topology/README.md invariants 2, 3, 6-11).
+// emulate_machine + build_mesh without MPI (topology/README.md TOPO-2, 3, 6-11, 14).
 #include <gtest/gtest.h>
 
+#include <convoy/base/error.hpp>
 #include <convoy/topology/build_mesh.hpp>
-#include <convoy/topology/error.hpp>
 #include <convoy/topology/machine.hpp>
 #include <string>
 #include <vector>
 
 namespace topo = convoy::topology;
-using topo::placement;
+using convoy::base::placement;
 using coords_t = std::vector<std::vector<int>>;
 
 namespace {
@@ -29,7 +29,7 @@ std::vector<std::string> names(const topo::mesh& m) {
 }
 
 topo::mesh build(const topo::machine& m, const char* spec) {
-  return topo::build_mesh(m, topo::parse_mesh_spec(spec));
+  return topo::build_mesh(m, convoy::base::parse_mesh_spec(spec));
 }
 
 std::string message_of(const topo::machine& m, const char* spec) {
@@ -52,7 +52,7 @@ std::string emulate_message(int n, const std::vector<int>& sizes, const char* sy
 
 }  // namespace
 
-TEST(Emulate, NodesNumberedByLowestRankAndLocalRanksInOrder) {  // invariant 2
+TEST(Emulate, NodesNumberedByLowestRankAndLocalRanksInOrder) {  // TOPO-2
   const auto m = topo::emulate_machine(9, {4, 2, 3}, "", placement::block);
   ASSERT_EQ(m.nodes.size(), 3u);
   EXPECT_EQ(m.nodes[0].ranks, (std::vector<int>{0, 1, 2, 3}));
@@ -69,7 +69,7 @@ TEST(Emulate, NodesNumberedByLowestRankAndLocalRanksInOrder) {  // invariant 2
   EXPECT_EQ(m.ranks[6].local_rank, 0);
 }
 
-TEST(Emulate, SyntheticPlacesKthRankOnKthPu) {  // invariant 3
+TEST(Emulate, SyntheticPlacesKthRankOnKthPu) {  // TOPO-3
   const auto m = topo::emulate_machine(8, {4, 4}, "pack:2 core:2", placement::block);
   EXPECT_EQ(m.nodes[0].n_packages, 2);
   EXPECT_EQ(m.nodes[0].n_cores, 4);
@@ -81,7 +81,7 @@ TEST(Emulate, SyntheticPlacesKthRankOnKthPu) {  // invariant 3
   }
 }
 
-TEST(Emulate, CyclicIsRoundRobinOverNodesWithRoom) {  // invariant 11
+TEST(Emulate, CyclicIsRoundRobinOverNodesWithRoom) {  // TOPO-11
   const auto m = topo::emulate_machine(9, {4, 2, 3}, "", placement::cyclic);
   EXPECT_EQ(m.nodes[0].ranks, (std::vector<int>{0, 3, 6, 8}));
   EXPECT_EQ(m.nodes[1].ranks, (std::vector<int>{1, 4}));
@@ -89,7 +89,7 @@ TEST(Emulate, CyclicIsRoundRobinOverNodesWithRoom) {  // invariant 11
   EXPECT_EQ(m.ranks[8].local_rank, 3);
 }
 
-TEST(Emulate, Errors) {
+TEST(Emulate, Errors) {  // TOPO-11
   EXPECT_EQ(emulate_message(8, {4, 2}, ""),
             "emulation: node sizes 4,2 hold 6 ranks, but there are 8 ranks");
   EXPECT_EQ(emulate_message(2, {2, 0}, ""),
@@ -101,7 +101,7 @@ TEST(Emulate, Errors) {
       0u);
 }
 
-TEST(BuildMesh, OneNodeOfEight) {
+TEST(BuildMesh, OneNodeOfEight) {  // TOPO-8, TOPO-14
   const auto m = topo::emulate_machine(8, {8}, "", placement::block);
   const auto g = build(m, "auto");
   EXPECT_EQ(names(g), (std::vector<std::string>{"core:8"}));  // node and socket of size 1 dropped
@@ -109,7 +109,7 @@ TEST(BuildMesh, OneNodeOfEight) {
   EXPECT_EQ(g.buffers_per_rank(), 7);
 }
 
-TEST(BuildMesh, EightNodesOfOne) {
+TEST(BuildMesh, EightNodesOfOne) {  // TOPO-8
   const auto m = topo::emulate_machine(8, {1, 1, 1, 1, 1, 1, 1, 1}, "", placement::block);
   const auto g = build(m, "auto");
   EXPECT_EQ(names(g), (std::vector<std::string>{"node:8"}));
@@ -117,14 +117,14 @@ TEST(BuildMesh, EightNodesOfOne) {
   EXPECT_EQ(names(build(m, "node")), (std::vector<std::string>{"node:8"}));
 }
 
-TEST(BuildMesh, SingleRankKeepsOneCoreDimension) {  // invariant 8
+TEST(BuildMesh, SingleRankKeepsOneCoreDimension) {  // TOPO-8
   const auto m = topo::emulate_machine(1, {1}, "", placement::block);
   const auto g = build(m, "auto");
   EXPECT_EQ(names(g), (std::vector<std::string>{"core:1"}));
   EXPECT_EQ(g.buffers_per_rank(), 0);
 }
 
-TEST(BuildMesh, RaggedThreeThreeTwo) {  // invariant 9
+TEST(BuildMesh, RaggedThreeThreeTwo) {  // TOPO-9, TOPO-14
   const auto m = topo::emulate_machine(8, {3, 3, 2}, "", placement::block);
   const auto g = build(m, "auto");
   EXPECT_EQ(names(g), (std::vector<std::string>{"node:3", "core:3"}));
@@ -134,7 +134,7 @@ TEST(BuildMesh, RaggedThreeThreeTwo) {  // invariant 9
   EXPECT_EQ(g.buffers_per_rank(), 4);
 }
 
-TEST(BuildMesh, RaggedFourTwoThree) {  // issue 2 sec. 4c
+TEST(BuildMesh, RaggedFourTwoThree) {  // TOPO-9; issue 2 sec. 4c
   const auto m = topo::emulate_machine(9, {4, 2, 3}, "", placement::block);
   const auto g = build(m, "auto");
   EXPECT_EQ(names(g), (std::vector<std::string>{"node:3", "core:4"}));
@@ -143,7 +143,7 @@ TEST(BuildMesh, RaggedFourTwoThree) {  // issue 2 sec. 4c
             (coords_t{{0, 0}, {0, 1}, {0, 2}, {0, 3}, {1, 0}, {1, 1}, {2, 0}, {2, 1}, {2, 2}}));
 }
 
-TEST(BuildMesh, TwoNodesTwoSocketsTwoCores) {
+TEST(BuildMesh, TwoNodesTwoSocketsTwoCores) {  // TOPO-7, TOPO-8
   const auto m = topo::emulate_machine(8, {4, 4}, "pack:2 core:2", placement::block);
   const auto g = build(m, "auto");
   EXPECT_EQ(names(g), (std::vector<std::string>{"node:2", "socket:2", "core:2"}));
@@ -153,7 +153,7 @@ TEST(BuildMesh, TwoNodesTwoSocketsTwoCores) {
           {0, 0, 0}, {0, 0, 1}, {0, 1, 0}, {0, 1, 1}, {1, 0, 0}, {1, 0, 1}, {1, 1, 0}, {1, 1, 1}}));
   EXPECT_EQ(g.n_holes(), 0);
   EXPECT_EQ(g.buffers_per_rank(), 3);
-  // Skipped levels merge into the next named level below (invariant 7).
+  // Skipped levels merge into the next named level below (TOPO-7).
   const auto nc = build(m, "node,core");
   EXPECT_EQ(names(nc), (std::vector<std::string>{"node:2", "core:4"}));
   EXPECT_EQ(nc.coords(6)[1], 2);
@@ -166,7 +166,7 @@ TEST(BuildMesh, TwoNodesTwoSocketsTwoCores) {
             (std::vector<std::string>{"node:2", "socket:2", "core:2"}));
 }
 
-TEST(BuildMesh, RaggedSocketsLeaveHoles) {
+TEST(BuildMesh, RaggedSocketsLeaveHoles) {  // TOPO-9
   // Three ranks on a 2x2 node: socket 1 has one rank, so [1,1] is a hole.
   const auto m = topo::emulate_machine(3, {3}, "pack:2 core:2", placement::block);
   const auto g = build(m, "auto");
@@ -174,7 +174,7 @@ TEST(BuildMesh, RaggedSocketsLeaveHoles) {
   EXPECT_EQ(g.holes(), (coords_t{{1, 1}}));
 }
 
-TEST(BuildMesh, CyclicPlacementLandsOnTheRightCoordinates) {  // invariant 10
+TEST(BuildMesh, CyclicPlacementLandsOnTheRightCoordinates) {  // TOPO-10
   const auto m = topo::emulate_machine(8, {3, 3, 2}, "", placement::cyclic);
   const auto g = build(m, "auto");
   EXPECT_EQ(names(g), (std::vector<std::string>{"node:3", "core:3"}));
@@ -183,7 +183,7 @@ TEST(BuildMesh, CyclicPlacementLandsOnTheRightCoordinates) {  // invariant 10
   EXPECT_EQ(g.holes(), (coords_t{{2, 2}}));
 }
 
-TEST(BuildMesh, SharedOrUnknownCoresBecomeSlots) {  // invariant 7
+TEST(BuildMesh, SharedOrUnknownCoresBecomeSlots) {  // TOPO-7
   auto m = topo::emulate_machine(4, {4}, "", placement::block);
   for (auto& p : m.ranks) p.core = -1;  // unbound
   EXPECT_EQ(all_coords(build(m, "auto")), (coords_t{{0}, {1}, {2}, {3}}));
@@ -195,7 +195,7 @@ TEST(BuildMesh, SharedOrUnknownCoresBecomeSlots) {  // invariant 7
   EXPECT_EQ(all_coords(build(m, "auto")), (coords_t{{3}, {1}, {0}, {2}}));
 }
 
-TEST(BuildMesh, CartesianOverRankOrder) {  // invariant 6
+TEST(BuildMesh, CartesianOverRankOrder) {  // TOPO-6
   const auto m = topo::emulate_machine(8, {3, 3, 2}, "", placement::block);
   const auto g = build(m, "4x2");
   EXPECT_EQ(names(g), (std::vector<std::string>{"d0:4", "d1:2"}));
@@ -204,7 +204,7 @@ TEST(BuildMesh, CartesianOverRankOrder) {  // invariant 6
   EXPECT_EQ(names(build(m, "1x8")), (std::vector<std::string>{"d0:1", "d1:8"}));
 }
 
-TEST(BuildMeshInvalid, ProductNotRankCount) {
+TEST(BuildMeshInvalid, ProductNotRankCount) {  // TOPO-6
   const auto m = topo::emulate_machine(8, {8}, "", placement::block);
   EXPECT_EQ(message_of(m, "3x3"),
             "mesh spec '3x3': the shape has 9 cells but there are 8 ranks; the product of the "
@@ -214,13 +214,13 @@ TEST(BuildMeshInvalid, ProductNotRankCount) {
             "sizes must equal the rank count");
 }
 
-TEST(BuildMeshInvalid, LevelsThatCollide) {
+TEST(BuildMeshInvalid, LevelsThatCollide) {  // TOPO-7
   const auto m = topo::emulate_machine(8, {3, 3, 2}, "", placement::block);
   EXPECT_EQ(message_of(m, "node"),
             "mesh spec 'node': ranks 0 and 1 both land at [0]; add an inner level such as core");
 }
 
-TEST(BuildMesh, NumaLevel) {  // invariants 3, 7
+TEST(BuildMesh, NumaLevel) {  // TOPO-3, TOPO-7
   // One node, 2 packages x 2 NUMA nodes x 2 cores: numa numbers NUMA nodes within a socket.
   const auto m = topo::emulate_machine(8, {8}, "pack:2 numa:2 core:2", placement::block);
   EXPECT_EQ(m.ranks[2].numa, 1);

@@ -1,14 +1,14 @@
-// Discovery and mesh building under MPI, real and emulated (topology/README.md invariants
-// 1-4, 9-11, 13). The layout under test comes from the environment the CTest entry sets;
-// CONVOY_TEST_LAYOUT names the expected table below, CONVOY_TEST_EXPECT_ERROR the start of the
-// message discover_mesh must raise on every rank.
+// Discovery and mesh building under MPI, real and emulated (topology/README.md
+// TOPO-1..4, 8..11; base/README.md BASE-6). The layout under test comes from the environment the
+// CTest entry sets; CONVOY_TEST_LAYOUT names the expected table below, CONVOY_TEST_EXPECT_ERROR the
+// start of the message discover_mesh must raise on every rank.
 #include <gtest/gtest.h>
 #include <mpi.h>
 
+#include <convoy/base/error.hpp>
+#include <convoy/base/settings.hpp>
 #include <convoy/topology/build_mesh.hpp>
-#include <convoy/topology/error.hpp>
 #include <convoy/topology/machine.hpp>
-#include <convoy/topology/settings.hpp>
 #include <convoy_test/mpi.hpp>
 #include <cstdlib>
 #include <map>
@@ -25,18 +25,6 @@ std::string env(const char* name) {
   const char* v = std::getenv(name);
   return v ? v : "";
 }
-
-// Rank 0's copy of `s`.
-std::string from_root(std::string s) {
-  int len = static_cast<int>(s.size());
-  MPI_Bcast(&len, 1, MPI_INT, 0, MPI_COMM_WORLD);
-  s.resize(static_cast<size_t>(len));
-  MPI_Bcast(s.data(), len, MPI_CHAR, 0, MPI_COMM_WORLD);
-  return s;
-}
-
-// True on every rank iff every rank holds the same `s`.
-bool same_everywhere(const std::string& s) { return convoy_test::all_ranks(from_root(s) == s); }
 
 // The message `f` throws (empty if it does not).
 template <class F>
@@ -81,13 +69,13 @@ const std::map<std::string, expected_layout>& layouts() {
 
 }  // namespace
 
-TEST(Discovery, MachineIsIdenticalOnAllRanks) {  // invariant 1
+TEST(Discovery, MachineIsIdenticalOnAllRanks) {  // TOPO-1
   if (!env("CONVOY_TEST_EXPECT_ERROR").empty()) GTEST_SKIP() << "error layout";
   const auto m = topo::discover(MPI_COMM_WORLD);
-  EXPECT_TRUE(same_everywhere(topo::serialize(m))) << topo::serialize(m);
+  EXPECT_TRUE(convoy_test::same_everywhere(topo::serialize(m))) << topo::serialize(m);
 }
 
-TEST(Discovery, NodesNumberedByLowestRank) {  // invariant 2
+TEST(Discovery, NodesNumberedByLowestRank) {  // TOPO-2
   if (!env("CONVOY_TEST_EXPECT_ERROR").empty()) GTEST_SKIP() << "error layout";
   const auto m = topo::discover(MPI_COMM_WORLD);
   ASSERT_EQ(static_cast<int>(m.ranks.size()), convoy_test::world_size());
@@ -112,7 +100,7 @@ TEST(Discovery, NodesNumberedByLowestRank) {  // invariant 2
   for (int count : seen) EXPECT_EQ(count, 1);
 }
 
-TEST(Discovery, RealNodesMatchSharedMemoryAndHostNames) {
+TEST(Discovery, RealNodesMatchSharedMemoryAndHostNames) {  // TOPO-2
   if (!env("CONVOY_TEST_EXPECT_ERROR").empty()) GTEST_SKIP() << "error layout";
   const auto m = topo::discover(MPI_COMM_WORLD);
   if (m.emulated) GTEST_SKIP() << "emulated layout";
@@ -133,7 +121,7 @@ TEST(Discovery, RealNodesMatchSharedMemoryAndHostNames) {
   EXPECT_GE(m.nodes[static_cast<size_t>(me.node)].n_cores, 1);
 }
 
-TEST(Discovery, MeshCoordinatesMatchPlacement) {  // invariants 9, 10
+TEST(Discovery, MeshCoordinatesMatchPlacement) {  // TOPO-9, TOPO-10
   if (!env("CONVOY_TEST_EXPECT_ERROR").empty()) GTEST_SKIP() << "error layout";
   const auto m = topo::discover(MPI_COMM_WORLD);
   const auto g = topo::discover_mesh(MPI_COMM_WORLD);
@@ -163,10 +151,10 @@ TEST(Discovery, MeshCoordinatesMatchPlacement) {  // invariants 9, 10
   std::string text = g.describe();
   for (int r = 0; r < g.n_ranks(); ++r)
     for (int v : g.coords(r)) text += " " + std::to_string(v);
-  EXPECT_TRUE(same_everywhere(text)) << text;
+  EXPECT_TRUE(convoy_test::same_everywhere(text)) << text;
 }
 
-TEST(Discovery, ExpectedLayout) {
+TEST(Discovery, ExpectedLayout) {  // TOPO-8, TOPO-9, TOPO-11
   const std::string name = env("CONVOY_TEST_LAYOUT");
   if (name.empty()) GTEST_SKIP() << "no expected layout for this entry";
   const auto it = layouts().find(name);
@@ -185,25 +173,25 @@ TEST(Discovery, ExpectedLayout) {
   EXPECT_EQ(g.holes(), want.holes);
 }
 
-TEST(Discovery, EnvironmentErrorIsRaisedTheSameOnEveryRank) {  // invariant 4
+TEST(Discovery, EnvironmentErrorIsRaisedTheSameOnEveryRank) {  // TOPO-4
   const std::string want = env("CONVOY_TEST_EXPECT_ERROR");
   if (want.empty()) GTEST_SKIP() << "no expected error for this entry";
   const std::string got = message_of([] { (void)topo::discover_mesh(MPI_COMM_WORLD); });
   // A prefix: CTest's ENVIRONMENT cannot carry a ';'.
   EXPECT_EQ(got.substr(0, want.size()), want) << got;
-  EXPECT_TRUE(same_everywhere(got));
+  EXPECT_TRUE(convoy_test::same_everywhere(got));
 }
 
-TEST(Discovery, InvalidSpecOnRankZeroFailsEveryRankAlike) {  // invariants 4, 13
+TEST(Discovery, InvalidSpecOnRankZeroFailsEveryRankAlike) {  // TOPO-4, TOPO-6, BASE-6
   if (!env("CONVOY_TEST_EXPECT_ERROR").empty()) GTEST_SKIP() << "error layout";
-  topo::settings s = topo::settings::from_env(MPI_COMM_WORLD);
+  convoy::base::settings s = convoy::base::settings::from_env(MPI_COMM_WORLD);
   // Only rank 0's spec counts: other ranks hold a valid one.
   s.mesh = convoy_test::world_rank() == 0 ? "node,rack" : "auto";
   const std::string got = message_of([&] { (void)topo::discover_mesh(MPI_COMM_WORLD, s); });
   EXPECT_EQ(got,
             "mesh spec 'node,rack': unknown level 'rack' (expected auto, a shape like 8x4x2, or "
             "levels from node, socket, numa, core)");
-  EXPECT_TRUE(same_everywhere(got));
+  EXPECT_TRUE(convoy_test::same_everywhere(got));
 
   const int n = convoy_test::world_size();
   s.mesh = std::to_string(n + 1);
@@ -211,27 +199,27 @@ TEST(Discovery, InvalidSpecOnRankZeroFailsEveryRankAlike) {  // invariants 4, 13
   EXPECT_EQ(product, "mesh spec '" + std::to_string(n + 1) + "': the shape has " +
                          std::to_string(n + 1) + " cells but there are " + std::to_string(n) +
                          " ranks; the product of the sizes must equal the rank count");
-  EXPECT_TRUE(same_everywhere(product));
+  EXPECT_TRUE(convoy_test::same_everywhere(product));
 }
 
-TEST(Discovery, RankZeroEnvironmentWins) {  // invariant 13
+TEST(Discovery, RankZeroEnvironmentWins) {  // BASE-6
   if (!env("CONVOY_TEST_EXPECT_ERROR").empty()) GTEST_SKIP() << "error layout";
   const int rank = convoy_test::world_rank();
   // A bad value on every rank but 0 is ignored ...
   if (rank != 0) ::setenv("CONVOY_N_BUFFERS", "3", 1);
-  std::string got = message_of([] { (void)topo::settings::from_env(MPI_COMM_WORLD); });
+  std::string got = message_of([] { (void)convoy::base::settings::from_env(MPI_COMM_WORLD); });
   if (rank != 0) ::unsetenv("CONVOY_N_BUFFERS");
   EXPECT_EQ(got, "");
   // ... and a bad value on rank 0 alone fails every rank the same way.
   if (rank == 0) ::setenv("CONVOY_N_BUFFERS", "3", 1);
-  got = message_of([] { (void)topo::settings::from_env(MPI_COMM_WORLD); });
+  got = message_of([] { (void)convoy::base::settings::from_env(MPI_COMM_WORLD); });
   if (rank == 0) ::unsetenv("CONVOY_N_BUFFERS");
   EXPECT_EQ(got, "CONVOY_N_BUFFERS='3': must be a power of two between 1 and 1024");
 }
 
-TEST(Discovery, MismatchedEmulationFailsEveryRankAlike) {  // invariant 4
+TEST(Discovery, MismatchedEmulationFailsEveryRankAlike) {  // TOPO-4, TOPO-11
   if (!env("CONVOY_TEST_EXPECT_ERROR").empty()) GTEST_SKIP() << "error layout";
-  topo::settings s;
+  convoy::base::settings s;
   const int n = convoy_test::world_size();
   s.emulate_nodes = std::vector<int>{n, 1};
   const std::string got = message_of([&] { (void)topo::discover(MPI_COMM_WORLD, s); });
@@ -239,5 +227,5 @@ TEST(Discovery, MismatchedEmulationFailsEveryRankAlike) {  // invariant 4
                      " ranks, but there are " + std::to_string(n) +
                      " ranks (CONVOY_EMULATE_NODES='" + std::to_string(n) +
                      ",1', CONVOY_EMULATE_TOPOLOGY='')");
-  EXPECT_TRUE(same_everywhere(got));
+  EXPECT_TRUE(convoy_test::same_everywhere(got));
 }

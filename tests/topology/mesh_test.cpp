@@ -1,7 +1,7 @@
-// The mesh as a rank <-> coordinates table with holes (topology/README.md invariants 9, 10, 14).
+// The mesh as a rank <-> coordinates table with holes (topology/README.md TOPO-6, 9, 10, 14).
 #include <gtest/gtest.h>
 
-#include <convoy/topology/error.hpp>
+#include <convoy/base/error.hpp>
 #include <convoy/topology/mesh.hpp>
 #include <string>
 #include <vector>
@@ -16,7 +16,7 @@ std::vector<int> coords_of(const topo::mesh& m, int r) {
 }
 }  // namespace
 
-TEST(Mesh, CartesianIsRowMajorOverRankOrder) {
+TEST(Mesh, CartesianIsRowMajorOverRankOrder) {  // TOPO-6, TOPO-14
   const std::vector<int> shape{2, 3, 2};
   const auto m = topo::mesh::cartesian(shape);
   ASSERT_EQ(m.n_ranks(), 12);
@@ -33,7 +33,7 @@ TEST(Mesh, CartesianIsRowMajorOverRankOrder) {
   EXPECT_EQ(m.shape_string(), "2x3x2");
 }
 
-TEST(Mesh, TableNotArithmetic) {
+TEST(Mesh, TableNotArithmetic) {  // TOPO-10
   // Round-robin placement: rank r on node r % 2, the table must say so.
   const coords_t c{{0, 0}, {1, 0}, {0, 1}, {1, 1}, {0, 2}, {1, 2}};
   const topo::mesh m({{"node", 2}, {"core", 3}}, c);
@@ -46,7 +46,7 @@ TEST(Mesh, TableNotArithmetic) {
   EXPECT_EQ(m.describe(), "node(2) x core(3)");
 }
 
-TEST(Mesh, RaggedNodesLeaveHoles) {
+TEST(Mesh, RaggedNodesLeaveHoles) {  // TOPO-9, TOPO-14
   // Nodes of 4, 2 and 3 ranks (issue 2 sec. 4c): 3x4 with 3 holes.
   const coords_t c{{0, 0}, {0, 1}, {0, 2}, {0, 3}, {1, 0}, {1, 1}, {2, 0}, {2, 1}, {2, 2}};
   const topo::mesh m({{"node", 3}, {"core", 4}}, c);
@@ -62,7 +62,7 @@ TEST(Mesh, RaggedNodesLeaveHoles) {
   EXPECT_EQ(m.buffers_per_rank(), 2 + 3);
 }
 
-TEST(Mesh, RejectsBadTables) {
+TEST(Mesh, RejectsBadTables) {  // TOPO-9 (unique cells)
   EXPECT_THROW(topo::mesh({}, coords_t{{0}}), convoy::error);
   EXPECT_THROW(topo::mesh({{"core", 2}}, coords_t{}), convoy::error);
   try {

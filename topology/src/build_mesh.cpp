@@ -1,7 +1,7 @@
 #include <algorithm>
+#include <convoy/base/collective.hpp>
+#include <convoy/base/error.hpp>
 #include <convoy/topology/build_mesh.hpp>
-#include <convoy/topology/detail/collective.hpp>
-#include <convoy/topology/error.hpp>
 #include <map>
 #include <string>
 #include <utility>
@@ -21,7 +21,7 @@ std::string coords_text(const std::vector<int>& c) {
 
 // Each rank's value at every level of the hierarchy. The core value is the core index when
 // the ranks of a (node, package, numa) group sit on distinct known cores, else the rank's
-// index within that group: a slot, so coordinates stay unique (invariant 7).
+// index within that group: a slot, so coordinates stay unique (TOPO-7).
 std::vector<std::vector<int>> level_values(const machine& m) {
   const size_t n = m.ranks.size();
   std::vector<std::vector<int>> v(n, std::vector<int>(n_levels));
@@ -44,7 +44,8 @@ std::vector<std::vector<int>> level_values(const machine& m) {
   return v;
 }
 
-mesh build_levels(const machine& m, const std::vector<level>& levels, const std::string& spec) {
+mesh build_levels(const machine& m, const std::vector<base::level>& levels,
+                  const std::string& spec) {
   const auto values = level_values(m);
   const size_t n = m.ranks.size();
   const size_t k = levels.size();
@@ -84,14 +85,14 @@ mesh build_levels(const machine& m, const std::vector<level>& levels, const std:
                   "; add an inner level such as core");
   }
 
-  // Drop dimensions of size 1 (invariant 8); keep the innermost if all are.
+  // Drop dimensions of size 1 (TOPO-8); keep the innermost if all are.
   std::vector<size_t> keep;
   for (size_t d = 0; d < k; ++d)
     if (sizes[d] > 1) keep.push_back(d);
   if (keep.empty()) keep.push_back(k - 1);
   std::vector<dimension> dims;
   dims.reserve(keep.size());
-  for (size_t d : keep) dims.push_back({std::string(level_name(levels[d])), sizes[d]});
+  for (size_t d : keep) dims.push_back({std::string(base::level_name(levels[d])), sizes[d]});
   std::vector<std::vector<int>> kept(n);
   for (size_t r = 0; r < n; ++r)
     for (size_t d : keep) kept[r].push_back(coords[r][d]);
@@ -100,11 +101,11 @@ mesh build_levels(const machine& m, const std::vector<level>& levels, const std:
 
 }  // namespace
 
-mesh build_mesh(const machine& m, const mesh_spec& spec) {
-  const std::string text = to_string(spec);
+mesh build_mesh(const machine& m, const base::mesh_spec& spec) {
+  const std::string text = base::to_string(spec);
   if (m.ranks.empty()) throw error("mesh spec '" + text + "': the machine has no ranks");
   switch (spec.form) {
-    case mesh_spec::kind::cartesian: {
+    case base::mesh_spec::kind::cartesian: {
       long long cells = 1;
       for (int s : spec.shape) {
         if (s < 1)
@@ -118,31 +119,31 @@ mesh build_mesh(const machine& m, const mesh_spec& spec) {
                     " ranks; the product of the sizes must equal the rank count");
       return mesh::cartesian(spec.shape);
     }
-    case mesh_spec::kind::levels:
+    case base::mesh_spec::kind::levels:
       if (spec.levels.empty()) throw error("mesh spec '" + text + "': no levels");
       for (size_t i = 1; i < spec.levels.size(); ++i)
         if (spec.levels[i - 1] >= spec.levels[i])
           throw error("mesh spec '" + text +
                       "': levels must be distinct and go from outermost to innermost");
       return build_levels(m, spec.levels, text);
-    case mesh_spec::kind::automatic:
+    case base::mesh_spec::kind::automatic:
       break;
   }
-  return build_levels(m, {level::node, level::socket, level::core}, text);
+  return build_levels(m, {base::level::node, base::level::socket, base::level::core}, text);
 }
 
-mesh discover_mesh(MPI_Comm comm, const settings& s) {
+mesh discover_mesh(MPI_Comm comm, const base::settings& s) {
   int rank = 0;
   CONVOY_MPI_CHECK(MPI_Comm_rank(comm, &rank));
-  std::string spec = rank == 0 ? s.mesh.value_or("auto") : std::string();
+  std::string spec = rank == 0 ? s.mesh_text() : std::string();
   int len = static_cast<int>(spec.size());
   CONVOY_MPI_CHECK(MPI_Bcast(&len, 1, MPI_INT, 0, comm));
   spec.resize(static_cast<size_t>(len));
   if (len > 0) CONVOY_MPI_CHECK(MPI_Bcast(spec.data(), len, MPI_CHAR, 0, comm));
   const machine m = discover(comm, s);
-  return detail::agree(comm, [&] { return build_mesh(m, parse_mesh_spec(spec)); });
+  return base::agree(comm, [&] { return build_mesh(m, base::parse_mesh_spec(spec)); });
 }
 
-mesh discover_mesh(MPI_Comm comm) { return discover_mesh(comm, settings::from_env(comm)); }
+mesh discover_mesh(MPI_Comm comm) { return discover_mesh(comm, base::settings::from_env(comm)); }
 
 }  // namespace convoy::topology

@@ -1,7 +1,8 @@
 #include "hwloc_util.hpp"
 
 #include <cctype>
-#include <convoy/topology/error.hpp>
+#include <convoy/base/error.hpp>
+#include <convoy/base/settings.hpp>
 #include <string>
 
 namespace convoy::topology::detail {
@@ -23,20 +24,10 @@ hw_topology hw_topology::this_system() {
   return hw_topology(t);
 }
 
-std::string complete_synthetic(std::string_view desc) {
-  std::string text(desc);
-  while (!text.empty() && std::isspace(static_cast<unsigned char>(text.back()))) text.pop_back();
-  const size_t last = text.find_last_of(" \t");
-  std::string tail = text.substr(last == std::string::npos ? 0 : last + 1);
-  for (char& c : tail) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  if (!text.empty() && tail.rfind("pu:", 0) != 0) text += " pu:1";
-  return text;
-}
-
 hw_topology hw_topology::synthetic(std::string_view desc) {
   hwloc_topology_t t = fresh();
   const std::string text(desc);
-  const std::string full = complete_synthetic(desc);
+  const std::string full = base::synthetic_with_pus(desc);
   if (hwloc_topology_set_synthetic(t, full.c_str()) != 0 || hwloc_topology_load(t) != 0) {
     hwloc_topology_destroy(t);
     throw error("hwloc rejects synthetic topology '" + text +
@@ -56,7 +47,7 @@ int hw_topology::count(hwloc_obj_type_t type) const {
 
 hw_place place_of(const hw_topology& topo, hwloc_const_cpuset_t set) {
   // The object of each type whose cpuset contains the whole binding; an unbound process
-  // (binding spanning cores or packages) gets -1 for that level (README invariant 3).
+  // (binding spanning cores or packages) gets -1 for that level (TOPO-3).
   auto containing = [&](hwloc_obj_type_t type) {
     if (hwloc_bitmap_iszero(set)) return -1;
     const int n = topo.count(type);

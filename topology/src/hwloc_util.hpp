@@ -30,10 +30,6 @@ class hw_topology {
   hwloc_topology_t topo_;
 };
 
-/// hwloc 2 wants a synthetic description to end with PUs; "pack:2 core:2" means one PU per
-/// core, so " pu:1" is appended when the last level is not pu.
-[[nodiscard]] std::string complete_synthetic(std::string_view desc);
-
 /// Package, NUMA node and core (hwloc logical indexes) that contain all of `set`; -1 for a
 /// level where no single object contains it (e.g. an unbound process spanning cores).
 struct hw_place {

@@ -1,6 +1,6 @@
 #include <algorithm>
-#include <convoy/topology/detail/collective.hpp>
-#include <convoy/topology/error.hpp>
+#include <convoy/base/collective.hpp>
+#include <convoy/base/error.hpp>
 #include <convoy/topology/machine.hpp>
 #include <cstring>
 #include <map>
@@ -29,7 +29,7 @@ std::string join(const std::vector<int>& v) {
   return s;
 }
 
-// Numbers nodes by their lowest rank and fills every field (invariant 2).
+// Numbers nodes by their lowest rank and fills every field (TOPO-2).
 machine assemble(const std::vector<record>& recs) {
   machine m;
   std::map<int, int> node_of_key;  // first-seen order == lowest-rank order
@@ -71,7 +71,7 @@ record probe_this_rank() {
   if (!set) throw error("hwloc_bitmap_alloc failed");
   // The binding of the whole process. An unbound process gets the set of all its allowed
   // CPUs, so its core (and possibly package) is -1: we do not guess from the CPU it last
-  // ran on, which changes from run to run (invariant 3).
+  // ran on, which changes from run to run (TOPO-3).
   if (hwloc_get_cpubind(topo.get(), set.get(), HWLOC_CPUBIND_PROCESS) != 0)
     hwloc_bitmap_copy(set.get(), hwloc_topology_get_topology_cpuset(topo.get()));
   r.place = detail::place_of(topo, set.get());
@@ -82,7 +82,7 @@ machine discover_real(MPI_Comm comm) {
   int rank = 0, size = 0;
   CONVOY_MPI_CHECK(MPI_Comm_rank(comm, &rank));
   CONVOY_MPI_CHECK(MPI_Comm_size(comm, &size));
-  record me = detail::agree(comm, probe_this_rank);
+  record me = base::agree(comm, probe_this_rank);
 
   MPI_Comm shared = MPI_COMM_NULL;
   CONVOY_MPI_CHECK(MPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, rank, MPI_INFO_NULL, &shared));
@@ -104,7 +104,7 @@ machine discover_real(MPI_Comm comm) {
   CONVOY_MPI_CHECK(MPI_Allgather(&w, sizeof w, MPI_BYTE, all.data(), sizeof w, MPI_BYTE, comm));
 
   // From here on every rank works on the same data, so every check below fails the same
-  // way everywhere (invariant 4).
+  // way everywhere (TOPO-4).
   std::vector<record> recs;
   std::map<std::string, int> key_of_host;
   std::map<int, std::string> host_of_key;
@@ -138,7 +138,7 @@ machine discover_real(MPI_Comm comm) {
 }  // namespace
 
 machine emulate_machine(int n_ranks, const std::vector<int>& node_sizes, std::string_view synthetic,
-                        placement map) {
+                        base::placement map) {
   if (n_ranks < 1) throw error("emulation: needs at least one rank");
   if (node_sizes.empty()) throw error("emulation: needs at least one node");
   long long total = 0;
@@ -154,7 +154,7 @@ machine emulate_machine(int n_ranks, const std::vector<int>& node_sizes, std::st
 
   const auto n_nodes = node_sizes.size();
   std::vector<int> node_of_rank(static_cast<size_t>(n_ranks));
-  if (map == placement::block) {
+  if (map == base::placement::block) {
     int r = 0;
     for (size_t n = 0; n < n_nodes; ++n)
       for (int k = 0; k < node_sizes[n]; ++k)
@@ -201,23 +201,24 @@ machine emulate_machine(int n_ranks, const std::vector<int>& node_sizes, std::st
   }
   machine m = assemble(recs);
   m.emulated = true;
-  m.source = "emulated: nodes " + join(node_sizes) + " (" + placement_name(map) + "), topology '" +
-             (synthetic.empty() ? std::string("pack:1 core:<ranks>") : std::string(synthetic)) +
-             "'";
+  m.source =
+      "emulated: nodes " + join(node_sizes) + " (" + base::placement_name(map) + "), topology '" +
+      (synthetic.empty() ? std::string("pack:1 core:<ranks>") : std::string(synthetic)) + "'";
   return m;
 }
 
-machine discover(MPI_Comm comm, const settings& s) {
+machine discover(MPI_Comm comm, const base::settings& s) {
   int rank = 0, size = 0;
   CONVOY_MPI_CHECK(MPI_Comm_rank(comm, &rank));
   CONVOY_MPI_CHECK(MPI_Comm_size(comm, &size));
-  // Rank 0 decides whether and how to emulate (invariant 4): [flag, map, n sizes, sizes...]
+  // Rank 0 decides whether and how to emulate (TOPO-4): [flag, map, n sizes, sizes...]
   // followed by the synthetic description.
   std::vector<int> head;
   std::string synthetic;
   if (rank == 0) {
     const bool emulate = s.emulate_nodes.has_value() || s.emulate_topology.has_value();
-    head = {emulate ? 1 : 0, s.emulate_map.value_or(placement::block) == placement::cyclic ? 1 : 0};
+    head = {emulate ? 1 : 0,
+            s.emulate_map.value_or(base::placement::block) == base::placement::cyclic ? 1 : 0};
     const std::vector<int> sizes = s.emulate_nodes.value_or(std::vector<int>{size});
     head.push_back(static_cast<int>(sizes.size()));
     head.insert(head.end(), sizes.begin(), sizes.end());
@@ -234,8 +235,8 @@ machine discover(MPI_Comm comm, const settings& s) {
   if (!synthetic.empty())
     CONVOY_MPI_CHECK(MPI_Bcast(synthetic.data(), head.back(), MPI_CHAR, 0, comm));
   const std::vector<int> sizes(head.begin() + 3, head.begin() + 3 + head[2]);
-  const placement map = head[1] == 1 ? placement::cyclic : placement::block;
-  return detail::agree(comm, [&] {
+  const base::placement map = head[1] == 1 ? base::placement::cyclic : base::placement::block;
+  return base::agree(comm, [&] {
     try {
       return emulate_machine(size, sizes, synthetic, map);
     } catch (const error& e) {
@@ -245,7 +246,7 @@ machine discover(MPI_Comm comm, const settings& s) {
   });
 }
 
-machine discover(MPI_Comm comm) { return discover(comm, settings::from_env(comm)); }
+machine discover(MPI_Comm comm) { return discover(comm, base::settings::from_env(comm)); }
 
 std::string serialize(const machine& m) {
   std::ostringstream o;

@@ -1,4 +1,4 @@
-#include <convoy/topology/error.hpp>
+#include <convoy/base/error.hpp>
 #include <convoy/topology/mesh.hpp>
 #include <limits>
 #include <utility>

@@ -1,5 +1,5 @@
 // The constructors of convey.h (collective; NULL plus one message on failure).
-#include <convoy/topology/error.hpp>
+#include <convoy/base/error.hpp>
 #include <cstdint>
 #include <exception>
 #include <string>

@@ -3,7 +3,7 @@
 #include <convoy/convey_ext.h>
 
 #include <convoy/aggregation/packing.hpp>
-#include <convoy/topology/error.hpp>
+#include <convoy/base/error.hpp>
 #include <cstdio>
 #include <cstring>
 #include <exception>

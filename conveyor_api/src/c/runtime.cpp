@@ -1,8 +1,8 @@
 // Run-time helpers of the C façade: MPI life cycle, environment, node layout, allocation,
 // one-time messages.
-#include <convoy/topology/error.hpp>
+#include <convoy/base/error.hpp>
+#include <convoy/base/settings.hpp>
 #include <convoy/topology/machine.hpp>
-#include <convoy/topology/settings.hpp>
 #include <cstdio>
 #include <cstdlib>
 #include <mutex>
@@ -66,7 +66,7 @@ bool ensure_mpi(std::string& why) noexcept {
 env_settings read_env() {
   // One place parses and validates every setting (topology/settings.hpp); collective so
   // that all PEs see rank 0's environment and choose the same conveyor.
-  const auto s = topology::settings::from_env(MPI_COMM_WORLD);
+  const auto s = convoy::base::settings::from_env(MPI_COMM_WORLD);
   env_settings e;
   if (s.convey_nlocal) e.nlocal = static_cast<std::size_t>(*s.convey_nlocal);
   if (s.convey_buffer_size) e.buffer_bytes = *s.convey_buffer_size;

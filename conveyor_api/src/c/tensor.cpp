@@ -19,10 +19,10 @@
 // are kept here.
 #include <algorithm>
 #include <convoy/aggregation/hybrid_transport.hpp>
+#include <convoy/base/error.hpp>
+#include <convoy/base/settings.hpp>
 #include <convoy/conveyor_api/conveyor.hpp>
 #include <convoy/router/memory.hpp>
-#include <convoy/topology/error.hpp>
-#include <convoy/topology/settings.hpp>
 #include <cstring>
 #include <new>
 #include <thread>
@@ -350,8 +350,7 @@ class tensor_conveyor final : public ::conveyor {
         MPI_COMM_WORLD, plan_, request_,
         [memory = memory_](MPI_Comm comm, const std::shared_ptr<const router::route_plan>&) {
           return aggregation::make_transport(
-              comm, aggregation::transport_kind_from(topology::settings::from_env(comm).transport),
-              memory);
+              comm, convoy::base::settings::from_env(comm).transport_or_auto(), memory);
         });
   }
 
@@ -574,7 +573,8 @@ bool choose(std::size_t max_bytes, std::size_t n_local_arg, bool elastic, std::s
   }
   std::size_t capacity = env.buffer_bytes;
   if (capacity == 0) {
-    const auto e = resolve_engine_options(conveyor_options{});
+    const auto e = resolve_engine_options(conveyor_options{},
+                                          convoy::base::settings::from_env(MPI_COMM_WORLD));
     capacity = e.capacity_bytes > k_header_bytes ? e.capacity_bytes - k_header_bytes : 1024;
   }
   if (capacity_cap && capacity > capacity_cap) capacity = capacity_cap;

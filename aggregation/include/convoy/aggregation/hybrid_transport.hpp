@@ -7,11 +7,10 @@
 #include <convoy/aggregation/mpi_transport.hpp>
 #include <convoy/aggregation/shm_transport.hpp>
 #include <convoy/aggregation/transport.hpp>
-#include <convoy/topology/settings.hpp>
+#include <convoy/base/settings.hpp>
 #include <cstddef>
 #include <functional>
 #include <memory>
-#include <optional>
 #include <vector>
 
 namespace convoy::aggregation {
@@ -65,25 +64,14 @@ class hybrid_transport final : public transport {
   bool shm_first_ = true;
 };
 
-/// Which transport make_transport() builds (CONVOY_TRANSPORT=auto|mpi|shm).
-enum class transport_kind {
-  automatic,     ///< hybrid if any node has more than one rank of `comm`, else mpi
-  mpi,           ///< mpi_transport for every link
-  shm,           ///< hybrid_transport (shared memory on the node, MPI off it)
-  shm_zero_copy  ///< as shm, with zero-copy rings (shm_filling::zero_copy)
-};
-
-/// The transport for an engine on `comm`. Collective over `comm`. `memory` (may be null)
-/// supplies the buffers of every link that goes through MPI (T11). Throws convoy::error
-/// if `comm` is MPI_COMM_NULL or MPI fails.
-[[nodiscard]] std::unique_ptr<transport> make_transport(MPI_Comm comm, transport_kind kind,
+/// The transport for an engine on `comm`, of the kind CONVOY_TRANSPORT names
+/// (base::settings::transport_or_auto()): mpi -> mpi_transport for every link; shm ->
+/// hybrid_transport (shared memory on the node, MPI off it); shm_zero_copy -> as shm with
+/// zero-copy rings (shm_filling::zero_copy); automatic -> shm if any node holds more than
+/// one rank of `comm`, else mpi. Collective over `comm`. `memory` (may be null) supplies the
+/// buffers of every link that goes through MPI (T11). Throws convoy::error if `comm` is
+/// MPI_COMM_NULL or MPI fails.
+[[nodiscard]] std::unique_ptr<transport> make_transport(MPI_Comm comm, base::transport_kind kind,
                                                         std::shared_ptr<buffer_source> memory = {});
-
-/// "auto", "mpi", "shm" or "shm-zero-copy".
-[[nodiscard]] const char* transport_kind_name(transport_kind k) noexcept;
-
-/// The kind CONVOY_TRANSPORT asks for (topology::settings::transport); unset: automatic.
-[[nodiscard]] transport_kind transport_kind_from(
-    const std::optional<topology::transport_choice>& choice) noexcept;
 
 }  // namespace convoy::aggregation

@@ -18,8 +18,11 @@
 ///   c.reset();
 #include <mpi.h>
 
+#include <convoy/aggregation/transport.hpp>
+#include <convoy/base/error.hpp>
+#include <convoy/base/settings.hpp>
+#include <convoy/router/route_plan.hpp>
 #include <convoy/termination/engine.hpp>
-#include <convoy/topology/error.hpp>
 #include <cstring>
 #include <functional>
 #include <memory>
@@ -34,11 +37,11 @@ namespace convoy {
 using termination::state;
 
 /// How a conveyor is laid over the ranks and buffered. Zero/empty fields take their value
-/// from the environment (topology::settings: CONVOY_MESH, CONVOY_BUFFER_BYTES,
-/// CONVOY_N_BUFFERS, CONVOY_TUNE_FILE), else the built-in defaults.
+/// from the settings (base::settings: CONVOY_MESH, CONVOY_BUFFER_BYTES, CONVOY_N_BUFFERS,
+/// then the tuning file, CONVOY_TUNE_FILE), else the built-in defaults.
 struct conveyor_options {
-  /// Mesh spec ("auto", "node,core", "8x4x2", ...; see topology/README.md). Used unless
-  /// tensor_order is set. Empty: CONVOY_MESH, else "auto".
+  /// Mesh spec ("auto", "node,core", "8x4x2", ...; see base/README.md). Used unless
+  /// tensor_order is set. Empty: CONVOY_MESH, else the tuning file's mesh, else "auto".
   std::string mesh;
   /// Stage order over the mesh dimensions (empty: innermost first, TRAM sec. V.C).
   std::vector<int> dim_order;
@@ -46,24 +49,30 @@ struct conveyor_options {
   int tensor_order = 0;
   /// Tensor group size; 0: ranks per node (from the topology module).
   int n_local = 0;
-  std::size_t capacity_bytes = 0;  ///< bytes per buffer (0: setting or 16384)
-  int n_buffers = 0;               ///< buffers per link (0: setting or 2)
+  std::size_t capacity_bytes = 0;  ///< bytes per buffer (0: settings, else 16384)
+  int n_buffers = 0;               ///< buffers per link (0: settings, else 2)
   bool steady = false;             ///< never hold an item indefinitely (seed 000 sec. 3.6)
   int steady_period = 1;
   bool elastic = false;  ///< items carry their own size
 };
 
 /// Builds the route plan described by `options` for the ranks of `comm` (collective:
-/// runs topology discovery). Throws convoy::error on an invalid mesh or tensor setting.
+/// runs topology discovery) with the settings `s` (base::settings::from_env(comm)).
+/// Throws convoy::error on an invalid mesh or tensor setting.
+std::shared_ptr<const router::route_plan> make_plan(MPI_Comm comm, const conveyor_options& options,
+                                                    const base::settings& s);
+/// As above, resolving the settings first (collective).
 std::shared_ptr<const router::route_plan> make_plan(MPI_Comm comm, const conveyor_options& options);
-/// Resolves zero fields of `options` against the environment settings and defaults.
-termination::engine_options resolve_engine_options(const conveyor_options& options);
+/// Resolves zero fields of `options` against the settings `s` and the defaults. Pure.
+termination::engine_options resolve_engine_options(const conveyor_options& options,
+                                                   const base::settings& s);
 /// Builds the transport of an engine on `comm` for `plan` (collective).
 using transport_factory = std::function<std::unique_ptr<aggregation::transport>(
     MPI_Comm comm, const std::shared_ptr<const router::route_plan>& plan)>;
 /// An engine over MPI for the calling rank of `comm` (collective). The transport comes
 /// from `make_transport`, by default aggregation::make_transport with CONVOY_TRANSPORT
-/// (shared memory on the node, MPI point-to-point off it). Throws convoy::error.
+/// (shared memory on the node, MPI point-to-point off it). Resolves the settings once
+/// (base::settings::from_env) for the plan and the engine. Throws convoy::error.
 std::unique_ptr<termination::engine> make_mpi_engine(MPI_Comm comm, const conveyor_options& options,
                                                      const transport_factory& make_transport = {});
 /// As above over a plan built before (e.g. by make_plan, once for several engines: no
@@ -71,6 +80,13 @@ std::unique_ptr<termination::engine> make_mpi_engine(MPI_Comm comm, const convey
 std::unique_ptr<termination::engine> make_mpi_engine(MPI_Comm comm,
                                                      std::shared_ptr<const router::route_plan> plan,
                                                      const conveyor_options& options,
+                                                     const transport_factory& make_transport = {});
+/// As above with settings resolved before (base::settings::from_env(comm)): no settings
+/// collective.
+std::unique_ptr<termination::engine> make_mpi_engine(MPI_Comm comm,
+                                                     std::shared_ptr<const router::route_plan> plan,
+                                                     const conveyor_options& options,
+                                                     const base::settings& s,
                                                      const transport_factory& make_transport = {});
 
 template <class T>

@@ -11,7 +11,7 @@ namespace convoy::router {
 ///   sum over stages s of (|out_peers(rank, s)| + |in_peers(rank, s)|) * n_buffers *
 ///   capacity_bytes,
 /// i.e. n_buffers send buffers per outgoing link and n_buffers receive buffers per incoming
-/// link (router/README.md, invariant 11). Not collective; O(peers) time and memory.
+/// link (router/README.md ROUTE-11). Not collective; O(peers) time and memory.
 /// Throws convoy::error on a rank outside the plan, capacity_bytes == 0 or n_buffers < 1.
 [[nodiscard]] std::size_t link_buffer_bytes(const route_plan& plan, int rank,
                                             std::size_t capacity_bytes, int n_buffers);

@@ -3,7 +3,7 @@
 /// Route plans: for each stage, a rank's peers and, for any destination, the next hop.
 ///
 /// A plan over P ranks has S stages. An item is routed hop by hop; every hop uses a
-/// stage strictly greater than the previous hop's (invariant 1 in router/README.md).
+/// stage strictly greater than the previous hop's (ROUTE-1 in router/README.md).
 /// Because stages only increase along a route, the buffer-dependency graph is acyclic
 /// (no routing deadlock) and termination can close stages in order (TRAM sec. III.D).
 ///

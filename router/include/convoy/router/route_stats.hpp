@@ -10,7 +10,7 @@ namespace convoy::router {
 
 /// Hops taken by an item from `src` to `dst` when it follows plan.next_hop from stage 0;
 /// 0 when src == dst. Returns -1 if src or dst is outside the plan or the route breaks
-/// router/README.md invariant 1 or 4 (a stage that does not increase, a rank outside the
+/// router/README.md ROUTE-1 or ROUTE-4 (a stage that does not increase, a rank outside the
 /// plan, more than max_hops() hops, delivery elsewhere). peer_index is not checked here.
 /// O(max_hops * n_stages), no allocation.
 [[nodiscard]] int route_hops(const route_plan& plan, int src, int dst) noexcept;

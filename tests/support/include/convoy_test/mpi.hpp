@@ -2,6 +2,8 @@
 // Small helpers shared by the MPI tests.
 #include <mpi.h>
 
+#include <string>
+
 namespace convoy_test {
 
 inline int world_rank() {
@@ -22,5 +24,17 @@ inline bool all_ranks(bool ok) {
   MPI_Allreduce(&local, &all, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
   return all == 1;
 }
+
+// Rank 0's copy of `s` (collective over MPI_COMM_WORLD).
+inline std::string from_root(std::string s) {
+  int len = static_cast<int>(s.size());
+  MPI_Bcast(&len, 1, MPI_INT, 0, MPI_COMM_WORLD);
+  s.resize(static_cast<size_t>(len));
+  MPI_Bcast(s.data(), len, MPI_CHAR, 0, MPI_COMM_WORLD);
+  return s;
+}
+
+// True on every rank iff every rank holds the same `s`.
+inline bool same_everywhere(const std::string& s) { return all_ranks(from_root(s) == s); }
 
 }  // namespace convoy_test

@@ -4,10 +4,10 @@
 /// physical one, intranode dimension last). Invariants 5-11 of topology/README.md.
 #include <mpi.h>
 
+#include <convoy/base/mesh_spec.hpp>
+#include <convoy/base/settings.hpp>
 #include <convoy/topology/machine.hpp>
 #include <convoy/topology/mesh.hpp>
-#include <convoy/topology/mesh_spec.hpp>
-#include <convoy/topology/settings.hpp>
 
 namespace convoy::topology {
 
@@ -27,13 +27,13 @@ namespace convoy::topology {
 /// @throws convoy::error "mesh spec '<spec>': ..." if a shape's product is not the rank
 ///   count, or named levels leave two ranks at the same coordinates (e.g. `node` with two
 ///   ranks on a node).
-[[nodiscard]] mesh build_mesh(const machine& m, const mesh_spec& spec);
+[[nodiscard]] mesh build_mesh(const machine& m, const base::mesh_spec& spec);
 
-/// Collective over `comm`: discover(comm, s), then build_mesh with rank 0's CONVOY_MESH
-/// (auto when unset). Identical on all ranks; any failure throws the same convoy::error on
-/// every rank (invariant 4).
-[[nodiscard]] mesh discover_mesh(MPI_Comm comm, const settings& s);
-/// discover_mesh(comm, settings::from_env(comm)).
+/// Collective over `comm`: discover(comm, s), then build_mesh with rank 0's
+/// s.mesh_text() (CONVOY_MESH, else the tuning file's mesh, else auto). Identical on all ranks; any
+/// failure throws the same convoy::error on every rank (TOPO-4).
+[[nodiscard]] mesh discover_mesh(MPI_Comm comm, const base::settings& s);
+/// discover_mesh(comm, base::settings::from_env(comm)).
 [[nodiscard]] mesh discover_mesh(MPI_Comm comm);
 
 }  // namespace convoy::topology

@@ -5,7 +5,7 @@
 /// matched to this physical hierarchy). Numbered invariants: topology/README.md.
 #include <mpi.h>
 
-#include <convoy/topology/settings.hpp>
+#include <convoy/base/settings.hpp>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -13,7 +13,7 @@
 namespace convoy::topology {
 
 /// Where one rank runs. Indexes are hwloc logical indexes within the rank's node; -1 means
-/// "not bound to a single object of that kind" (README invariant 3).
+/// "not bound to a single object of that kind" (TOPO-3).
 struct rank_place {
   int rank = 0;        ///< rank in the communicator given to discover()
   int node = 0;        ///< node index: nodes are numbered by their lowest rank
@@ -46,14 +46,14 @@ struct machine {
 ///
 /// Real discovery: node from MPI_Comm_split_type(MPI_COMM_TYPE_SHARED), confirmed by
 /// MPI_Get_processor_name; package, NUMA node and core from the rank's CPU binding through
-/// hwloc. Guarantees: the result is identical on all ranks (invariant 1), nodes are numbered
-/// by lowest rank and local ranks follow rank order (invariant 2).
+/// hwloc. Guarantees: the result is identical on all ranks (TOPO-1), nodes are numbered
+/// by lowest rank and local ranks follow rank order (TOPO-2).
 ///
-/// @throws convoy::error, the same message on every rank (invariant 4): shared-memory
+/// @throws convoy::error, the same message on every rank (TOPO-4): shared-memory
 ///   groups and host names disagree, emulated node sizes do not sum to the rank count, more
 ///   ranks on a pretend node than its synthetic topology has PUs, an MPI or hwloc failure.
-[[nodiscard]] machine discover(MPI_Comm comm, const settings& s);
-/// discover(comm, settings::from_env(comm)).
+[[nodiscard]] machine discover(MPI_Comm comm, const base::settings& s);
+/// discover(comm, base::settings::from_env(comm)).
 [[nodiscard]] machine discover(MPI_Comm comm);
 
 /// Pure, no MPI: a machine of `node_sizes.size()` pretend nodes ("emu0", "emu1", ...).
@@ -63,7 +63,7 @@ struct machine {
 /// @throws convoy::error if a size is < 1, the sizes do not sum to n_ranks, the synthetic
 ///   description is invalid, or a node has more ranks than PUs.
 [[nodiscard]] machine emulate_machine(int n_ranks, const std::vector<int>& node_sizes,
-                                      std::string_view synthetic, placement map);
+                                      std::string_view synthetic, base::placement map);
 
 /// A compact text form of `m` (every field), used to check that ranks agree.
 [[nodiscard]] std::string serialize(const machine& m);

@@ -1,13 +1,13 @@
 #include <array>
 #include <cctype>
-#include <convoy/topology/error.hpp>
-#include <convoy/topology/mesh_spec.hpp>
+#include <convoy/base/error.hpp>
+#include <convoy/base/mesh_spec.hpp>
 #include <limits>
 #include <string>
 
 #include "text.hpp"
 
-namespace convoy::topology {
+namespace convoy::base {
 
 namespace {
 
@@ -134,4 +134,4 @@ std::string to_string(const mesh_spec& s) {
   return out;
 }
 
-}  // namespace convoy::topology
+}  // namespace convoy::base

@@ -1,20 +1,20 @@
 // Environment settings: one parser, unset = nullopt, bad values name the variable and value
-// (topology/README.md invariant 12).
+// (base/README.md BASE-4, BASE-5).
 #include <gtest/gtest.h>
 
-#include <convoy/topology/error.hpp>
-#include <convoy/topology/settings.hpp>
+#include <convoy/base/error.hpp>
+#include <convoy/base/settings.hpp>
 #include <cstdlib>
 #include <map>
 #include <string>
 
-namespace topo = convoy::topology;
+namespace base = convoy::base;
 
 namespace {
 
 std::string message_of(const std::map<std::string, std::string>& values) {
   try {
-    (void)topo::settings::from_values(values);
+    (void)base::settings::from_values(values);
   } catch (const convoy::error& e) {
     return e.what();
   }
@@ -23,8 +23,8 @@ std::string message_of(const std::map<std::string, std::string>& values) {
 
 }  // namespace
 
-TEST(Settings, UnsetIsNullopt) {
-  const auto s = topo::settings::from_values({});
+TEST(Settings, UnsetIsNullopt) {  // BASE-4
+  const auto s = base::settings::from_values({});
   EXPECT_FALSE(s.mesh);
   EXPECT_FALSE(s.emulate_nodes);
   EXPECT_FALSE(s.emulate_topology);
@@ -35,11 +35,11 @@ TEST(Settings, UnsetIsNullopt) {
   EXPECT_FALSE(s.transport);
   EXPECT_FALSE(s.convey_nlocal);
   EXPECT_FALSE(s.convey_buffer_size);
-  EXPECT_EQ(s.mesh_or_auto(), topo::mesh_spec::automatic());
+  EXPECT_EQ(s.mesh_or_auto(), base::mesh_spec::automatic());
 }
 
-TEST(Settings, ParsesEveryVariable) {
-  const auto s = topo::settings::from_values({{"CONVOY_MESH", "node,core"},
+TEST(Settings, ParsesEveryVariable) {  // BASE-4
+  const auto s = base::settings::from_values({{"CONVOY_MESH", "node,core"},
                                               {"CONVOY_EMULATE_NODES", "4,2,3"},
                                               {"CONVOY_EMULATE_TOPOLOGY", "pack:2 core:2"},
                                               {"CONVOY_EMULATE_MAP", "cyclic"},
@@ -51,28 +51,28 @@ TEST(Settings, ParsesEveryVariable) {
                                               {"CONVEY_BUFFER_SIZE", "40k"},
                                               {"UNRELATED", "ignored"}});
   EXPECT_EQ(*s.mesh, "node,core");
-  EXPECT_EQ(s.mesh_or_auto(), topo::mesh_spec::of_levels({topo::level::node, topo::level::core}));
+  EXPECT_EQ(s.mesh_or_auto(), base::mesh_spec::of_levels({base::level::node, base::level::core}));
   EXPECT_EQ(*s.emulate_nodes, (std::vector<int>{4, 2, 3}));
   EXPECT_EQ(*s.emulate_topology, "pack:2 core:2");
-  EXPECT_EQ(*s.emulate_map, topo::placement::cyclic);
+  EXPECT_EQ(*s.emulate_map, base::placement::cyclic);
   EXPECT_EQ(*s.buffer_bytes, 16u * 1024u);
   EXPECT_EQ(*s.n_buffers, 4);
   EXPECT_EQ(*s.tune_file, "/tmp/tune.json");
-  EXPECT_EQ(*s.transport, topo::transport_choice::shm);
+  EXPECT_EQ(*s.transport, base::transport_kind::shm);
   EXPECT_EQ(*s.convey_nlocal, 8);
   EXPECT_EQ(*s.convey_buffer_size, 40000u);
 }
 
-TEST(Settings, ByteSuffixes) {
-  EXPECT_EQ(topo::parse_bytes("X", "4096"), 4096u);
-  EXPECT_EQ(topo::parse_bytes("X", "8k"), 8000u);
-  EXPECT_EQ(topo::parse_bytes("X", "8K"), 8000u);
-  EXPECT_EQ(topo::parse_bytes("X", "8Ki"), 8192u);
-  EXPECT_EQ(topo::parse_bytes("X", "2M"), 2000000u);
-  EXPECT_EQ(topo::parse_bytes("X", "2Mi"), 2u * 1024u * 1024u);
+TEST(Settings, ByteSuffixes) {  // BASE-4
+  EXPECT_EQ(base::parse_bytes("X", "4096"), 4096u);
+  EXPECT_EQ(base::parse_bytes("X", "8k"), 8000u);
+  EXPECT_EQ(base::parse_bytes("X", "8K"), 8000u);
+  EXPECT_EQ(base::parse_bytes("X", "8Ki"), 8192u);
+  EXPECT_EQ(base::parse_bytes("X", "2M"), 2000000u);
+  EXPECT_EQ(base::parse_bytes("X", "2Mi"), 2u * 1024u * 1024u);
 }
 
-TEST(Settings, InvalidValuesNameTheVariableAndValue) {
+TEST(Settings, InvalidValuesNameTheVariableAndValue) {  // BASE-4
   EXPECT_EQ(message_of({{"CONVOY_BUFFER_BYTES", "12q"}}),
             "CONVOY_BUFFER_BYTES='12q': must be a byte count: digits with an optional suffix k, "
             "Ki, M or Mi");
@@ -110,25 +110,25 @@ TEST(Settings, InvalidValuesNameTheVariableAndValue) {
       << topo_msg;
 }
 
-TEST(Settings, FromEnvReadsTheProcessEnvironment) {
+TEST(Settings, FromEnvReadsTheProcessEnvironment) {  // BASE-4
   ::setenv("CONVOY_N_BUFFERS", "8", 1);
   ::setenv("CONVOY_MESH", "4x2", 1);
-  const auto s = topo::settings::from_env();
+  const auto s = base::settings::from_env();
   ::unsetenv("CONVOY_N_BUFFERS");
   ::unsetenv("CONVOY_MESH");
   EXPECT_EQ(*s.n_buffers, 8);
-  EXPECT_EQ(s.mesh_or_auto(), topo::mesh_spec::cartesian({4, 2}));
+  EXPECT_EQ(s.mesh_or_auto(), base::mesh_spec::cartesian({4, 2}));
 }
 
-TEST(Settings, DescribeListsEveryVariable) {
-  const auto s = topo::settings::from_values({{"CONVOY_MESH", "node,core"}});
+TEST(Settings, DescribeListsEveryVariable) {  // BASE-4, BASE-5
+  const auto s = base::settings::from_values({{"CONVOY_MESH", "node,core"}});
   const std::string text = s.describe();
-  for (const auto& name : topo::settings::variable_names())
+  for (const auto& name : base::settings::variable_names())
     EXPECT_NE(text.find(name), std::string::npos) << name;
   EXPECT_NE(text.find("'node,core'"), std::string::npos) << text;
   EXPECT_NE(text.find("(unset: 2)"), std::string::npos) << text;
-  EXPECT_EQ(topo::settings::variable_names().size(), 10u);
-  EXPECT_NE(topo::settings::from_values({{"CONVOY_TRANSPORT", "mpi"}}).describe().find("'mpi'"),
+  EXPECT_EQ(base::settings::variable_names().size(), 10u);
+  EXPECT_NE(base::settings::from_values({{"CONVOY_TRANSPORT", "mpi"}}).describe().find("'mpi'"),
             std::string::npos);
-  EXPECT_STREQ(topo::transport_choice_name(topo::transport_choice::automatic), "auto");
+  EXPECT_STREQ(base::transport_kind_name(base::transport_kind::automatic), "auto");
 }

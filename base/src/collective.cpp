@@ -1,8 +1,8 @@
 #include <climits>
-#include <convoy/topology/detail/collective.hpp>
-#include <convoy/topology/error.hpp>
+#include <convoy/base/collective.hpp>
+#include <convoy/base/error.hpp>
 
-namespace convoy::topology::detail {
+namespace convoy::base {
 
 void raise_if_any_failed(MPI_Comm comm, const std::string* failure) {
   int rank = 0;
@@ -19,4 +19,4 @@ void raise_if_any_failed(MPI_Comm comm, const std::string* failure) {
   throw error(text);
 }
 
-}  // namespace convoy::topology::detail
+}  // namespace convoy::base

@@ -1,6 +1,6 @@
 #pragma once
 /// @file
-/// Raising an error the same way on every rank (topology/README.md invariant 4).
+/// Raising an error the same way on every rank (base/README.md BASE-3).
 #include <mpi.h>
 
 #include <exception>
@@ -8,7 +8,7 @@
 #include <string>
 #include <utility>
 
-namespace convoy::topology::detail {
+namespace convoy::base {
 
 /// Collective over `comm`. Each rank passes its local failure message (nullptr: none).
 /// Returns on every rank if no rank failed; otherwise every rank throws convoy::error with
@@ -34,4 +34,4 @@ auto agree(MPI_Comm comm, F&& f) -> decltype(f()) {
   return std::move(*result);
 }
 
-}  // namespace convoy::topology::detail
+}  // namespace convoy::base

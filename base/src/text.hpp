@@ -1,10 +1,10 @@
 #pragma once
-// Private to topology/: the little text handling the parsers share.
+// Private to base/: the little text handling the parsers (settings, mesh spec, tuning) share.
 #include <cctype>
 #include <string_view>
 #include <vector>
 
-namespace convoy::topology::detail {
+namespace convoy::base::detail {
 
 /// `s` without leading and trailing blanks.
 inline std::string_view trim(std::string_view s) {
@@ -26,4 +26,4 @@ inline std::vector<std::string_view> split(std::string_view s, std::string_view 
   return out;
 }
 
-}  // namespace convoy::topology::detail
+}  // namespace convoy::base::detail

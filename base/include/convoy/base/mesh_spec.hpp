@@ -2,12 +2,13 @@
 /// @file
 /// How the user asks for a virtual mesh: `auto`, a Cartesian shape over rank order
 /// (`8x4x2`), or named levels of the machine hierarchy (`node,socket,core`).
-/// See topology/README.md (invariants 5-8) for the grammar and the meaning of each form.
+/// Grammar: base/README.md BASE-3; how topology lays each form on a machine:
+/// topology/README.md TOPO-6..8.
 #include <string>
 #include <string_view>
 #include <vector>
 
-namespace convoy::topology {
+namespace convoy::base {
 
 /// A level of the machine hierarchy, outermost first. Their order is the only legal order
 /// in a spec (TRAM sec. V.C: the intranode dimension goes last).
@@ -52,4 +53,4 @@ struct mesh_spec {
 /// The canonical text of a spec: parse_mesh_spec(to_string(s)) == s.
 [[nodiscard]] std::string to_string(const mesh_spec& s);
 
-}  // namespace convoy::topology
+}  // namespace convoy::base

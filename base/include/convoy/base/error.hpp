@@ -2,7 +2,8 @@
 /// @file
 /// The one exception type of convoy's C++ API, and the MPI check macro.
 ///
-/// topology/ is the lowest component, so the error type every layer throws lives here.
+/// base/ lies below every component, so the error type every layer throws lives here, in
+/// namespace convoy (users catch convoy::error whichever component threw it).
 /// Hot paths (push, pull, advance) never throw; set-up and collective calls throw
 /// convoy::error with a message naming the problem (and the MPI error code and text when
 /// MPI reported it).

@@ -1,0 +1,131 @@
+#pragma once
+/// @file
+/// Every environment setting of convoy (CONVOY_*) and of bale's conveyors (CONVEY_*), and
+/// the tuning file, parsed and validated in one place (base/README.md BASE-4..BASE-9).
+/// `convoy-topo --settings` prints them.
+///
+/// An unset variable is std::nullopt: the component that uses the setting applies its own
+/// default (documented in describe(), the defaults below). A set but invalid value throws
+/// convoy::error naming the variable and quoting the value, e.g.
+///   "CONVOY_N_BUFFERS='3': must be a power of two between 1 and 1024".
+#include <mpi.h>
+
+#include <convoy/base/mesh_spec.hpp>
+#include <convoy/base/tuning.hpp>
+#include <cstddef>
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace convoy::base {
+
+/// The built-in values of the settings that have one (describe() shows them).
+inline constexpr std::size_t default_buffer_bytes = 16384;
+inline constexpr int default_n_buffers = 2;
+
+/// Where the ranks of an emulated run go (CONVOY_EMULATE_MAP).
+enum class placement {
+  block,  ///< rank order fills node 0, then node 1, ... (mpirun --map-by core)
+  cyclic  ///< rank r goes to the next node with room, round-robin (mpirun --map-by node)
+};
+
+/// "block" or "cyclic".
+[[nodiscard]] const char* placement_name(placement p) noexcept;
+
+/// Which transport moves engine buffers (CONVOY_TRANSPORT; aggregation::make_transport
+/// builds it). The only representation of this setting.
+enum class transport_kind {
+  automatic,     ///< "auto": shared memory between ranks of a node if any node holds more
+                 ///< than one rank, MPI between nodes; MPI alone otherwise
+  mpi,           ///< "mpi": MPI point-to-point for every link
+  shm,           ///< "shm": shared memory on the node, MPI off it (as auto, even alone)
+  shm_zero_copy  ///< "shm-zero-copy": as shm, items written straight into the receiver's ring
+};
+
+/// "auto", "mpi", "shm" or "shm-zero-copy".
+[[nodiscard]] const char* transport_kind_name(transport_kind t) noexcept;
+
+/// The hwloc synthetic description CONVOY_EMULATE_TOPOLOGY stands for: hwloc 2 wants one
+/// ending with PUs, and "pack:2 core:2" means one PU per core, so " pu:1" is appended when
+/// the last level is not pu.
+[[nodiscard]] std::string synthetic_with_pus(std::string_view desc);
+
+struct settings {
+  /// CONVOY_MESH: mesh spec (see mesh_spec.hpp), default auto. Held as text so that
+  /// describe() shows it as given; from_* has already checked that it parses.
+  std::optional<std::string> mesh;
+  /// CONVOY_EMULATE_NODES, e.g. "4,2,3": ranks split into pretend nodes of these sizes.
+  std::optional<std::vector<int>> emulate_nodes;
+  /// CONVOY_EMULATE_TOPOLOGY: hwloc synthetic description of every pretend node.
+  std::optional<std::string> emulate_topology;
+  /// CONVOY_EMULATE_MAP: block (default) or cyclic.
+  std::optional<placement> emulate_map;
+  /// CONVOY_BUFFER_BYTES: capacity of one engine buffer in bytes.
+  std::optional<std::size_t> buffer_bytes;
+  /// CONVOY_N_BUFFERS: buffers per link, a power of two.
+  std::optional<int> n_buffers;
+  /// CONVOY_TUNE_FILE: path of the tuning file (default ~/.config/convoy/tune.conf).
+  std::optional<std::string> tune_file;
+  /// CONVOY_TRANSPORT: auto | mpi | shm | shm-zero-copy.
+  std::optional<transport_kind> transport;
+  /// CONVEY_NLOCAL (bale): ranks per local group of tensor conveyors, >= 1.
+  std::optional<int> convey_nlocal;
+  /// CONVEY_BUFFER_SIZE (bale): conveyor buffer size in bytes.
+  std::optional<std::size_t> convey_buffer_size;
+  /// The tuning file's values (tuning.hpp); empty unless read by from_env(comm).
+  base::tuning tuning;
+
+  /// The names of every variable above, in the order describe() lists them.
+  [[nodiscard]] static const std::vector<std::string>& variable_names();
+
+  /// Parses this process's environment; reads no tuning file. Not collective.
+  /// @throws convoy::error naming the first invalid variable and its value.
+  [[nodiscard]] static settings from_env();
+
+  /// Collective over `comm`: the settings every component uses (BASE-6, BASE-7). Rank 0
+  /// reads its environment and the tuning file (CONVOY_TUNE_FILE, else
+  /// $HOME/.config/convoy/tune.conf if it exists) and broadcasts what it read; every rank
+  /// parses the same text, so all ranks return equal settings or all throw the same
+  /// convoy::error. No other rank opens the file. Cost: two MPI_Bcast.
+  /// @throws convoy::error for an invalid variable, a named tuning file that cannot be read,
+  ///   or a malformed tuning file ("tuning file <path>:<line>: ...").
+  [[nodiscard]] static settings from_env(MPI_Comm comm);
+
+  /// Parses a name -> value map (names not in variable_names() are ignored). Pure; used by
+  /// from_env and by tests. @throws convoy::error as from_env.
+  [[nodiscard]] static settings from_values(const std::map<std::string, std::string>& values);
+
+  /// The mesh spec text to use: CONVOY_MESH, else the tuning file's mesh, else "auto".
+  [[nodiscard]] std::string mesh_text() const;
+  /// mesh_text() parsed.
+  [[nodiscard]] mesh_spec mesh_or_auto() const;
+  /// CONVOY_BUFFER_BYTES, else the tuning file's capacity_bytes, else default_buffer_bytes.
+  [[nodiscard]] std::size_t buffer_bytes_or_default() const;
+  /// CONVOY_N_BUFFERS, else the tuning file's n_buffers, else default_n_buffers.
+  [[nodiscard]] int n_buffers_or_default() const;
+  /// CONVOY_TRANSPORT, else automatic.
+  [[nodiscard]] transport_kind transport_or_auto() const noexcept {
+    return transport.value_or(transport_kind::automatic);
+  }
+
+  /// One line per variable: name, value (or "(unset)" and the default), meaning; then the
+  /// tuning file's entries, if one was read.
+  [[nodiscard]] std::string describe() const;
+};
+
+/// Parses a byte count: decimal digits with an optional suffix k/K (x1000), Ki (x1024),
+/// M (x10^6), Mi (x2^20). @throws convoy::error "<name>='<text>': ..." on anything else,
+/// zero, or more than 4 GiB.
+[[nodiscard]] std::size_t parse_bytes(const std::string& name, const std::string& text);
+
+/// Parses a buffer count per link: a power of two in 1..1024 (CONVOY_N_BUFFERS and the
+/// tuning file's n_buffers). @throws convoy::error "<name>='<text>': ...".
+[[nodiscard]] int parse_n_buffers(const std::string& name, const std::string& text);
+
+/// Parses "4,2,3" (positive integers, comma separated). @throws convoy::error naming
+/// `name` and quoting `text`.
+[[nodiscard]] std::vector<int> parse_int_list(const std::string& name, const std::string& text);
+
+}  // namespace convoy::base

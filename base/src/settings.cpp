@@ -1,0 +1,159 @@
+// The one parser of every setting (base/README.md BASE-4, BASE-5).
+#include <algorithm>
+#include <convoy/base/error.hpp>
+#include <convoy/base/settings.hpp>
+#include <sstream>
+#include <string>
+
+#include "text.hpp"
+#include "values.hpp"
+#include "variables.hpp"
+
+namespace convoy::base {
+
+namespace {
+
+std::string trimmed(std::string_view s) { return std::string(detail::trim(s)); }
+
+std::string show(const std::optional<std::string>& v) { return v ? *v : std::string(); }
+
+}  // namespace
+
+const std::vector<std::string>& settings::variable_names() {
+  static const std::vector<std::string> names = [] {
+    std::vector<std::string> n;
+    for (const auto& v : detail::variables()) n.push_back(v.name);
+    return n;
+  }();
+  return names;
+}
+
+settings settings::from_values(const std::map<std::string, std::string>& values) {
+  settings s;
+  auto get = [&](const char* name) -> const std::string* {
+    auto it = values.find(name);
+    return it == values.end() ? nullptr : &it->second;
+  };
+  if (const auto* v = get("CONVOY_MESH")) {
+    try {
+      (void)parse_mesh_spec(*v);
+    } catch (const error& e) {
+      throw error(std::string("CONVOY_MESH: ") + e.what());
+    }
+    s.mesh = *v;
+  }
+  if (const auto* v = get("CONVOY_EMULATE_NODES"))
+    s.emulate_nodes = parse_int_list("CONVOY_EMULATE_NODES", *v);
+  if (const auto* v = get("CONVOY_EMULATE_TOPOLOGY")) {
+    const std::string t = trimmed(*v);
+    if (t.empty()) detail::bad("CONVOY_EMULATE_TOPOLOGY", *v, "is empty");
+    try {
+      detail::check_synthetic(t);
+    } catch (const error& e) {
+      detail::bad("CONVOY_EMULATE_TOPOLOGY", *v, e.what());
+    }
+    s.emulate_topology = t;
+  }
+  if (const auto* v = get("CONVOY_EMULATE_MAP")) {
+    const std::string t = trimmed(*v);
+    if (t == "block")
+      s.emulate_map = placement::block;
+    else if (t == "cyclic")
+      s.emulate_map = placement::cyclic;
+    else
+      detail::bad("CONVOY_EMULATE_MAP", *v, "must be block or cyclic");
+  }
+  if (const auto* v = get("CONVOY_BUFFER_BYTES"))
+    s.buffer_bytes = parse_bytes("CONVOY_BUFFER_BYTES", *v);
+  if (const auto* v = get("CONVOY_N_BUFFERS"))
+    s.n_buffers = parse_n_buffers("CONVOY_N_BUFFERS", *v);
+  if (const auto* v = get("CONVOY_TUNE_FILE")) {
+    if (trimmed(*v).empty())
+      detail::bad("CONVOY_TUNE_FILE", *v, "is empty; unset it or give a path");
+    s.tune_file = *v;
+  }
+  if (const auto* v = get("CONVOY_TRANSPORT")) {
+    const std::string t = trimmed(*v);
+    bool known = false;
+    for (auto k : {transport_kind::automatic, transport_kind::mpi, transport_kind::shm,
+                   transport_kind::shm_zero_copy})
+      if (t == transport_kind_name(k)) {
+        s.transport = k;
+        known = true;
+      }
+    if (!known) detail::bad("CONVOY_TRANSPORT", *v, "must be auto, mpi, shm or shm-zero-copy");
+  }
+  if (const auto* v = get("CONVEY_NLOCAL"))
+    s.convey_nlocal = detail::parse_positive_int("CONVEY_NLOCAL", *v);
+  if (const auto* v = get("CONVEY_BUFFER_SIZE"))
+    s.convey_buffer_size = parse_bytes("CONVEY_BUFFER_SIZE", *v);
+  return s;
+}
+
+std::string settings::mesh_text() const {
+  if (mesh) return *mesh;
+  return tuning.mesh().value_or("auto");
+}
+
+mesh_spec settings::mesh_or_auto() const { return parse_mesh_spec(mesh_text()); }
+
+std::size_t settings::buffer_bytes_or_default() const {
+  if (buffer_bytes) return *buffer_bytes;
+  return tuning.capacity_bytes().value_or(default_buffer_bytes);
+}
+
+int settings::n_buffers_or_default() const {
+  if (n_buffers) return *n_buffers;
+  return tuning.n_buffers().value_or(default_n_buffers);
+}
+
+std::string settings::describe() const {
+  std::vector<std::string> shown;
+  auto list = [](const std::vector<int>& v) {
+    std::string s;
+    for (int x : v) s += (s.empty() ? "" : ",") + std::to_string(x);
+    return s;
+  };
+  auto num = [](const auto& v) { return v ? std::to_string(*v) : std::string(); };
+  shown.push_back(show(mesh));
+  shown.push_back(emulate_nodes ? list(*emulate_nodes) : "");
+  shown.push_back(show(emulate_topology));
+  shown.emplace_back(emulate_map ? placement_name(*emulate_map) : "");
+  shown.push_back(num(buffer_bytes));
+  shown.push_back(num(n_buffers));
+  shown.push_back(show(tune_file));
+  shown.emplace_back(transport ? transport_kind_name(*transport) : "");
+  shown.push_back(num(convey_nlocal));
+  shown.push_back(num(convey_buffer_size));
+  const bool set[] = {mesh.has_value(),
+                      emulate_nodes.has_value(),
+                      emulate_topology.has_value(),
+                      emulate_map.has_value(),
+                      buffer_bytes.has_value(),
+                      n_buffers.has_value(),
+                      tune_file.has_value(),
+                      transport.has_value(),
+                      convey_nlocal.has_value(),
+                      convey_buffer_size.has_value()};
+  const auto& vars = detail::variables();
+  std::vector<std::string> values;
+  size_t width = 0;
+  for (size_t i = 0; i < shown.size(); ++i) {
+    values.push_back(set[i] ? "'" + shown[i] + "'" : "(unset: " + vars[i].default_text + ")");
+    width = std::max(width, values.back().size());
+  }
+  std::ostringstream out;
+  for (size_t i = 0; i < values.size(); ++i) {
+    const std::string& name = vars[i].name;
+    out << name << std::string(25 - name.size(), ' ') << values[i]
+        << std::string(width + 2 - values[i].size(), ' ') << vars[i].meaning << '\n';
+  }
+  if (!tuning.path.empty()) {
+    out << "tuning file " << tuning.path << (tuning.entries.empty() ? " (no entries)" : ":")
+        << '\n';
+    for (const auto& [key, value] : tuning.entries) out << "  " << key << '=' << value << '\n';
+  }
+  return out.str();
+}
+
+}  // namespace convoy::base

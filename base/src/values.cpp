@@ -1,0 +1,137 @@
+// The value grammars of settings shared by the environment and the tuning file (BASE-5).
+#include "values.hpp"
+
+#include <hwloc.h>
+
+#include <cctype>
+#include <convoy/base/error.hpp>
+#include <convoy/base/settings.hpp>
+#include <cstdint>
+#include <limits>
+#include <string>
+
+#include "text.hpp"
+
+namespace convoy::base {
+
+namespace detail {
+
+void bad(const std::string& name, const std::string& text, const std::string& why) {
+  throw error(name + "='" + text + "': " + why);
+}
+
+bool parse_unsigned(const std::string& digits, std::uint64_t max, std::uint64_t& out) {
+  if (digits.empty()) return false;
+  out = 0;
+  for (char c : digits) {
+    if (!std::isdigit(static_cast<unsigned char>(c))) return false;
+    const auto d = static_cast<std::uint64_t>(c - '0');
+    if (out > (max - d) / 10) return false;
+    out = out * 10 + d;
+  }
+  return true;
+}
+
+int parse_positive_int(const std::string& name, const std::string& text) {
+  std::uint64_t v = 0;
+  if (!parse_unsigned(std::string(trim(text)),
+                      static_cast<std::uint64_t>(std::numeric_limits<int>::max()), v))
+    bad(name, text, "must be a positive integer");
+  if (v == 0) bad(name, text, "must be >= 1");
+  return static_cast<int>(v);
+}
+
+void check_synthetic(const std::string& desc) {
+  hwloc_topology_t t = nullptr;
+  if (hwloc_topology_init(&t) != 0) throw error("hwloc_topology_init failed");
+  const std::string full = synthetic_with_pus(desc);
+  const bool ok = hwloc_topology_set_synthetic(t, full.c_str()) == 0 && hwloc_topology_load(t) == 0;
+  hwloc_topology_destroy(t);
+  if (!ok)
+    throw error("hwloc rejects synthetic topology '" + desc +
+                "' (expected e.g. \"pack:2 core:4\" or \"pack:2 numa:2 core:8 pu:1\")");
+}
+
+}  // namespace detail
+
+const char* placement_name(placement p) noexcept {
+  return p == placement::cyclic ? "cyclic" : "block";
+}
+
+const char* transport_kind_name(transport_kind t) noexcept {
+  switch (t) {
+    case transport_kind::mpi:
+      return "mpi";
+    case transport_kind::shm:
+      return "shm";
+    case transport_kind::shm_zero_copy:
+      return "shm-zero-copy";
+    case transport_kind::automatic:
+      break;
+  }
+  return "auto";
+}
+
+std::string synthetic_with_pus(std::string_view desc) {
+  std::string text(desc);
+  while (!text.empty() && std::isspace(static_cast<unsigned char>(text.back()))) text.pop_back();
+  const size_t last = text.find_last_of(" \t");
+  std::string tail = text.substr(last == std::string::npos ? 0 : last + 1);
+  for (char& c : tail) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  if (!text.empty() && tail.rfind("pu:", 0) != 0) text += " pu:1";
+  return text;
+}
+
+std::size_t parse_bytes(const std::string& name, const std::string& text) {
+  const std::string t = std::string(detail::trim(text));
+  size_t end = 0;
+  while (end < t.size() && std::isdigit(static_cast<unsigned char>(t[end]))) ++end;
+  const std::string suffix = t.substr(end);
+  std::uint64_t scale = 1;
+  if (suffix.empty())
+    scale = 1;
+  else if (suffix == "k" || suffix == "K")
+    scale = 1000;
+  else if (suffix == "Ki")
+    scale = 1024;
+  else if (suffix == "M")
+    scale = std::uint64_t{1000} * 1000;
+  else if (suffix == "Mi")
+    scale = std::uint64_t{1024} * 1024;
+  else
+    detail::bad(name, text, "must be a byte count: digits with an optional suffix k, Ki, M or Mi");
+  std::uint64_t v = 0;
+  const std::uint64_t max = std::numeric_limits<std::uint32_t>::max();  // 4 GiB per buffer
+  if (!detail::parse_unsigned(t.substr(0, end), max, v))
+    detail::bad(name, text, "must be a byte count: digits with an optional suffix k, Ki, M or Mi");
+  if (v == 0) detail::bad(name, text, "must be at least 1 byte");
+  if (v > max / scale) detail::bad(name, text, "is larger than 4 GiB");
+  return static_cast<std::size_t>(v * scale);
+}
+
+std::vector<int> parse_int_list(const std::string& name, const std::string& text) {
+  std::vector<int> out;
+  for (std::string_view piece : detail::split(text, ",")) {
+    const std::string part = std::string(detail::trim(piece));
+    std::uint64_t v = 0;
+    if (!detail::parse_unsigned(part, static_cast<std::uint64_t>(std::numeric_limits<int>::max()),
+                                v))
+      detail::bad(name, text,
+                  "entry " + std::to_string(out.size() + 1) + " ('" + part +
+                      "') is not a positive integer; expected sizes like 4,2,3");
+    if (v == 0)
+      detail::bad(name, text,
+                  "entry " + std::to_string(out.size() + 1) + " is 0; sizes must be >= 1");
+    out.push_back(static_cast<int>(v));
+  }
+  return out;
+}
+
+int parse_n_buffers(const std::string& name, const std::string& text) {
+  const int n = detail::parse_positive_int(name, text);
+  if (n > 1024 || (n & (n - 1)) != 0)
+    detail::bad(name, text, "must be a power of two between 1 and 1024");
+  return n;
+}
+
+}  // namespace convoy::base

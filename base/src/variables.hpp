@@ -1,0 +1,36 @@
+#pragma once
+// Private to base/: the single list of every variable convoy reads (README BASE-4).
+#include <convoy/base/settings.hpp>
+#include <string>
+#include <vector>
+
+namespace convoy::base::detail {
+
+struct variable {
+  std::string name;
+  std::string default_text;
+  std::string meaning;
+};
+
+/// In the order of settings' fields and of describe().
+inline const std::vector<variable>& variables() {
+  static const std::vector<variable> list = {
+      {"CONVOY_MESH", "auto", "virtual mesh: auto | shape 8x4x2 | levels node,socket,numa,core"},
+      {"CONVOY_EMULATE_NODES", "real nodes", "pretend nodes of these sizes, e.g. 4,2,3"},
+      {"CONVOY_EMULATE_TOPOLOGY", "one package, a core per rank",
+       "hwloc synthetic topology of every pretend node, e.g. \"pack:2 core:2\""},
+      {"CONVOY_EMULATE_MAP", "block", "ranks over pretend nodes: block (rank order) | cyclic"},
+      {"CONVOY_BUFFER_BYTES", std::to_string(default_buffer_bytes),
+       "bytes per engine buffer (suffix k=1000, Ki=1024)"},
+      {"CONVOY_N_BUFFERS", std::to_string(default_n_buffers), "buffers per link, a power of two"},
+      {"CONVOY_TUNE_FILE", "~/.config/convoy/tune.conf if it exists",
+       "path of a tuning file (key=value lines, written by convoy-tune)"},
+      {"CONVOY_TRANSPORT", "auto",
+       "buffer transport: auto (shared memory on a node) | mpi | shm | shm-zero-copy"},
+      {"CONVEY_NLOCAL", "ranks per node", "bale: ranks per local group of tensor conveyors"},
+      {"CONVEY_BUFFER_SIZE", "conveyor default", "bale: conveyor buffer bytes (suffix k=1000)"},
+  };
+  return list;
+}
+
+}  // namespace convoy::base::detail

@@ -1,0 +1,23 @@
+cmake_minimum_required(VERSION 3.25)
+# cmake -DLISTED="<include dir>=<h1>|<h2>|...;..." -P convoy_check_headers.cmake
+# Fails if a header file under an include directory is missing from its component's
+# HEADERS list (convoy_component), i.e. would escape the self-containment check.
+set(missing "")
+foreach(entry IN LISTS LISTED)
+  string(FIND "${entry}" "=" eq)
+  string(SUBSTRING "${entry}" 0 ${eq} dir)
+  math(EXPR from "${eq} + 1")
+  string(SUBSTRING "${entry}" ${from} -1 hs)
+  string(REPLACE "|" ";" headers "${hs}")
+  file(GLOB_RECURSE found RELATIVE "${dir}" "${dir}/*.h" "${dir}/*.hpp")
+  foreach(h IN LISTS found)
+    if(NOT h IN_LIST headers)
+      list(APPEND missing "${dir}/${h}")
+    endif()
+  endforeach()
+endforeach()
+if(missing)
+  string(REPLACE ";" "\n  " missing "${missing}")
+  message(FATAL_ERROR "headers not listed in convoy_component(... HEADERS ...):\n  ${missing}")
+endif()
+message(STATUS "every public header is listed")

@@ -1,2 +1,0 @@
-// Each public header compiles on its own.
-#include <convoy/router/route_stats.hpp>
