@@ -23,6 +23,7 @@ std::vector<std::string> available_kinds() {
 #if CONVOY_BENCH_HAVE_ENGINE
   k.emplace_back("mesh");
   k.emplace_back("mesh-1d");
+  k.emplace_back("coro");
 #endif
   k.emplace_back("alltoallv");
   k.emplace_back("naive");
@@ -50,17 +51,27 @@ kind_spec parse_kind(const std::string& name, const options& opt, const job& j) 
       k.mesh = name.substr(5);
       if (k.mesh.empty()) throw std::runtime_error("kind 'mesh:' needs a mesh spec");
     }
+  } else if (name == "coro" || name.rfind("coro:", 0) == 0) {
+    k.fam = family::coro;
+    k.mesh = opt.mesh.empty() ? "auto" : opt.mesh;
+    if (name.size() > 5) {
+      const std::string t = name.substr(5);
+      if (t.empty() || t.find_first_not_of("0123456789") != std::string::npos || t.size() > 9 ||
+          std::stoul(t) == 0)
+        throw std::runtime_error("kind '" + name + "': coro:<tasks> needs a whole number >= 1");
+      k.tasks = std::stoul(t);
+    }
   } else {
     throw std::runtime_error("unknown kind '" + name +
                              "' (naive, alltoallv, simple, tensor1-3, convey, mesh, mesh-1d, "
-                             "mesh:<spec>)");
+                             "mesh:<spec>, coro, coro:<tasks>)");
   }
   bool built = true;
 #if !CONVOY_BENCH_HAVE_CONVEY
   if (k.fam == family::convey) built = false;
 #endif
 #if !CONVOY_BENCH_HAVE_ENGINE
-  if (k.fam == family::engine) built = false;
+  if (k.fam == family::engine || k.fam == family::coro) built = false;
 #endif
   if (!built) throw std::runtime_error("kind '" + name + "' is not built into this program");
   return k;
@@ -419,6 +430,29 @@ void engine_channel::reset() {
 std::size_t engine_channel::buffers() const {
   return router::link_count(e_->plan(), e_->rank()) *
          static_cast<std::size_t>(e_->options().n_buffers);
+}
+
+coro_channel::coro_channel(MPI_Comm comm, const kind_spec& k, const options& opt) {
+  async::runtime_options o;
+  o.conveyor.mesh = k.mesh;
+  o.conveyor.capacity_bytes = opt.capacity_bytes;
+  o.conveyor.n_buffers = opt.n_buffers;
+  o.max_tasks = k.tasks;
+  rt_ = std::make_unique<async::runtime>(comm, o);
+}
+
+std::size_t coro_channel::memory_bytes() const {
+  const auto frames = async::frame_statistics();
+  return rt_->max_memory_bytes() + frames.peak_live * ((frames.largest_frame + 63) / 64 * 64);
+}
+
+std::size_t coro_channel::buffers() const {
+  const auto& e = rt_->request_engine();
+  return 2 * router::link_count(e.plan(), e.rank()) * static_cast<std::size_t>(e.options().n_buffers);
+}
+
+std::size_t coro_channel::buffer_bytes() const {
+  return rt_->request_engine().options().capacity_bytes;
 }
 
 void engine_channel::fail(const char* call, int rc) const {

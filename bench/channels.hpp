@@ -48,11 +48,13 @@ extern "C" {
 #if CONVOY_BENCH_HAVE_ENGINE
 #include <convoy/conveyor_api/conveyor.hpp>
 #include <convoy/router/memory.hpp>
+
+#include "coro_channel.hpp"
 #endif
 
 namespace convoy::bench {
 
-enum class family { naive, alltoallv, convey, engine };
+enum class family { naive, alltoallv, convey, engine, coro };
 
 /// A parsed kind name.
 struct kind_spec {
@@ -60,6 +62,7 @@ struct kind_spec {
   family fam = family::naive;
   int order = 0;              ///< convey: 0 simple, 1..3 tensor, -1 convey_new
   std::string mesh = "auto";  ///< engine: mesh spec
+  std::size_t tasks = 1024;   ///< coro: tasks in flight at most
 };
 
 /// Parses a kind name; throws std::runtime_error naming it if unknown or not built.
@@ -277,6 +280,14 @@ class engine_channel {
 };
 #endif
 
+/// True for the coroutine kind, which runs a whole kernel through one runtime.
+template <class C>
+inline constexpr bool is_coro_channel = false;
+#if CONVOY_BENCH_HAVE_ENGINE
+template <>
+inline constexpr bool is_coro_channel<coro_channel> = true;
+#endif
+
 /// Calls f(std::type_identity<Channel>{}) with the channel type of kind `k`.
 template <class F>
 void dispatch(const kind_spec& k, F&& f) {
@@ -297,6 +308,13 @@ void dispatch(const kind_spec& k, F&& f) {
     case family::engine:
 #if CONVOY_BENCH_HAVE_ENGINE
       f(std::type_identity<engine_channel>{});
+      return;
+#else
+      break;
+#endif
+    case family::coro:
+#if CONVOY_BENCH_HAVE_ENGINE
+      f(std::type_identity<coro_channel>{});
       return;
 #else
       break;

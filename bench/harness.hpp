@@ -88,10 +88,16 @@ result_row run_one(const job& j, const options& opt, const std::string& kind_nam
   if (error.empty()) {
     Kernel& kernel = *kernel_holder;
     dispatch(k, [&]<class C>(std::type_identity<C>) {
+      if (is_coro_channel<C> && item_bytes != 8) {
+        error = "kind coro runs 8-byte items only";
+        return;
+      }
       std::vector<std::unique_ptr<C>> ch;
       std::string local_error;
       try {
-        for (int i = 0; i < Kernel::n_channels; ++i)
+        // A coroutine kind runs all its traffic through one runtime.
+        const int n_channels = is_coro_channel<C> ? 1 : Kernel::n_channels;
+        for (int i = 0; i < n_channels; ++i)
           ch.push_back(std::make_unique<C>(j.comm, k, opt));
       } catch (const std::exception& e) {
         local_error = e.what();

@@ -67,6 +67,33 @@ class histogram_kernel {
     c.reset();
   }
 
+#if CONVOY_BENCH_HAVE_ENGINE
+  /// The same kernel as coroutine code (kind coro): one task per rank posts every update;
+  /// the owner's remote function applies it (seed 004 sec. 4.7, coalesced remote writes).
+  void run(coro_channel** ch) {
+    async::runtime& rt = ch[0]->rt();
+    if (!defined_) {
+      add_ = rt.define([this](std::uint32_t local) {
+        if (local < opt_.table) [[likely]]
+          ++counts_[local];
+        else
+          ++bad_;
+      });
+      defined_ = true;
+    }
+    const std::uint64_t n = opt_.items, seed = opt_.seed + cycle_;
+    rt.run([&]() -> async::task<> {
+      for (std::uint64_t i = 0; i < n; ++i) {
+        const std::uint64_t x = draw(seed, j_.rank, i);
+        const int dest = static_cast<int>(
+            below(static_cast<std::uint32_t>(x >> 32), static_cast<std::uint64_t>(j_.n_ranks)));
+        rt.post(dest, add_, below(static_cast<std::uint32_t>(x), opt_.table));
+      }
+      co_return;
+    });
+  }
+#endif
+
   bool verify() {
     const auto p = static_cast<std::size_t>(j_.n_ranks);
     // What this rank sent to each destination: count and hash-sum of indices.
@@ -103,6 +130,10 @@ class histogram_kernel {
   std::size_t item_bytes_, words_;
   std::vector<std::uint64_t> counts_;
   std::uint64_t bad_ = 0, cycle_ = 0, offrank_ = 0;
+#if CONVOY_BENCH_HAVE_ENGINE
+  bool defined_ = false;
+  async::remote_fn<void, std::uint32_t> add_;
+#endif
 };
 
 }  // namespace convoy::bench

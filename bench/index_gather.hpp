@@ -95,6 +95,38 @@ class index_gather_kernel {
     req.reset();
   }
 
+#if CONVOY_BENCH_HAVE_ENGINE
+  /// The same kernel as coroutine code (kind coro): one task per query, each a
+  /// sequential `value = co_await read(owner, local)`; the runtime coalesces them.
+  void run(coro_channel** ch) {
+    async::runtime& rt = ch[0]->rt();
+    if (!defined_) {
+      read_ = rt.define([this](std::uint32_t local) {
+        if (local >= opt_.table) [[unlikely]] {
+          ++bad_;
+          local = 0;
+        }
+        std::uint64_t v;
+        std::memcpy(&v, table_.data() + std::size_t{local} * 8, 8);
+        return v;
+      });
+      defined_ = true;
+    }
+    const std::uint64_t seed = opt_.seed + cycle_;
+    rt.run_each(opt_.items, [&](std::size_t i) -> async::task<> {
+      const std::uint64_t x = draw(seed, j_.rank, i);
+      const int dest = static_cast<int>(
+          below(static_cast<std::uint32_t>(x >> 32), static_cast<std::uint64_t>(j_.n_ranks)));
+      const std::uint32_t local = below(static_cast<std::uint32_t>(x), opt_.table);
+      const std::uint64_t v = co_await rt.call(dest, read_, local);
+      if (!check_words(&v, key(dest, local), 1)) [[unlikely]]
+        ++bad_;
+      ++replies_;
+      slot_sum_ += mix64(i);
+    });
+  }
+#endif
+
   bool verify() {
     std::uint64_t want = 0;
     const std::uint64_t seed = opt_.seed + cycle_;
@@ -121,6 +153,10 @@ class index_gather_kernel {
   std::size_t value_bytes_, words_;
   std::vector<std::byte> table_;
   std::uint64_t bad_ = 0, replies_ = 0, slot_sum_ = 0, cycle_ = 0, offrank_ = 0;
+#if CONVOY_BENCH_HAVE_ENGINE
+  bool defined_ = false;
+  async::remote_fn<std::uint64_t, std::uint32_t> read_;
+#endif
 };
 
 }  // namespace convoy::bench

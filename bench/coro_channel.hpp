@@ -1,0 +1,30 @@
+#pragma once
+/// @file
+/// Kind `coro` (and `coro:<tasks>`): the kernels written as coroutine tasks over
+/// convoy::async (conveyor_api/include/convoy/async/), on the same plan as kind `mesh`.
+/// Not a channel in the push/pull sense: a kernel runs it through its own
+/// `run(coro_channel**)` overload. `<tasks>` is the runtime's max_tasks (default 1024),
+/// so `coro:1`, `coro:64`, ... give seed 004's curve of throughput against tasks in flight.
+#include <convoy/async/dist_array.hpp>
+#include <convoy/async/runtime.hpp>
+#include <memory>
+
+#include "bench_common.hpp"
+
+namespace convoy::bench {
+
+class coro_channel {
+ public:
+  coro_channel(MPI_Comm comm, const struct kind_spec& k, const options& opt);
+  [[nodiscard]] async::runtime& rt() noexcept { return *rt_; }
+  /// Buffer memory of the two conveyors plus the frames of the tasks in flight at most.
+  [[nodiscard]] std::size_t memory_bytes() const;
+  [[nodiscard]] std::size_t buffers() const;
+  [[nodiscard]] std::size_t buffer_bytes() const;
+  [[nodiscard]] std::uint64_t wire_bytes() const { return 0; }
+
+ private:
+  std::unique_ptr<async::runtime> rt_;
+};
+
+}  // namespace convoy::bench

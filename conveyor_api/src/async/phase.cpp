@@ -1,0 +1,139 @@
+// One phase of the coroutine runtime: start tasks (at most max_tasks in flight), resume
+// them as replies arrive, serve other ranks' requests, and end through the conveyors' own
+// termination (seed 000 sec. 3.3 for two conveyors, as in bale's index-gather: the reply
+// conveyor is done once the request conveyor is complete and no reply is held).
+#include <algorithm>
+#include <string>
+
+#include "runtime_impl.hpp"
+
+namespace convoy::async {
+
+namespace {
+
+// Every rank must have defined the same remote functions in the same order: the count
+// and a hash of their signatures agree, or every rank throws the same error.
+void check_definitions(MPI_Comm comm, const std::vector<detail::handler_entry>& handlers) {
+  std::uint64_t fp = detail::mix_signature(0, handlers.size());
+  for (const auto& h : handlers) fp = detail::mix_signature(fp, h.signature);
+  std::uint64_t mine[2] = {fp, ~fp}, agreed[2] = {0, 0};
+  CONVOY_MPI_CHECK(MPI_Allreduce(mine, agreed, 2, MPI_UINT64_T, MPI_MAX, comm));
+  unsigned long long n_mine = handlers.size(), n_min = 0, n_max = 0;
+  CONVOY_MPI_CHECK(MPI_Allreduce(&n_mine, &n_min, 1, MPI_UNSIGNED_LONG_LONG, MPI_MIN, comm));
+  CONVOY_MPI_CHECK(MPI_Allreduce(&n_mine, &n_max, 1, MPI_UNSIGNED_LONG_LONG, MPI_MAX, comm));
+  if (agreed[0] != fp || agreed[1] != ~fp || n_min != n_max)
+    throw convoy::error(
+        "convoy::async: the ranks define different remote functions (" + std::to_string(n_min) +
+        " to " + std::to_string(n_max) +
+        " per rank, or different argument/result types): define the same functions in the "
+        "same order on every rank before the phase");
+}
+
+// The lowest failing rank's message, on every rank ("" if none failed). Collective.
+std::string agree_on_error(MPI_Comm comm, int rank, int n_ranks, const std::string& mine) {
+  const int candidate = mine.empty() ? n_ranks : rank;
+  int lowest = n_ranks;
+  CONVOY_MPI_CHECK(MPI_Allreduce(&candidate, &lowest, 1, MPI_INT, MPI_MIN, comm));
+  if (lowest == n_ranks) return {};
+  int len = rank == lowest ? static_cast<int>(mine.size()) : 0;
+  CONVOY_MPI_CHECK(MPI_Bcast(&len, 1, MPI_INT, lowest, comm));
+  std::string text = rank == lowest ? mine : std::string(static_cast<std::size_t>(len), ' ');
+  CONVOY_MPI_CHECK(MPI_Bcast(text.data(), len, MPI_CHAR, lowest, comm));
+  return text;
+}
+
+}  // namespace
+
+void runtime::run_phase(spawner& s) {
+  auto& m = *impl_;
+  if (m.running) throw convoy::error("convoy::async: a phase is already running");
+  check_definitions(m.comm, m.handlers);
+  std::size_t max_args = 0, max_result = 0;
+  for (const auto& h : m.handlers) {
+    max_args = std::max(max_args, h.args_bytes);
+    max_result = std::max(max_result, h.result_bytes);
+  }
+  m.id_bytes = m.handlers.size() <= 1 ? 0 : (m.handlers.size() <= 256 ? 1 : 2);
+  m.request_bytes = k_token_bytes + m.id_bytes + max_args;
+  m.reply_bytes = k_token_bytes + max_result;
+  m.request_record.assign(m.request_bytes + 8, std::byte{0});
+  m.reply_record.assign(m.reply_bytes + 8, std::byte{0});
+  m.held_record.assign(m.reply_bytes + 8, std::byte{0});
+  m.check(m.requests->begin(m.request_bytes), "begin", *m.requests);
+  m.check(m.replies->begin(m.reply_bytes), "begin", *m.replies);
+  m.first_error.clear();
+  m.held = {};
+  m.pending.clear();
+  m.running = true;
+  hot_ = {m.requests.get(), m.request_bytes, m.id_bytes, true};
+  ++stats_.phases;
+  try {
+    for (;;) {
+      if (m.send_pending()) start_roots(s);
+      m.serve(*this);
+      m.collect(true);
+      while (!m.ready.empty()) {
+        const auto h = m.ready.front();
+        m.ready.pop_front();
+        h.resume();
+      }
+      const bool can_start = m.pending.empty() &&
+                             (!m.new_roots.empty() || (m.first_error.empty() && s.next < s.n &&
+                                                       m.in_flight < options_.max_tasks));
+      if (!can_start) m.flush_idle(stats_);
+      const bool local_done = m.in_flight == 0 && m.new_roots.empty() &&
+                              (s.next >= s.n || !m.first_error.empty());
+      const int rq = m.requests->advance(local_done);
+      m.check(rq, "advance", *m.requests);
+      if (rq != termination::done) {
+        if (m.replies_in_play()) m.advance_replies(false);
+        continue;
+      }
+      const int rp = m.replies->advance(!m.held.has);
+      m.check(rp, "advance", *m.replies);
+      if (rp == termination::done) break;
+    }
+  } catch (...) {
+    // A transport failure: nothing collective can follow on this rank.
+    m.running = false;
+    hot_.open = false;
+    throw;
+  }
+  m.running = false;
+  hot_.open = false;
+  m.check(m.replies->reset(), "reset", *m.replies);
+  m.check(m.requests->reset(), "reset", *m.requests);
+  m.slots.clear();
+  m.free_slots.clear();
+  const std::string failed = agree_on_error(m.comm, rank_, n_ranks_, m.first_error);
+  if (!failed.empty()) throw convoy::error("convoy::async phase failed: " + failed);
+}
+
+void runtime::start_roots(spawner& s) {
+  auto& m = *impl_;
+  while (!m.new_roots.empty()) {
+    const auto h = m.new_roots.front();
+    m.new_roots.pop_front();
+    ++m.in_flight;
+    ++stats_.tasks;
+    h.resume();
+  }
+  while (m.first_error.empty() && s.next < s.n && m.in_flight < options_.max_tasks) {
+    task<void> t;
+    try {
+      t = s.call(s.object, s.next++);
+    } catch (const std::exception& e) {
+      m.note_error("creating task " + std::to_string(s.next - 1) + " on rank " +
+                   std::to_string(rank_) + " threw: " + e.what());
+      return;
+    }
+    auto h = t.release();
+    h.promise().root_of = this;
+    ++m.in_flight;
+    ++stats_.tasks;
+    stats_.peak_tasks = std::max<std::uint64_t>(stats_.peak_tasks, m.in_flight);
+    h.resume();
+  }
+}
+
+}  // namespace convoy::async

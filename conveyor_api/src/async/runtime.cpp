@@ -1,0 +1,139 @@
+// The coroutine-task runtime: one request and one reply conveyor per runtime, tasks
+// resumed when their replies arrive (seed 004 sec. 4.1–4.3). The phase loop is phase.cpp.
+#include <string>
+
+#include "runtime_impl.hpp"
+
+namespace convoy::async {
+
+namespace {
+
+std::string message_of(const std::exception_ptr& e) {
+  try {
+    std::rethrow_exception(e);
+  } catch (const std::exception& ex) {
+    return ex.what();
+  } catch (...) {
+    return "an exception not derived from std::exception";
+  }
+}
+
+}  // namespace
+
+std::uint64_t detail::mix_signature(std::uint64_t h, std::uint64_t v) noexcept {
+  h ^= v + 0x9E3779B97F4A7C15ull + (h << 6) + (h >> 2);
+  return h * 0xBF58476D1CE4E5B9ull;
+}
+
+std::coroutine_handle<> detail::promise_base::final_awaiter::await_suspend(
+    std::coroutine_handle<> self, promise_base& p) noexcept {
+  if (p.continuation) return p.continuation;
+  if (p.group) return --p.group->remaining == 0 ? p.group->parent : std::noop_coroutine();
+  if (p.root_of) p.root_of->root_finished(self, p.error);  // frees the frame
+  return std::noop_coroutine();
+}
+
+runtime::runtime(MPI_Comm comm, runtime_options options)
+    : options_(std::move(options)), impl_(std::make_unique<impl>()) {
+  if (options_.max_tasks < 1) throw convoy::error("convoy::async: max_tasks must be >= 1");
+  if (options_.serve_every < 1) throw convoy::error("convoy::async: serve_every must be >= 1");
+  CONVOY_MPI_CHECK(MPI_Comm_rank(comm, &rank_));
+  CONVOY_MPI_CHECK(MPI_Comm_size(comm, &n_ranks_));
+  CONVOY_MPI_CHECK(MPI_Comm_dup(comm, &impl_->comm));
+  MPI_Comm_set_errhandler(impl_->comm, MPI_ERRORS_RETURN);
+  conveyor_options o = options_.conveyor;
+  o.steady = false;
+  o.elastic = false;
+  auto plan = make_plan(comm, o);
+  impl_->requests = make_mpi_engine(comm, plan, o);
+  impl_->replies = make_mpi_engine(comm, plan, o);
+  impl_->owner = this;
+  impl_->forwards = impl_->replies->plan().max_hops() > 1;
+  hot_.serve_every = options_.serve_every;
+}
+
+runtime::~runtime() {
+  impl_->requests.reset();
+  impl_->replies.reset();
+  if (impl_->comm != MPI_COMM_NULL) MPI_Comm_free(&impl_->comm);
+}
+
+std::size_t runtime::max_memory_bytes() const noexcept {
+  return impl_->requests->max_memory_bytes() + impl_->replies->max_memory_bytes();
+}
+
+const termination::engine& runtime::request_engine() const noexcept { return *impl_->requests; }
+
+void runtime::serve_now() {
+  hot_.since_serve = 0;
+  impl_->serve_and_advance();
+}
+
+std::uint32_t runtime::add_handler(detail::handler_entry e) {
+  if (impl_->running) throw convoy::error("convoy::async: define() is not legal during a phase");
+  if (impl_->handlers.size() >= 65536)
+    throw convoy::error("convoy::async: more than 65536 remote functions");
+  impl_->handlers.push_back(std::move(e));
+  return static_cast<std::uint32_t>(impl_->handlers.size() - 1);
+}
+
+const detail::handler_entry& runtime::handler(std::uint32_t id) const {
+  return impl_->handlers.at(id);
+}
+
+void runtime::spawn(task<void> t) {
+  if (!impl_->running) throw convoy::error("convoy::async: spawn() outside a running phase");
+  auto h = t.release();
+  h.promise().root_of = this;
+  impl_->new_roots.push_back(h);
+}
+
+void runtime::invoke_local(std::uint32_t id, const std::byte* args, void* result) {
+  if (!impl_->running) throw convoy::error("convoy::async: a call awaited outside a running phase");
+  const auto& h = impl_->handlers.at(id);
+  alignas(64) std::byte out[1024];
+  h.invoke(h.fn.get(), args, out);
+  if (result && h.result_bytes) std::memcpy(result, out, h.result_bytes);
+  ++stats_.local;
+}
+
+void runtime::send_call(int rank, std::uint32_t id, const std::byte* args,
+                        std::coroutine_handle<> h, void* result, bool* failed) {
+  auto& m = *impl_;
+  if (!m.running) throw convoy::error("convoy::async: a call awaited outside a running phase");
+  if (m.in_handler) throw convoy::error("convoy::async: a remote function cannot issue calls");
+  if (rank < 0 || rank >= n_ranks_)
+    throw convoy::error("convoy::async: call to rank " + std::to_string(rank) + " of " +
+                        std::to_string(n_ranks_));
+  const auto& e = m.handlers.at(id);
+  const std::uint32_t token = m.take_slot(h, result, failed, e.result_bytes);
+  ++stats_.calls;
+  ++stats_.suspensions;
+  m.push_call(rank, token, id, args);
+}
+
+void runtime::send_post(int rank, std::uint32_t id, const std::byte* args) {
+  auto& m = *impl_;
+  if (!m.running) throw convoy::error("convoy::async: post() outside a running phase");
+  if (m.in_handler) throw convoy::error("convoy::async: a remote function cannot post");
+  if (rank < 0 || rank >= n_ranks_)
+    throw convoy::error("convoy::async: post to rank " + std::to_string(rank) + " of " +
+                        std::to_string(n_ranks_));
+  if (rank == rank_) {
+    invoke_local(id, args, nullptr);
+    return;
+  }
+  (void)m.handlers.at(id);
+  m.write_request(k_post, id, args);
+  ++stats_.posts;
+  m.push_request(rank);
+}
+
+void runtime::root_finished(std::coroutine_handle<> h, const std::exception_ptr& error) noexcept {
+  const std::exception_ptr e = error;  // the promise goes with the frame
+  h.destroy();
+  --impl_->in_flight;
+  if (e) impl_->note_error("a task on rank " + std::to_string(rank_) + " threw: " + message_of(e));
+}
+
+}  // namespace convoy::async

@@ -1,0 +1,242 @@
+#pragma once
+// Internals of convoy::async::runtime shared by runtime.cpp and phase.cpp (not installed).
+// Record layouts, per phase:
+//   request  [u32 token][handler id: 0, 1 or 2 bytes][arguments, max over handlers]
+//   reply    [u32 token | error bit][result, max over handlers]
+// A token is the index of the waiting task's reply slot, or k_post for fire-and-forget.
+#include <convoy/async/runtime.hpp>
+#include <deque>
+#include <string>
+#include <vector>
+
+namespace convoy::async {
+
+using detail::k_error_bit;
+using detail::k_post;
+using detail::k_token_bytes;
+
+struct runtime::impl {
+  struct reply_slot {
+    std::coroutine_handle<> waiting;
+    void* result = nullptr;
+    bool* failed = nullptr;
+    std::size_t result_bytes = 0;
+  };
+  struct held_reply {  // a reply that found its path full; pushed before anything else
+    bool has = false;
+    int dest = -1;
+  };
+
+  MPI_Comm comm = MPI_COMM_NULL;  // our duplicate, for the per-phase agreements
+  std::unique_ptr<termination::engine> requests, replies;
+  std::vector<detail::handler_entry> handlers;
+  std::vector<reply_slot> slots;
+  std::vector<std::uint32_t> free_slots;
+  std::deque<std::coroutine_handle<>> ready, new_roots;
+  std::size_t id_bytes = 0, request_bytes = 0, reply_bytes = 0;
+  std::vector<std::byte> request_record, reply_record, held_record;
+  held_reply held;
+  // Calls whose path was full, in issue order: their tasks stay suspended, no new task
+  // starts, and every later request of this rank waits behind them (issue order holds).
+  struct pending_call {
+    int rank;
+    std::uint32_t token, id;
+    const std::byte* args;  // in the waiting task's awaiter, alive while it waits
+  };
+  std::deque<pending_call> pending;
+  std::size_t in_flight = 0;
+  bool running = false, in_handler = false;
+  // Advances of the reply conveyor still owed after the last reply traffic. A conveyor
+  // that carries nothing must not be advanced in a tight loop: the engine yields the core
+  // after a few idle advances (histograms have no replies at all). Only on one-hop plans:
+  // on longer routes this rank forwards other ranks' replies, which it cannot foresee.
+  int reply_countdown = 0;
+  bool forwards = true;  // the plan has routes of more than one hop
+  static constexpr int k_reply_advances = 32;
+
+  [[nodiscard]] bool replies_in_play() const noexcept {
+    return forwards || slots.size() != free_slots.size() || held.has || reply_countdown > 0;
+  }
+  void advance_replies(bool done) {
+    if (reply_countdown > 0) --reply_countdown;
+    check(replies->advance(done), "advance", *replies);
+  }
+  std::string first_error;
+
+  void check(int rc, const char* what, const termination::engine& e) const {
+    if (rc >= 0) return;
+    std::string m = std::string("convoy::async: ") + what + ": " + termination::error_string(rc);
+    if (!e.last_message().empty()) m += ": " + e.last_message();
+    throw convoy::error(m);
+  }
+
+  void note_error(std::string what) {
+    if (first_error.empty()) first_error = std::move(what);
+  }
+
+  std::uint32_t take_slot(std::coroutine_handle<> h, void* result, bool* failed,
+                          std::size_t result_bytes) {
+    std::uint32_t s;
+    if (free_slots.empty()) {
+      s = static_cast<std::uint32_t>(slots.size());
+      if (s >= k_error_bit) throw convoy::error("convoy::async: more than 2^31 calls waiting");
+      slots.emplace_back();
+    } else {
+      s = free_slots.back();
+      free_slots.pop_back();
+    }
+    slots[s] = {h, result, failed, result_bytes};
+    return s;
+  }
+
+  // Handles the requests that have arrived; a reply whose path is full is held (the
+  // handler never runs twice) and no further request is taken until it has gone.
+  void serve(runtime& rt) {
+    if (held.has) {
+      const int rc = replies->push(held_record.data(), held.dest);
+      check(rc, "reply", *replies);
+      if (rc == 0) return;
+      held.has = false;
+    }
+    termination::item_view v;
+    for (;;) {
+      const int rc = requests->pull(v);
+      check(rc, "pull request", *requests);
+      if (rc == 0) return;
+      std::uint32_t token;
+      std::memcpy(&token, v.data, k_token_bytes);
+      std::uint32_t id = 0;
+      std::memcpy(&id, v.data + k_token_bytes, id_bytes);
+      const auto& h = handlers[id];
+      std::byte* out = reply_record.data() + k_token_bytes;
+      in_handler = true;
+      rt.hot_.open = false;
+      try {
+        h.invoke(h.fn.get(), v.data + k_token_bytes + id_bytes, out);
+      } catch (const std::exception& e) {
+        note_error("remote function #" + std::to_string(id) + " threw on rank " +
+                   std::to_string(rt.rank()) + ": " + e.what());
+        token |= k_error_bit;
+      } catch (...) {
+        note_error("remote function #" + std::to_string(id) + " threw on rank " +
+                   std::to_string(rt.rank()));
+        token |= k_error_bit;
+      }
+      in_handler = false;
+      rt.hot_.open = true;
+      ++rt.stats_.handled;
+      if (token == k_post) continue;
+      std::memcpy(reply_record.data(), &token, k_token_bytes);
+      reply_countdown = k_reply_advances;
+      const int prc = replies->push(reply_record.data(), v.from);
+      check(prc, "reply", *replies);
+      if (prc == 0) {
+        std::memcpy(held_record.data(), reply_record.data(), reply_bytes);
+        held = {true, v.from};
+        return;
+      }
+    }
+  }
+
+  // Takes the replies that have arrived; their tasks are resumed now or queued.
+  void collect(bool resume_now) {
+    termination::item_view v;
+    for (;;) {
+      const int rc = replies->pull(v);
+      check(rc, "pull reply", *replies);
+      if (rc == 0) return;
+      std::uint32_t token;
+      std::memcpy(&token, v.data, k_token_bytes);
+      const std::uint32_t s = token & ~k_error_bit;
+      reply_slot& slot = slots[s];
+      if (token & k_error_bit)
+        *slot.failed = true;
+      else
+        std::memcpy(slot.result, v.data + k_token_bytes, slot.result_bytes);
+      const auto h = slot.waiting;
+      free_slots.push_back(s);
+      reply_countdown = k_reply_advances;
+      if (resume_now)
+        h.resume();
+      else
+        ready.push_back(h);
+    }
+  }
+
+  // Pushes a request record; while its path is full, keeps both conveyors moving (and
+  // serves other ranks' requests) without resuming any task.
+  void write_request(std::uint32_t token, std::uint32_t id, const std::byte* args) {
+    std::memcpy(request_record.data(), &token, k_token_bytes);
+    std::memcpy(request_record.data() + k_token_bytes, &id, id_bytes);
+    std::memcpy(request_record.data() + k_token_bytes + id_bytes, args, handlers[id].args_bytes);
+  }
+
+  // Sends the pending calls in order; true if none is left.
+  bool send_pending() {
+    while (!pending.empty()) {
+      const pending_call& c = pending.front();
+      write_request(c.token, c.id, c.args);
+      const int rc = requests->push(request_record.data(), c.rank);
+      check(rc, "request", *requests);
+      if (rc == 0) return false;
+      pending.pop_front();
+    }
+    owner->hot_.calls_waiting = false;
+    return true;
+  }
+
+  // A call: sent now, or queued behind the pending ones (its task is suspended anyway).
+  void push_call(int rank, std::uint32_t token, std::uint32_t id, const std::byte* args) {
+    if (pending.empty()) {
+      write_request(token, id, args);
+      const int rc = requests->push(request_record.data(), rank);
+      check(rc, "request", *requests);
+      if (rc > 0) return;
+      ++owner->stats_.blocked;
+    }
+    pending.push_back({rank, token, id, args});
+    owner->hot_.calls_waiting = true;
+  }
+
+  void push_request(int rank) {
+    std::vector<std::byte> own;  // the post's record, if pending calls go first
+    if (!pending.empty()) own.assign(request_record.begin(), request_record.end());
+    for (bool first = true;; first = false) {
+      if (!own.empty()) {
+        if (!send_pending()) {
+          ++(first ? owner->stats_.blocked : owner->stats_.blocked_rounds);
+          serve_and_advance();
+          continue;
+        }
+        std::memcpy(request_record.data(), own.data(), own.size());
+        own.clear();
+      }
+      const int rc = requests->push(request_record.data(), rank);
+      check(rc, "request", *requests);
+      if (rc > 0) return;
+      ++(first ? owner->stats_.blocked : owner->stats_.blocked_rounds);
+      serve_and_advance();
+    }
+  }
+
+  void serve_and_advance() {
+    serve(*owner);
+    collect(false);
+    check(requests->advance(false), "advance", *requests);
+    if (replies_in_play()) advance_replies(false);
+  }
+
+  void flush_idle(runtime_stats& st) {
+    for (auto* e : {requests.get(), replies.get()}) {
+      const auto s = e->current_state();
+      if (s == termination::state::working || s == termination::state::endgame) {
+        check(e->flush(), "flush", *e);
+        ++st.flushes;
+      }
+    }
+  }
+
+  runtime* owner = nullptr;
+};
+
+}  // namespace convoy::async

@@ -1,0 +1,262 @@
+// convoy::async (coroutine tasks over conveyors): every result checked against a serial
+// computation of the same draws; the invariants API-70..79 of conveyor_api/README.md.
+#include <gtest/gtest.h>
+
+#include <convoy/async/dist_array.hpp>
+#include <convoy/async/runtime.hpp>
+#include <convoy_test/mpi.hpp>
+#include <cstdint>
+#include <numeric>
+#include <string>
+#include <vector>
+
+namespace {
+
+using convoy::async::dist_array;
+using convoy::async::runtime;
+using convoy::async::runtime_options;
+using convoy::async::task;
+using convoy_test::world_rank;
+using convoy_test::world_size;
+
+std::uint64_t mix(std::uint64_t x) {
+  x += 0x9E3779B97F4A7C15ull;
+  x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ull;
+  x = (x ^ (x >> 27)) * 0x94D049BB133111EBull;
+  return x ^ (x >> 31);
+}
+
+runtime_options small_buffers(std::size_t max_tasks) {
+  runtime_options o;
+  o.max_tasks = max_tasks;
+  o.conveyor.capacity_bytes = 256;  // a few records per buffer: backpressure all the time
+  o.conveyor.n_buffers = 1;
+  return o;
+}
+
+// API-70 (every call answered by its owner, result to the caller) and API-71 (max_tasks).
+TEST(Async, CallRunsOnOwnerAndReturnsItsResult) {
+  for (std::size_t cap : {1u, 7u, 1024u}) {
+    runtime rt(MPI_COMM_WORLD, small_buffers(cap));
+    const int me = world_rank(), p = world_size();
+    auto owner_says = rt.define([me](std::uint64_t x) { return x * 1000 + me; });
+    const std::size_t n = 3000;
+    std::vector<std::uint64_t> got(n, 0);
+    rt.run_each(n, [&](std::size_t k) -> task<> {
+      const int r = static_cast<int>(mix(k + 77 * me) % p);
+      got[k] = co_await rt.call(r, owner_says, std::uint64_t{k});
+    });
+    for (std::size_t k = 0; k < n; ++k) {
+      const auto r = mix(k + 77 * me) % p;
+      ASSERT_EQ(got[k], k * 1000 + r) << "task " << k << " cap " << cap;
+    }
+    EXPECT_LE(rt.stats().peak_tasks, cap);
+    EXPECT_TRUE(convoy_test::all_ranks(true));
+  }
+}
+
+// API-72: get reads the owner's element (index-gather against the serial table).
+TEST(Async, GetMatchesSerialTable) {
+  runtime rt(MPI_COMM_WORLD, small_buffers(64));
+  const std::uint64_t n_global = 1000 * static_cast<std::uint64_t>(world_size()) + 13;
+  dist_array<std::uint64_t> table(rt, n_global);
+  for (std::size_t l = 0; l < table.local().size(); ++l) table.local()[l] = mix(table.first() + l);
+  const std::size_t n = 5000;
+  std::vector<std::uint64_t> out(n, 0);
+  const int me = world_rank();
+  rt.run_each(n, [&](std::size_t k) -> task<> {
+    out[k] = co_await table.get(mix(k * 31 + me) % n_global);
+  });
+  for (std::size_t k = 0; k < n; ++k) ASSERT_EQ(out[k], mix(mix(k * 31 + me) % n_global)) << k;
+}
+
+// API-73: fire-and-forget updates, each applied exactly once (histogram vs serial counts).
+TEST(Async, UpdatesAppliedExactlyOnce) {
+  runtime rt(MPI_COMM_WORLD, small_buffers(16));
+  const std::uint64_t n_global = 97 * static_cast<std::uint64_t>(world_size());
+  dist_array<std::int64_t> counts(rt, n_global);
+  auto add = counts.define_update([](std::int64_t& x, std::int64_t by) { x += by; });
+  const std::size_t n = 4000;
+  const int me = world_rank(), p = world_size();
+  for (int phase = 0; phase < 2; ++phase)  // phases repeat (API-76)
+    rt.run([&]() -> task<> {
+      for (std::size_t k = 0; k < n; ++k) counts.update(mix(k + 1000 * me) % n_global, add, 1 + k % 3);
+      co_return;
+    });
+  // Serial oracle over every rank's draws.
+  std::vector<std::int64_t> want(n_global, 0);
+  for (int r = 0; r < p; ++r)
+    for (std::size_t k = 0; k < n; ++k)
+      want[mix(k + 1000 * static_cast<std::uint64_t>(r)) % n_global] += 2 * static_cast<std::int64_t>(1 + k % 3);
+  for (std::size_t l = 0; l < counts.local().size(); ++l)
+    ASSERT_EQ(counts.local()[l], want[counts.first() + l]) << "element " << counts.first() + l;
+}
+
+// API-74: a rank's update to an owner is applied before its later read of that owner.
+TEST(Async, WriteThenReadSeesTheWrite) {
+  runtime rt(MPI_COMM_WORLD, small_buffers(256));
+  const int me = world_rank(), p = world_size();
+  const std::uint64_t per = 500;
+  dist_array<std::uint64_t> a(rt, per * static_cast<std::uint64_t>(p) * static_cast<std::uint64_t>(p));
+  auto set = a.define_update([](std::uint64_t& x, std::uint64_t v) { x = v; });
+  std::uint64_t wrong = 0;
+  rt.run_each(per, [&](std::size_t k) -> task<> {
+    // Element private to (this rank, k), owned by some other rank in general.
+    const std::uint64_t i = (k * static_cast<std::uint64_t>(p) + static_cast<std::uint64_t>(me)) *
+                            static_cast<std::uint64_t>(p) % a.size();
+    const std::uint64_t v = mix(i) | 1;
+    a.update(i, set, v);
+    if (co_await a.get(i) != v) ++wrong;
+  });
+  EXPECT_EQ(wrong, 0u);
+}
+
+task<std::uint64_t> sum_of_reads(dist_array<std::uint64_t>& t, std::uint64_t base, int k) {
+  std::uint64_t s = 0;
+  for (int j = 0; j < k; ++j) s += co_await t.get((base + static_cast<std::uint64_t>(j) * 7) % t.size());
+  co_return s;
+}
+
+// API-75: nested tasks and when_all return their values in order.
+TEST(Async, NestedTasksAndWhenAll) {
+  runtime rt(MPI_COMM_WORLD, small_buffers(32));
+  dist_array<std::uint64_t> t(rt, 64 * static_cast<std::uint64_t>(world_size()));
+  for (std::size_t l = 0; l < t.local().size(); ++l) t.local()[l] = t.first() + l;
+  std::vector<std::uint64_t> sums(100, 0), direct(100, 0);
+  rt.run_each(100, [&](std::size_t k) -> task<> {
+    std::vector<task<std::uint64_t>> kids;
+    for (int c = 0; c < 5; ++c) kids.push_back(sum_of_reads(t, k * 5 + static_cast<std::size_t>(c), 3));
+    auto parts = co_await convoy::async::when_all(std::move(kids));
+    for (auto v : parts) sums[k] += v;
+    direct[k] = co_await sum_of_reads(t, k, 4);
+  });
+  for (std::uint64_t k = 0; k < 100; ++k) {
+    std::uint64_t want = 0, want_direct = 0;
+    for (std::uint64_t c = 0; c < 5; ++c)
+      for (std::uint64_t j = 0; j < 3; ++j) want += (k * 5 + c + j * 7) % t.size();
+    for (std::uint64_t j = 0; j < 4; ++j) want_direct += (k + j * 7) % t.size();
+    ASSERT_EQ(sums[k], want) << k;
+    ASSERT_EQ(direct[k], want_direct) << k;
+  }
+}
+
+// API-77: a task that throws ends the phase on every rank with its message.
+TEST(Async, TaskExceptionEndsPhaseEverywhere) {
+  runtime rt(MPI_COMM_WORLD, small_buffers(8));
+  const int p = world_size();
+  auto echo = rt.define([](std::uint64_t x) { return x; });
+  std::string what;
+  try {
+    rt.run_each(200, [&](std::size_t k) -> task<> {
+      (void)co_await rt.call(static_cast<int>(k % static_cast<std::size_t>(p)), echo, std::uint64_t{k});
+      if (world_rank() == p - 1 && k == 57) throw std::runtime_error("boom in task 57");
+    });
+  } catch (const convoy::error& e) {
+    what = e.what();
+  }
+  EXPECT_NE(what.find("boom in task 57"), std::string::npos) << what;
+  // The runtime is usable again after a failed phase.
+  std::vector<std::uint64_t> got(10, 0);
+  rt.run_each(10, [&](std::size_t k) -> task<> { got[k] = co_await rt.call(0, echo, std::uint64_t{k}); });
+  for (std::uint64_t k = 0; k < 10; ++k) EXPECT_EQ(got[k], k);
+}
+
+// API-77: a handler that throws fails the caller's await (remote_error) and the phase.
+TEST(Async, HandlerExceptionReachesCallerAndPhase) {
+  runtime rt(MPI_COMM_WORLD, small_buffers(8));
+  const int p = world_size();
+  auto picky = rt.define([](std::uint64_t x) -> std::uint64_t {
+    if (x == 13) throw std::runtime_error("thirteen is unlucky");
+    return x + 1;
+  });
+  int caught = 0;
+  std::string what;
+  try {
+    rt.run_each(20, [&](std::size_t k) -> task<> {
+      try {
+        const auto v = co_await rt.call(static_cast<int>((k + 1) % static_cast<std::size_t>(p)), picky,
+                                        std::uint64_t{k});
+        if (v != k + 1) throw std::runtime_error("wrong result");
+      } catch (const convoy::async::remote_error&) {
+        ++caught;
+      }
+    });
+  } catch (const convoy::error& e) {
+    what = e.what();
+  }
+  // Task 13 calls rank 14 % p; a local call rethrows the handler's own exception instead.
+  EXPECT_EQ(caught, 14 % p == world_rank() ? 0 : 1);
+  EXPECT_NE(what.find("thirteen is unlucky"), std::string::npos) << what;
+}
+
+// API-78: ranks that define different functions get one clear error, on every rank.
+TEST(Async, MismatchedDefinitionsAreAnErrorEverywhere) {
+  if (world_size() == 1) GTEST_SKIP() << "needs two ranks";
+  runtime rt(MPI_COMM_WORLD);
+  (void)rt.define([](std::uint64_t x) { return x; });
+  if (world_rank() == 0) (void)rt.define([](int x) { return x; });
+  try {
+    rt.run([]() -> task<> { co_return; });
+    ADD_FAILURE() << "phase ran with different definitions";
+  } catch (const convoy::error& e) {
+    EXPECT_NE(std::string(e.what()).find("define different remote functions"), std::string::npos)
+        << e.what();
+  }
+}
+
+// API-78: misuse outside a phase or with a bad rank is a clear error.
+TEST(Async, MisuseIsAClearError) {
+  runtime rt(MPI_COMM_WORLD);
+  auto f = rt.define([](std::uint64_t x) { return x; });
+  EXPECT_THROW(rt.post(0, f, std::uint64_t{1}), convoy::error);
+  EXPECT_THROW(rt.spawn([]() -> task<> { co_return; }()), convoy::error);
+  EXPECT_THROW(runtime(MPI_COMM_WORLD, [] {
+                 runtime_options o;
+                 o.max_tasks = 0;
+                 return o;
+               }()),
+               convoy::error);
+  std::string what;
+  try {
+    rt.run([&]() -> task<> { (void)co_await rt.call(world_size() + 3, f, std::uint64_t{1}); });
+  } catch (const convoy::error& e) {
+    what = e.what();
+  }
+  EXPECT_NE(what.find("call to rank"), std::string::npos) << what;
+}
+
+// API-71: memory stays bounded with many tasks: frames alive <= max_tasks (+ children).
+TEST(Async, FramesBoundedByMaxTasks) {
+  runtime rt(MPI_COMM_WORLD, small_buffers(64));
+  auto f = rt.define([](std::uint64_t x) { return x + 1; });
+  convoy::async::reset_frame_peak();
+  const auto before = convoy::async::frame_statistics();
+  std::uint64_t sum = 0;
+  const int p = world_size();
+  rt.run_each(100000, [&](std::size_t k) -> task<> {
+    sum += co_await rt.call(static_cast<int>(k % static_cast<std::size_t>(p)), f, std::uint64_t{k});
+  });
+  const auto after = convoy::async::frame_statistics();
+  EXPECT_EQ(sum, 100000ull * 99999ull / 2 + 100000ull);
+  EXPECT_LE(after.peak_live, before.live + 64);
+  EXPECT_EQ(after.live, before.live);
+  EXPECT_EQ(after.allocations - before.allocations, 100000u);
+}
+
+// API-79: tasks spawned during a phase are part of it.
+TEST(Async, SpawnedTasksBelongToThePhase) {
+  runtime rt(MPI_COMM_WORLD, small_buffers(4));
+  auto f = rt.define([](std::uint64_t x) { return 2 * x; });
+  std::uint64_t sum = 0;
+  const int p = world_size();
+  rt.run([&]() -> task<> {
+    for (std::uint64_t k = 0; k < 50; ++k)
+      rt.spawn([](runtime& r, decltype(f) fn, std::uint64_t x, std::uint64_t& s, int ranks) -> task<> {
+        s += co_await r.call(static_cast<int>(x % static_cast<std::uint64_t>(ranks)), fn, x);
+      }(rt, f, k, sum, p));
+    co_return;
+  });
+  EXPECT_EQ(sum, 2u * (49u * 50u / 2u));
+}
+
+}  // namespace
