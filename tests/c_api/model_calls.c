@@ -38,6 +38,11 @@ void mt_report(mt_ctx* x, const char* what) {
 
 static void queries(mt_ctx* x) { mt_report(x, m_queries(&x->m, x->c)); }
 
+static void note_push(mt_ctx* x, int rc) {
+  const m_model* m = &x->m;
+  if (rc >= 0 && m->elastic && m->can_unpull && m->last_src == m->me) x->self_pull_pushed = 1;
+}
+
 int mt_epush(mt_ctx* x, int64_t pe, size_t bytes, int null_item) {
   m_model* m = &x->m;
   const int in_range = pe >= 0 && pe < m->n_pes;
@@ -51,6 +56,7 @@ int mt_epush(mt_ctx* x, int64_t pe, size_t bytes, int null_item) {
   free(item);
   trace(x, "epush(%zu bytes, pe %lld%s) -> %d", bytes, (long long)pe, null_item ? ", NULL" : "",
         rc);
+  note_push(x, rc);
   mt_report(x, m_epush(m, pe, bytes, null_item, rc));
   queries(x);
   return rc;
@@ -69,6 +75,7 @@ int mt_push(mt_ctx* x, int64_t pe, int null_item) {
   rc = convey_push(x->c, null_item ? NULL : item, pe);
   free(item);
   trace(x, "push(pe %lld%s) -> %d", (long long)pe, null_item ? ", NULL" : "", rc);
+  note_push(x, rc);
   mt_report(x, m_push(m, pe, null_item, rc));
   queries(x);
   return rc;
@@ -130,6 +137,7 @@ int mt_pull(mt_ctx* x, int kind, int null_out) {
         want_from ? ", &from" : "", rc, (long long)from, rc == convey_OK ? bytes : 0);
   e = m_pull(m, kind, null_out, rc, data, bytes, from);
   mt_report(x, e);
+  if (rc == convey_OK) x->self_pull_pushed = 0;
   if (rc == convey_OK && !e) {
     x->items++;
     if (kind != M_PULL) {
@@ -147,6 +155,7 @@ int mt_pull(mt_ctx* x, int kind, int null_out) {
 
 int mt_unpull(mt_ctx* x) {
   int rc;
+  if (x->self_pull_pushed && !x->engine_unpull) return convey_FAIL; /* not called */
   mt_release(x);
   rc = convey_unpull(x->c);
   trace(x, "unpull() -> %d", rc);
