@@ -156,8 +156,8 @@ TEST(ModelContract, BadEngineArgumentsThrow) {
 // an elastic engine, pull an item sent to self, push another to self and flush (or fill the
 // loopback lane): unpull returns 1 but the next pulls return the new item again and again,
 // and the unpulled one is lost. TERM-41 (unpull) and TERM-40 (exactly once). Registered
-// with WILL_FAIL until the engine is fixed; then drop WILL_FAIL and the model's workaround
-// (model_runner::self_pull_posted_).
+// with WILL_FAIL until the engine is fixed; then drop WILL_FAIL and the workarounds
+// (model_runner::self_pull_posted_; tests/c_api model_calls.c, bug-engine-unpull).
 TEST(KnownBug, ElasticUnpullAfterLoopbackPost) {
   namespace t = convoy::termination;
   const std::vector<int> shape{1};
