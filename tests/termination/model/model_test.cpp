@@ -11,9 +11,9 @@
 
 #include <chrono>
 #include <convoy/aggregation/sim_transport.hpp>
+#include <convoy/base/error.hpp>
 #include <convoy/router/route_plan.hpp>
 #include <convoy/termination/engine.hpp>
-#include <convoy/topology/error.hpp>
 #include <convoy/topology/mesh.hpp>
 #include <cstdint>
 #include <cstdio>
