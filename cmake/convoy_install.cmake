@@ -1,8 +1,8 @@
-# Installs the component libraries and headers with an exported CMake package
-# (find_package(convoy) -> convoy::<comp>).
+# Installs the component libraries and headers with an exported CMake package:
+# find_package(convoy) -> convoy::convoy (umbrella), convoy::<comp>, convoy::convey(_static).
 include(CMakePackageConfigHelpers)
 get_property(convoy_components GLOBAL PROPERTY CONVOY_COMPONENTS)
-install(TARGETS ${convoy_components} convoy_mpi EXPORT convoyTargets
+install(TARGETS ${convoy_components} convoy_convoy convoy_mpi EXPORT convoyTargets
         ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
         LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}
         RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
