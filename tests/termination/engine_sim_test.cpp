@@ -248,7 +248,8 @@ TEST(EngineSim, ReuseAcrossCyclesWithDifferentItemSizes) {
   EXPECT_EQ(sim.at(3).stats().begins, 1u);
 }
 
-// Misuse: every illegal call returns its negative code and changes nothing.
+// Misuse: every illegal call returns its negative code and changes nothing: a round after
+// the misuse (and with misuse between its calls) still delivers every item intact.
 TEST(EngineSim, MisuseIsRejectedAndChangesNothing) {
   simulation sim(mesh_plan({2, 2}), small_buffers(), 3);
   auto& e = sim.at(0);
@@ -265,6 +266,7 @@ TEST(EngineSim, MisuseIsRejectedAndChangesNothing) {
   EXPECT_EQ(e.current_state(), state::dormant);
   for (int r = 0; r < 4; ++r) ASSERT_EQ(sim.at(r).begin(sizeof item), 1);
   EXPECT_EQ(e.begin(sizeof item), convoy::termination::error_state);
+  EXPECT_EQ(e.begin(sizeof item / 2), convoy::termination::error_state);
   EXPECT_EQ(e.push(item, 4), convoy::termination::error_rank);
   EXPECT_EQ(e.push(item, -1), convoy::termination::error_rank);
   EXPECT_EQ(e.push(nullptr, 1), convoy::termination::error_argument);
@@ -273,20 +275,31 @@ TEST(EngineSim, MisuseIsRejectedAndChangesNothing) {
   EXPECT_EQ(e.reset(), convoy::termination::error_state);
   EXPECT_EQ(e.stats().pushes, 0u);
   EXPECT_EQ(e.current_state(), state::working);
-  // A correct round on the same engines still works.
-  const auto wl = workload{{1, 2, 3}, {0}, {}, {0, 0}};
-  for (int r = 0; r < 4; ++r) ASSERT_EQ(sim.at(r).advance(false), convoy::termination::ok);
-  // Finish the cycle through the harness by resetting state: complete it by hand.
-  std::vector<bool> done(4, false);
+
+  // A correct round on the same engines: every item of `wl` arrives once, intact, in order.
+  const workload wl = {{1, 2, 3, 0}, {0}, {}, {0, 0, 3}};
+  contract_checker items(sizeof item);
+  std::vector<std::size_t> next(4, 0);
+  std::string failure;
   bool all = false;
   for (int round = 0; round < 10000 && !all; ++round) {
     all = true;
     for (int r = 0; r < 4; ++r) {
       auto& x = sim.at(r);
-      while (x.pull(v) == 1) {
+      const auto& dests = wl[static_cast<std::size_t>(r)];
+      auto& i = next[static_cast<std::size_t>(r)];
+      if (x.current_state() == state::working && i < dests.size()) {
+        const int rc = x.push(items.next(r, dests[i]), dests[i]);
+        ASSERT_GE(rc, 0);
+        if (rc == 1) items.pushed(r, dests[i++]);
+        EXPECT_EQ(x.push(item, 4), convoy::termination::error_rank);  // between pushes
       }
-      const int rc = x.advance(true);
-      ASSERT_GE(rc, 0);
+      while (x.pull(v) == 1) {
+        const std::string why = items.check(r, v);
+        if (failure.empty()) failure = why;
+      }
+      const int rc = x.advance(i == dests.size());
+      ASSERT_GE(rc, 0) << x.last_message();
       if (x.current_state() == state::endgame || x.current_state() == state::cleanup) {
         EXPECT_EQ(x.push(item, 1), convoy::termination::error_state);  // push after done
         EXPECT_EQ(x.advance(false), convoy::termination::error_state);
@@ -300,12 +313,15 @@ TEST(EngineSim, MisuseIsRejectedAndChangesNothing) {
     }
   }
   ASSERT_TRUE(all);
+  EXPECT_EQ(failure, "");
+  EXPECT_EQ(items.missing(), "");
+  EXPECT_EQ(items.n_pulled(), n_items(wl));
+  EXPECT_EQ(e.stats().pushes, wl[0].size());
   EXPECT_EQ(e.advance(true), convoy::termination::done);
   EXPECT_EQ(e.pull(v), 0);   // legal in COMPLETE, fails
   EXPECT_EQ(e.unpull(), 0);  // legal in COMPLETE, fails
   EXPECT_EQ(e.begin(8), convoy::termination::error_state);
   for (int r = 0; r < 4; ++r) ASSERT_EQ(sim.at(r).reset(), 1);
-  (void)wl;
 }
 
 // Bounded memory and backpressure: everyone pushes to rank 0, which does not pull.
