@@ -74,7 +74,6 @@ void run_round(conveyor<tracer>& c, int per_rank, Pick pick) {
   MPI_Allreduce(sent_to.data(), expect.data(), p, MPI_UINT64_T, MPI_SUM, MPI_COMM_WORLD);
   EXPECT_EQ(received, expect[static_cast<std::size_t>(me)]);
   std::vector<std::uint64_t> from_each(seen.begin(), seen.end());
-  std::vector<std::uint64_t> sent_matrix(static_cast<std::size_t>(p));
   // sent_to_me[s] = what rank s sent to me.
   std::vector<std::uint64_t> sent_to_me(static_cast<std::size_t>(p), 0);
   MPI_Alltoall(sent_to.data(), 1, MPI_UINT64_T, sent_to_me.data(), 1, MPI_UINT64_T, MPI_COMM_WORLD);
@@ -237,26 +236,40 @@ TEST(ConveyorMpi, EnginesOverOnePlan) {
   EXPECT_NE(what.find("ranks, the communicator"), std::string::npos) << what;
 }
 
+// Rank s sends item i * 1000003 + s to rank (i + s) % P for i < 1000, so rank `me` must get
+// from each s exactly the i = (me - s) mod P, (me - s) mod P + P, ... below 1000, in order.
 TEST(ConveyorMpi, HandlerStyle) {
   conveyor_options o;
   o.capacity_bytes = 256;
   conveyor<std::int64_t> c(MPI_COMM_WORLD, o);
   const int p = world_size(), me = world_rank();
-  std::int64_t sum = 0, count = 0;
+  constexpr std::int64_t n = 1000, stride = 1000003;
+  std::vector<std::int64_t> next_i(static_cast<std::size_t>(p));
+  for (int s = 0; s < p; ++s) next_i[static_cast<std::size_t>(s)] = ((me - s) % p + p) % p;
+  std::int64_t count = 0, wrong = 0;
   c.begin();
   int i = 0;
-  while (c.advance(i == 1000, [&](std::int64_t v, int from) {
-    EXPECT_EQ(v % 1000003, from);
-    sum += v / 1000003;
+  while (c.advance(i == n, [&](std::int64_t v, int from) {
     ++count;
+    if (from < 0 || from >= p || v % stride != from) {
+      ++wrong;
+      return;
+    }
+    auto& want = next_i[static_cast<std::size_t>(from)];
+    if (v / stride != want) ++wrong;  // lost, repeated or out of order
+    want = v / stride + p;
   })) {
-    for (; i < 1000; ++i)
-      if (!c.push(std::int64_t{i} * 1000003 + me, (i + me) % p)) break;
+    for (; i < n; ++i)
+      if (!c.push(std::int64_t{i} * stride + me, (i + me) % p)) break;
   }
   c.reset();
+  EXPECT_EQ(wrong, 0);
+  // Every source's sequence ran to its end: the next i due is the first one >= n.
+  for (int s = 0; s < p; ++s) EXPECT_GE(next_i[static_cast<std::size_t>(s)], n) << "from " << s;
+  for (int s = 0; s < p; ++s) EXPECT_LT(next_i[static_cast<std::size_t>(s)], n + p) << "from " << s;
   std::int64_t total = 0;
   MPI_Allreduce(&count, &total, 1, MPI_INT64_T, MPI_SUM, MPI_COMM_WORLD);
-  EXPECT_EQ(total, 1000 * p);
+  EXPECT_EQ(total, n * p);
 }
 
 }  // namespace
