@@ -25,7 +25,7 @@ class counting_source final : public convoy::aggregation::buffer_source {
   void release(std::byte* block) noexcept override {
     ++n_released;
     if (live.empty() || live.back() != block) {
-      errors.push_back("release of a block that is not the last one grabbed");
+      errors.emplace_back("release of a block that is not the last one grabbed");
       return;
     }
     live.pop_back();

@@ -79,7 +79,8 @@ TEST(ShmTransport, AllToAllFifoExactlyOnce) {
         filling() == agg::shm_filling::staged ? static_cast<std::size_t>(p - 1) * 512 : 0;
     EXPECT_EQ(t.max_memory_bytes(), t.memory_bytes() + staging);
     // M2: slots of 500 bytes round up to 512; three control lines and the entry lines.
-    EXPECT_GE(agg::shm_transport::ring_bytes(500, nb), static_cast<std::size_t>(nb) * 512 + 3 * 64);
+    EXPECT_GE(agg::shm_transport::ring_bytes(500, nb),
+              static_cast<std::size_t>(nb) * 512 + std::size_t{3} * 64);
     exchange(t, lay, 5u, 30, 300);
     EXPECT_TRUE(t.idle());
     EXPECT_EQ(t.memory_bytes(), t.max_memory_bytes());  // every link was used
@@ -98,6 +99,7 @@ TEST(ShmTransport, SlotsAreAlignedAndDistinct) {
   t.open(lay);
   for (std::size_t l = 0; l < lay.out_links.size(); ++l) {
     std::vector<std::byte*> got;
+    got.reserve(4);
     for (int i = 0; i < 4; ++i) got.push_back(t.acquire(static_cast<int>(l)));
     EXPECT_EQ(t.acquire(static_cast<int>(l)), nullptr);
     for (std::byte* b : got) {
@@ -171,7 +173,8 @@ TEST(ShmTransport, StagedBufferIsPrivateAndCopied) {
     std::memset(b, 0, 256);
     agg::buffer_header h{256, 1, 1, 0};
     std::memcpy(b, &h, sizeof h);
-    for (std::size_t i = sizeof h; i < 256; ++i) b[i] = static_cast<std::byte>(rank * 7 + i);
+    for (std::size_t i = sizeof h; i < 256; ++i)
+      b[i] = static_cast<std::byte>(static_cast<std::size_t>(rank) * 7 + i);
     t.post(link, b, 256);
     std::byte* again = t.acquire(link);
     EXPECT_EQ(again, b);  // the same staging buffer, for the ring's second slot
@@ -189,7 +192,8 @@ TEST(ShmTransport, StagedBufferIsPrivateAndCopied) {
     const int peer = lay.in_links[static_cast<std::size_t>(r.in_link)].peer;
     EXPECT_EQ(r.bytes, 256u);
     for (std::size_t i = sizeof(agg::buffer_header); i < 256; ++i)
-      ASSERT_EQ(r.data[i], static_cast<std::byte>(peer * 7 + i)) << "byte " << i;
+      ASSERT_EQ(r.data[i], static_cast<std::byte>(static_cast<std::size_t>(peer) * 7 + i))
+          << "byte " << i;
     ++per_link[static_cast<std::size_t>(r.in_link)];
     t.release(r);
   }

@@ -110,6 +110,7 @@ agg::link_layout mesh_layout(int rank, int side, std::size_t capacity, int n_buf
 
 std::vector<agg::link_layout> all_to_all_layouts(int p, int stages, std::size_t cap, int nb) {
   std::vector<agg::link_layout> v;
+  v.reserve(static_cast<std::size_t>(p));
   for (int r = 0; r < p; ++r) v.push_back(all_to_all(r, p, stages, cap, nb));
   return v;
 }
@@ -215,6 +216,7 @@ TEST(SimTransport, MemoryBytes) {
 // and FIFO on every link.
 TEST(SimTransport, Mesh4096RandomTraffic) {
   std::vector<agg::link_layout> lays;
+  lays.reserve(4096);
   for (int r = 0; r < 4096; ++r) lays.push_back(mesh_layout(r, 16, 64, 2));
   auto run = make_run(std::move(lays), 2026, 12, 10, 64);
   ASSERT_TRUE(drive(run, 10000));

@@ -131,6 +131,7 @@ TEST(ConveyorMpi, HundredConveyorsAliveAtOnce) {
   conveyor_options o;
   o.capacity_bytes = 256;
   std::vector<std::unique_ptr<conveyor<tracer>>> all;
+  all.reserve(100);
   for (int k = 0; k < 100; ++k)
     all.push_back(std::make_unique<conveyor<tracer>>(MPI_COMM_WORLD, o));
   // Interleave: every conveyor carries its own traffic at the same time.

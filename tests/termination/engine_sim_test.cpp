@@ -555,9 +555,9 @@ TEST(EngineSim, MemoryMatchesFormula) {
       simulation sim(pc.plan, o, 1);
       const std::size_t p = static_cast<std::size_t>(sim.n_ranks());
       for (int r = 0; r < sim.n_ranks(); ++r)
-        EXPECT_EQ(
-            sim.at(r).max_memory_bytes(),
-            convoy::router::link_buffer_bytes(*pc.plan, r, 512, 4) + 4 * 512 + (table ? 8 * p : 0))
+        EXPECT_EQ(sim.at(r).max_memory_bytes(),
+                  convoy::router::link_buffer_bytes(*pc.plan, r, 512, 4) + std::size_t{4} * 512 +
+                      (table ? 8 * p : 0))
             << pc.label << " rank " << r << (table ? " with" : " without") << " route table";
     }
   }
