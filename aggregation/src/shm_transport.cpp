@@ -50,7 +50,7 @@ std::uint64_t* words(std::byte* p) { return reinterpret_cast<std::uint64_t*>(p);
 
 std::byte* align_up(void* p) {
   const auto a = reinterpret_cast<std::uintptr_t>(p);
-  return reinterpret_cast<std::byte*>(round_up(a, line));
+  return static_cast<std::byte*>(p) + (round_up(a, line) - a);
 }
 
 // What one node rank tells the others at open() (all ints; capacity is <= INT_MAX by

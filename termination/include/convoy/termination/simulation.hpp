@@ -16,7 +16,7 @@ namespace convoy::termination {
 class simulation {
  public:
   /// Engines for every rank of `plan`, over one simulated network seeded with `seed`.
-  simulation(std::shared_ptr<const router::route_plan> plan, const engine_options& options,
+  simulation(const std::shared_ptr<const router::route_plan>& plan, const engine_options& options,
              std::uint64_t seed)
       : network_(plan->n_ranks(), seed), rng_(seed ^ 0x9e3779b97f4a7c15ULL) {
     engines_.reserve(static_cast<std::size_t>(plan->n_ranks()));
