@@ -220,7 +220,7 @@ struct engine::impl {
           l.bulk = dst == e.rank_ && src >= 0 && src < n_ranks;
           l.bulk_from = src;
         }
-        ins.push_back(std::move(l));
+        ins.push_back(l);
         layout.in_links.push_back({s, p});
       }
     }
@@ -238,7 +238,7 @@ struct engine::impl {
       self.bulk = !elastic();
       self.bulk_from = e.rank_;
       self_in = static_cast<int>(ins.size());
-      ins.push_back(std::move(self));
+      ins.push_back(self);
     }
     const int cap = e.options_.n_buffers;
     ring_slots.resize(ins.size() * static_cast<std::size_t>(cap));
