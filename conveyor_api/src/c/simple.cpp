@@ -225,9 +225,9 @@ class simple_conveyor final : public ::conveyor {
     codec_on_ = false;
   }
   std::byte* zspot() noexcept {
-    auto base = reinterpret_cast<std::uintptr_t>(zscratch_.data());
-    base = (base + layout_.align - 1) / layout_.align * layout_.align;
-    return reinterpret_cast<std::byte*>(base) + layout_.offset;
+    const auto base = reinterpret_cast<std::uintptr_t>(zscratch_.data());
+    const std::uintptr_t pad = (base + layout_.align - 1) / layout_.align * layout_.align - base;
+    return zscratch_.data() + pad + layout_.offset;
   }
 
   void exchange() {

@@ -147,9 +147,8 @@ class thrifty_transport final : public agg::transport, public thrifty_control {
   };
 
   static std::byte* aligned(std::vector<std::byte>& v, std::size_t align, std::size_t offset) {
-    auto p = reinterpret_cast<std::uintptr_t>(v.data());
-    p = (p + align - 1) / align * align;
-    return reinterpret_cast<std::byte*>(p) + offset;
+    const auto p = reinterpret_cast<std::uintptr_t>(v.data());
+    return v.data() + ((p + align - 1) / align * align - p) + offset;
   }
 
   std::size_t squeeze(const stage_codec& sc, void* link, std::byte* buffer, std::size_t bytes,
