@@ -17,33 +17,31 @@ file(MAKE_DIRECTORY ${BINARY_DIR})
 separate_arguments(extra UNIX_COMMAND "${FLAGS}")
 set(cc_flags -std=c99 -pedantic-errors -Wall -Werror ${extra})
 
-execute_process(COMMAND pkg-config --cflags --libs convey OUTPUT_VARIABLE flags
-                RESULT_VARIABLE rc OUTPUT_STRIP_TRAILING_WHITESPACE)
-if(rc)
-  message(FATAL_ERROR "pkg-config --cflags --libs convey failed")
-endif()
-separate_arguments(flags UNIX_COMMAND "${flags}")
+# pkg_config(<out> <args>...): the words `pkg-config <args> convey` prints.
+function(pkg_config out)
+  execute_process(COMMAND pkg-config ${ARGN} convey OUTPUT_VARIABLE words RESULT_VARIABLE rc
+                  OUTPUT_STRIP_TRAILING_WHITESPACE)
+  if(rc)
+    message(FATAL_ERROR "pkg-config ${ARGN} convey failed")
+  endif()
+  separate_arguments(words UNIX_COMMAND "${words}")
+  set(${out} "${words}" PARENT_SCOPE)
+endfunction()
+
+pkg_config(flags --cflags --libs)
 set(exe ${BINARY_DIR}/consumer)
 execute_process(COMMAND ${CC} ${cc_flags} ${SOURCE} -o ${exe} ${flags} RESULT_VARIABLE rc)
 if(rc)
   message(FATAL_ERROR "compiling the consumer failed: ${CC} ${SOURCE} ${flags}")
 endif()
-execute_process(COMMAND pkg-config --variable=libdir convey OUTPUT_VARIABLE libdir
-                OUTPUT_STRIP_TRAILING_WHITESPACE)
+pkg_config(libdir --variable=libdir)
 set(ENV{LD_LIBRARY_PATH} "${libdir}")
 convoy_run_consumer(${exe})
 
 # The static library: libconvey.a plus the private dependencies of `pkg-config --static`.
-execute_process(COMMAND pkg-config --static --libs convey OUTPUT_VARIABLE sflags
-                RESULT_VARIABLE rc OUTPUT_STRIP_TRAILING_WHITESPACE)
-if(rc)
-  message(FATAL_ERROR "pkg-config --static --libs convey failed")
-endif()
-separate_arguments(sflags UNIX_COMMAND "${sflags}")
+pkg_config(sflags --static --libs)
 list(TRANSFORM sflags REPLACE "^-lconvey$" "${libdir}/libconvey.a")
-execute_process(COMMAND pkg-config --cflags convey OUTPUT_VARIABLE cflags
-                OUTPUT_STRIP_TRAILING_WHITESPACE)
-separate_arguments(cflags UNIX_COMMAND "${cflags}")
+pkg_config(cflags --cflags)
 set(sexe ${BINARY_DIR}/consumer_static)
 execute_process(COMMAND ${CC} ${cc_flags} ${cflags} ${SOURCE} -o ${sexe} ${sflags}
                 RESULT_VARIABLE rc)
