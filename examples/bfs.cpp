@@ -63,7 +63,10 @@ void bfs_tasks(async::runtime& rt, graph_part& g) {
 }
 
 // ---- the same with a conveyor per level ------------------------------------------------
-struct visit_msg { std::uint64_t local; std::int64_t level; };
+struct visit_msg {
+  std::uint64_t local;
+  std::int64_t level;
+};
 
 void bfs_loop(graph_part& g) {
   conveyor<visit_msg> c(MPI_COMM_WORLD);
@@ -110,7 +113,8 @@ std::vector<std::int64_t> serial_bfs(std::uint64_t n) {
   return level;
 }
 
-int main(int argc, char** argv) {
+// An exception from the library ends the example with its message (std::terminate).
+int main(int argc, char** argv) {  // NOLINT(bugprone-exception-escape)
   MPI_Init(&argc, &argv);
   int rank = 0, p = 1;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);

@@ -14,18 +14,22 @@ using example::mix;
 std::vector<std::uint64_t> gather_tasks(async::runtime& rt, async::dist_array<std::uint64_t>& table,
                                         const std::vector<std::uint64_t>& index) {
   std::vector<std::uint64_t> out(index.size());
-  rt.run_each(index.size(), [&](std::size_t k) -> async::task<> {
-    out[k] = co_await table.get(index[k]);
-  });
+  rt.run_each(index.size(),
+              [&](std::size_t k) -> async::task<> { out[k] = co_await table.get(index[k]); });
   return out;
 }
 
 // ---- the same with two conveyors (seed 000 Figure 4) -----------------------------------
-struct query { std::uint64_t slot, local; };
-struct reply { std::uint64_t slot, value; };
+struct query {
+  std::uint64_t slot, local;
+};
+struct reply {
+  std::uint64_t slot, value;
+};
 
 std::vector<std::uint64_t> gather_loop(const std::vector<std::uint64_t>& local_table,
-                                       std::uint64_t per_rank, const std::vector<std::uint64_t>& index) {
+                                       std::uint64_t per_rank,
+                                       const std::vector<std::uint64_t>& index) {
   conveyor<query> q(MPI_COMM_WORLD);
   conveyor<reply> r(MPI_COMM_WORLD);
   std::vector<std::uint64_t> out(index.size());
@@ -50,22 +54,25 @@ std::vector<std::uint64_t> gather_loop(const std::vector<std::uint64_t>& local_t
   return out;
 }
 
-int main(int argc, char** argv) {
+// An exception from the library ends the example with its message (std::terminate).
+int main(int argc, char** argv) {  // NOLINT(bugprone-exception-escape)
   MPI_Init(&argc, &argv);
   int rank = 0, p = 1;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   MPI_Comm_size(MPI_COMM_WORLD, &p);
   const std::uint64_t per_rank = 5000, n = per_rank * static_cast<std::uint64_t>(p);
   std::vector<std::uint64_t> index(20000);
-  for (std::size_t k = 0; k < index.size(); ++k) index[k] = mix(k * 131 + static_cast<std::uint64_t>(rank)) % n;
+  for (std::size_t k = 0; k < index.size(); ++k)
+    index[k] = mix(k * 131 + static_cast<std::uint64_t>(rank)) % n;
   bool ok = true;
   {
     async::runtime rt(MPI_COMM_WORLD);
     async::dist_array<std::uint64_t> table(rt, n);
-    for (std::size_t l = 0; l < table.local().size(); ++l) table.local()[l] = mix(table.first() + l);
+    for (std::size_t l = 0; l < table.local().size(); ++l)
+      table.local()[l] = mix(table.first() + l);
     const auto a = gather_tasks(rt, table, index);
-    const auto b = gather_loop(std::vector<std::uint64_t>(table.local().begin(), table.local().end()),
-                               per_rank, index);
+    const auto b = gather_loop(
+        std::vector<std::uint64_t>(table.local().begin(), table.local().end()), per_rank, index);
     for (std::size_t k = 0; k < index.size(); ++k) ok = ok && a[k] == mix(index[k]) && b[k] == a[k];
   }
   const int rc = example::verdict("index_gather", ok);

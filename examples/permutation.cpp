@@ -41,8 +41,12 @@ void throw_tasks(async::runtime& rt, const layout& g, std::vector<std::uint64_t>
 }
 
 // ---- the same with two conveyors -------------------------------------------------------
-struct dart_msg { std::uint64_t local, item; };
-struct answer_msg { std::uint64_t item, ok; };
+struct dart_msg {
+  std::uint64_t local, item;
+};
+struct answer_msg {
+  std::uint64_t item, ok;
+};
 
 void throw_loop(const layout& g, int rank, int p, std::vector<std::uint64_t>& slots) {
   // Retries wait on answers: without steady dispatch a partly filled buffer of darts or
@@ -108,7 +112,8 @@ bool is_permutation(const std::vector<std::uint64_t>& slots, std::uint64_t n, in
   return all.size() == n;
 }
 
-int main(int argc, char** argv) {
+// An exception from the library ends the example with its message (std::terminate).
+int main(int argc, char** argv) {  // NOLINT(bugprone-exception-escape)
   MPI_Init(&argc, &argv);
   int rank = 0, p = 1;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);

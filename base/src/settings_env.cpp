@@ -8,6 +8,7 @@
 #include <fstream>
 #include <iterator>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "variables.hpp"
@@ -104,7 +105,12 @@ settings settings::from_env(MPI_Comm comm) {
       mine = from_values(env);
       mine.tuning = read_tuning(mine);
       fields = {"ok", mine.tuning.path};
-      for (const auto& [key, value] : mine.tuning.entries) fields.push_back(key + "=" + value);
+      for (const auto& [key, value] : mine.tuning.entries) {
+        std::string entry = key;
+        entry += '=';
+        entry += value;
+        fields.push_back(std::move(entry));
+      }
       fields.emplace_back();
       for (const auto& [name, value] : env) {
         fields.push_back(name);

@@ -43,11 +43,11 @@ TEST(Async, CallRunsOnOwnerAndReturnsItsResult) {
     const std::size_t n = 3000;
     std::vector<std::uint64_t> got(n, 0);
     rt.run_each(n, [&](std::size_t k) -> task<> {
-      const int r = static_cast<int>(mix(k + 77 * me) % p);
+      const int r = static_cast<int>(mix(k + 77 * static_cast<std::uint64_t>(me)) % p);
       got[k] = co_await rt.call(r, owner_says, std::uint64_t{k});
     });
     for (std::size_t k = 0; k < n; ++k) {
-      const auto r = mix(k + 77 * me) % p;
+      const auto r = mix(k + 77 * static_cast<std::uint64_t>(me)) % p;
       ASSERT_EQ(got[k], k * 1000 + r) << "task " << k << " cap " << cap;
     }
     EXPECT_LE(rt.stats().peak_tasks, cap);
@@ -80,14 +80,16 @@ TEST(Async, UpdatesAppliedExactlyOnce) {
   const int me = world_rank(), p = world_size();
   for (int phase = 0; phase < 2; ++phase)  // phases repeat (API-76)
     rt.run([&]() -> task<> {
-      for (std::size_t k = 0; k < n; ++k) counts.update(mix(k + 1000 * me) % n_global, add, 1 + k % 3);
+      for (std::size_t k = 0; k < n; ++k)
+        counts.update(mix(k + 1000 * static_cast<std::uint64_t>(me)) % n_global, add, 1 + k % 3);
       co_return;
     });
   // Serial oracle over every rank's draws.
   std::vector<std::int64_t> want(n_global, 0);
   for (int r = 0; r < p; ++r)
     for (std::size_t k = 0; k < n; ++k)
-      want[mix(k + 1000 * static_cast<std::uint64_t>(r)) % n_global] += 2 * static_cast<std::int64_t>(1 + k % 3);
+      want[mix(k + 1000 * static_cast<std::uint64_t>(r)) % n_global] +=
+          2 * static_cast<std::int64_t>(1 + k % 3);
   for (std::size_t l = 0; l < counts.local().size(); ++l)
     ASSERT_EQ(counts.local()[l], want[counts.first() + l]) << "element " << counts.first() + l;
 }
@@ -97,7 +99,8 @@ TEST(Async, WriteThenReadSeesTheWrite) {
   runtime rt(MPI_COMM_WORLD, small_buffers(256));
   const int me = world_rank(), p = world_size();
   const std::uint64_t per = 500;
-  dist_array<std::uint64_t> a(rt, per * static_cast<std::uint64_t>(p) * static_cast<std::uint64_t>(p));
+  dist_array<std::uint64_t> a(rt,
+                              per * static_cast<std::uint64_t>(p) * static_cast<std::uint64_t>(p));
   auto set = a.define_update([](std::uint64_t& x, std::uint64_t v) { x = v; });
   std::uint64_t wrong = 0;
   rt.run_each(per, [&](std::size_t k) -> task<> {
@@ -113,7 +116,8 @@ TEST(Async, WriteThenReadSeesTheWrite) {
 
 task<std::uint64_t> sum_of_reads(dist_array<std::uint64_t>& t, std::uint64_t base, int k) {
   std::uint64_t s = 0;
-  for (int j = 0; j < k; ++j) s += co_await t.get((base + static_cast<std::uint64_t>(j) * 7) % t.size());
+  for (int j = 0; j < k; ++j)
+    s += co_await t.get((base + static_cast<std::uint64_t>(j) * 7) % t.size());
   co_return s;
 }
 
@@ -125,7 +129,9 @@ TEST(Async, NestedTasksAndWhenAll) {
   std::vector<std::uint64_t> sums(100, 0), direct(100, 0);
   rt.run_each(100, [&](std::size_t k) -> task<> {
     std::vector<task<std::uint64_t>> kids;
-    for (int c = 0; c < 5; ++c) kids.push_back(sum_of_reads(t, k * 5 + static_cast<std::size_t>(c), 3));
+    kids.reserve(5);
+    for (int c = 0; c < 5; ++c)
+      kids.push_back(sum_of_reads(t, k * 5 + static_cast<std::size_t>(c), 3));
     auto parts = co_await convoy::async::when_all(std::move(kids));
     for (auto v : parts) sums[k] += v;
     direct[k] = co_await sum_of_reads(t, k, 4);
@@ -148,7 +154,8 @@ TEST(Async, TaskExceptionEndsPhaseEverywhere) {
   std::string what;
   try {
     rt.run_each(200, [&](std::size_t k) -> task<> {
-      (void)co_await rt.call(static_cast<int>(k % static_cast<std::size_t>(p)), echo, std::uint64_t{k});
+      (void)co_await rt.call(static_cast<int>(k % static_cast<std::size_t>(p)), echo,
+                             std::uint64_t{k});
       if (world_rank() == p - 1 && k == 57) throw std::runtime_error("boom in task 57");
     });
   } catch (const convoy::error& e) {
@@ -157,7 +164,8 @@ TEST(Async, TaskExceptionEndsPhaseEverywhere) {
   EXPECT_NE(what.find("boom in task 57"), std::string::npos) << what;
   // The runtime is usable again after a failed phase.
   std::vector<std::uint64_t> got(10, 0);
-  rt.run_each(10, [&](std::size_t k) -> task<> { got[k] = co_await rt.call(0, echo, std::uint64_t{k}); });
+  rt.run_each(
+      10, [&](std::size_t k) -> task<> { got[k] = co_await rt.call(0, echo, std::uint64_t{k}); });
   for (std::uint64_t k = 0; k < 10; ++k) EXPECT_EQ(got[k], k);
 }
 
@@ -174,8 +182,8 @@ TEST(Async, HandlerExceptionReachesCallerAndPhase) {
   try {
     rt.run_each(20, [&](std::size_t k) -> task<> {
       try {
-        const auto v = co_await rt.call(static_cast<int>((k + 1) % static_cast<std::size_t>(p)), picky,
-                                        std::uint64_t{k});
+        const auto v = co_await rt.call(static_cast<int>((k + 1) % static_cast<std::size_t>(p)),
+                                        picky, std::uint64_t{k});
         if (v != k + 1) throw std::runtime_error("wrong result");
       } catch (const convoy::async::remote_error&) {
         ++caught;
@@ -210,11 +218,12 @@ TEST(Async, MisuseIsAClearError) {
   auto f = rt.define([](std::uint64_t x) { return x; });
   EXPECT_THROW(rt.post(0, f, std::uint64_t{1}), convoy::error);
   EXPECT_THROW(rt.spawn([]() -> task<> { co_return; }()), convoy::error);
-  EXPECT_THROW(runtime(MPI_COMM_WORLD, [] {
-                 runtime_options o;
-                 o.max_tasks = 0;
-                 return o;
-               }()),
+  EXPECT_THROW(runtime(MPI_COMM_WORLD,
+                       [] {
+                         runtime_options o;
+                         o.max_tasks = 0;
+                         return o;
+                       }()),
                convoy::error);
   std::string what;
   try {
@@ -251,9 +260,10 @@ TEST(Async, SpawnedTasksBelongToThePhase) {
   const int p = world_size();
   rt.run([&]() -> task<> {
     for (std::uint64_t k = 0; k < 50; ++k)
-      rt.spawn([](runtime& r, decltype(f) fn, std::uint64_t x, std::uint64_t& s, int ranks) -> task<> {
-        s += co_await r.call(static_cast<int>(x % static_cast<std::uint64_t>(ranks)), fn, x);
-      }(rt, f, k, sum, p));
+      rt.spawn(
+          [](runtime& r, decltype(f) fn, std::uint64_t x, std::uint64_t& s, int ranks) -> task<> {
+            s += co_await r.call(static_cast<int>(x % static_cast<std::uint64_t>(ranks)), fn, x);
+          }(rt, f, k, sum, p));
     co_return;
   });
   EXPECT_EQ(sum, 2u * (49u * 50u / 2u));

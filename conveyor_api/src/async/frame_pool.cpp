@@ -17,7 +17,7 @@ struct pool {
   detail::frame_stats stats;
   ~pool() {
     for (std::size_t c = 1; c <= k_classes; ++c)
-      for (void* p : free[c]) ::operator delete(p, c * k_class_bytes);
+      for (void* p : free[c]) ::operator delete(p);
   }
 };
 
@@ -36,7 +36,7 @@ void* detail::frame_alloc(std::size_t bytes) {
   const std::size_t c = (bytes + k_class_bytes - 1) / k_class_bytes;
   if (c > k_classes) return ::operator new(bytes);
   auto& list = p.free[c];
-  if (list.empty()) return ::operator new(c * k_class_bytes);
+  if (list.empty()) return ::operator new(c* k_class_bytes);
   void* f = list.back();
   list.pop_back();
   p.stats.pooled_bytes -= c * k_class_bytes;
@@ -48,14 +48,14 @@ void detail::frame_free(void* f, std::size_t bytes) noexcept {
   --p.stats.live;
   const std::size_t c = (bytes + k_class_bytes - 1) / k_class_bytes;
   if (c > k_classes) {
-    ::operator delete(f, bytes);
+    ::operator delete(f);
     return;
   }
   try {
     p.free[c].push_back(f);
     p.stats.pooled_bytes += c * k_class_bytes;
   } catch (...) {
-    ::operator delete(f, c * k_class_bytes);
+    ::operator delete(f);
   }
 }
 

@@ -130,7 +130,8 @@ void runtime::send_post(int rank, std::uint32_t id, const std::byte* args) {
 }
 
 void runtime::root_finished(std::coroutine_handle<> h, const std::exception_ptr& error) noexcept {
-  const std::exception_ptr e = error;  // the promise goes with the frame
+  // A copy, not a reference: `error` lives in the promise, which goes with the frame.
+  const std::exception_ptr e = error;  // NOLINT(performance-unnecessary-copy-initialization)
   h.destroy();
   --impl_->in_flight;
   if (e) impl_->note_error("a task on rank " + std::to_string(rank_) + " threw: " + message_of(e));
