@@ -13,6 +13,7 @@
 namespace convoy::bench {
 
 __extension__ typedef unsigned __int128 u128;
+__extension__ typedef __int128 i128;
 
 class permute_kernel {
  public:
@@ -126,13 +127,13 @@ class permute_kernel {
  private:
   static std::uint64_t inverse(std::uint64_t a, std::uint64_t m) {
     if (m <= 1) return 0;
-    __extension__ __int128 t = 0, nt = 1, r = m, nr = a;
+    i128 t = 0, nt = 1, r = m, nr = a;
     while (nr != 0) {
-      const __int128 q = r / nr;
-      const __int128 tt = t - q * nt;
+      const i128 q = r / nr;
+      const i128 tt = t - q * nt;
       t = nt;
       nt = tt;
-      const __int128 rr = r - q * nr;
+      const i128 rr = r - q * nr;
       r = nr;
       nr = rr;
     }
