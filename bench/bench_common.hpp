@@ -39,9 +39,18 @@ struct options {
   bool quiet = false;               ///< no RESULT lines (demo)
 };
 
-/// Parses argv (rank 0's view is what matters; every rank parses the same argv).
-/// Throws std::runtime_error naming the bad option.
-options parse_options(int argc, char** argv, const char* program, const char* kernel_help);
+/// Options to run with, or the exit code of a program that must stop now.
+struct parsed_options {
+  options opt;
+  int exit_code = -1;  ///< -1: run; 0: --help was printed; 2: a bad option was reported
+};
+
+/// Parses argv with CLI11 (bench/options.cpp). Every rank parses the same argv and gets
+/// the same outcome; only `print` (rank 0) writes --help or the error message. Options
+/// start from `defaults` (the demo's), so a flag given later overrides them.
+[[nodiscard]] parsed_options parse_options(int argc, char** argv, const char* program,
+                                           const char* kernel_help, bool print,
+                                           const options& defaults = {});
 
 /// splitmix64's finalizer: a bijective 64-bit mix (counter-based random numbers).
 [[nodiscard]] constexpr std::uint64_t mix64(std::uint64_t x) noexcept {
@@ -89,11 +98,19 @@ struct job {
   MPI_Comm comm = MPI_COMM_WORLD;
   int rank = 0;
   int n_ranks = 1;
-  int ranks_per_node = 1;  ///< ranks on this rank's node (MPI_COMM_TYPE_SHARED)
+  int ranks_per_node = 1;  ///< ranks on this rank's node (emulated or MPI_COMM_TYPE_SHARED)
   int n_nodes = 1;
+  /// Ranks per node when every node has as many and they divide the job, else 1: the
+  /// default n_local of tensor kinds (bale's benchmarks use ranks per node).
+  int uniform_ranks_per_node = 1;
+  /// CONVOY_EMULATE_NODES as given, "" if unset. When set, nodes are the emulated ones
+  /// (block placement, or round-robin with CONVOY_EMULATE_MAP=cyclic), as convoy sees them.
+  std::string emulate_nodes;
   std::string impl;  ///< "convoy" or the library the façade kinds were linked against
 };
 
+/// Collective. @throws std::runtime_error if CONVOY_EMULATE_NODES is malformed or its sizes
+/// do not add up to the rank count (every rank throws alike).
 [[nodiscard]] job describe_job(MPI_Comm comm);
 
 }  // namespace convoy::bench

@@ -61,6 +61,7 @@ struct kind_spec {
   std::string name;  ///< as printed in RESULT lines
   family fam = family::naive;
   int order = 0;              ///< convey: 0 simple, 1..3 tensor, -1 convey_new
+  std::size_t n_local = 1;    ///< convey tensor kinds: --n-local, else ranks per node
   std::string mesh = "auto";  ///< engine: mesh spec
   std::size_t tasks = 1024;   ///< coro: tasks in flight at most
 };

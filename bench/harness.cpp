@@ -2,12 +2,9 @@
 
 #include <unistd.h>
 
-#include <cerrno>
 #include <cmath>
 #include <cstdlib>
 #include <ctime>
-#include <fstream>
-#include <sstream>
 #include <stdexcept>
 
 #ifndef CONVOY_BENCH_IMPL
@@ -26,147 +23,91 @@ namespace convoy::bench {
 
 namespace {
 
-std::uint64_t parse_count(const std::string& flag, const std::string& text) {
-  // Accepts 10000000, 1e7, 10M, 64k, 16Ki.
-  char* end = nullptr;
-  errno = 0;
-  const double v = std::strtod(text.c_str(), &end);
-  std::string suffix = end ? std::string(end) : std::string();
-  double mult = 1;
-  if (suffix == "k" || suffix == "K")
-    mult = 1e3;
-  else if (suffix == "M")
-    mult = 1e6;
-  else if (suffix == "G")
-    mult = 1e9;
-  else if (suffix == "Ki")
-    mult = 1024;
-  else if (suffix == "Mi")
-    mult = 1024.0 * 1024;
-  else if (!suffix.empty())
-    mult = -1;
-  if (errno || end == text.c_str() || mult < 0 || !(v >= 0) || v * mult > 1e15)
-    throw std::runtime_error(flag + " '" + text + "': expected a count such as 1e7, 64k or 16Ki");
-  return static_cast<std::uint64_t>(std::llround(v * mult));
+// CONVOY_EMULATE_NODES "4,2,3" -> node sizes. The benchmark programs must also build
+// against another convey.h library, so they read the variable themselves, with the
+// meaning convoy gives it (topology/README.md): nodes of these sizes, block placement, or
+// round-robin placement with CONVOY_EMULATE_MAP=cyclic.
+std::vector<int> emulated_sizes(const std::string& text, int n_ranks) {
+  std::vector<int> sizes;
+  long sum = 0;
+  std::size_t start = 0;
+  while (start <= text.size()) {
+    const std::size_t end = std::min(text.find(',', start), text.size());
+    const std::string part = text.substr(start, end - start);
+    char* stop = nullptr;
+    const long v = std::strtol(part.c_str(), &stop, 10);
+    if (part.empty() || *stop != '\0' || v < 1 || v > n_ranks)
+      throw std::runtime_error("CONVOY_EMULATE_NODES='" + text +
+                               "': expected node sizes such as 2,2 (positive integers)");
+    sizes.push_back(static_cast<int>(v));
+    sum += v;
+    start = end + 1;
+  }
+  if (sum != n_ranks)
+    throw std::runtime_error("CONVOY_EMULATE_NODES='" + text + "': the sizes add up to " +
+                             std::to_string(sum) + ", the job has " + std::to_string(n_ranks) +
+                             " ranks");
+  return sizes;
 }
 
-std::vector<std::string> split(const std::string& s, char sep) {
-  std::vector<std::string> out;
-  std::string cur;
-  std::istringstream in(s);
-  while (std::getline(in, cur, sep))
-    if (!cur.empty()) out.push_back(cur);
-  return out;
-}
-
-// Text safe inside a JSON string (our messages have no control characters but quotes).
-std::string json_text(std::string s) {
-  for (auto& c : s)
-    if (c == '"' || c == '\\' || static_cast<unsigned char>(c) < 0x20) c = '\'';
-  return s;
-}
-
-void usage(std::FILE* f, const char* program, const char* help) {
-  std::fprintf(
-      f,
-      "usage: %s [options]\n  %s\n"
-      "options:\n"
-      "  --items N        items pushed per rank per cycle (default 1e7)\n"
-      "  --sizes LIST     item sizes in bytes (default 8,16,32,128)\n"
-      "  --kinds LIST     kinds to run (default all built): naive, alltoallv, simple,\n"
-      "                   tensor1, tensor2, tensor3, convey, mesh, mesh-1d, mesh:<spec>\n"
-      "  --reps R         timed cycles; the median is reported (default 1)\n"
-      "  --warmup W       untimed cycles first (default 1)\n"
-      "  --table T        table entries per rank (histogram, index-gather; 1e5)\n"
-      "  --seed S\n"
-      "  --capacity B     bytes per buffer, C++ API kinds (default: library)\n"
-      "  --n-buffers K    buffers per link, C++ API kinds (default: library)\n"
-      "  --mesh SPEC      mesh of kind 'mesh' (default auto)\n"
-      "  --convey-capacity B  buffer bytes of convey.h kinds (CONVEY_BUFFER_SIZE or 10000)\n"
-      "  --convey-buffers K   buffers per link of tensor kinds (default 1)\n"
-      "  --n-local N      local group of tensor kinds (default ranks per node)\n"
-      "  --window W       outstanding requests of kind naive (default 256)\n"
-      "  --json FILE      also write the results with their context as JSON\n"
-      "  --print-table    also print a short table\n",
-      program, help);
+// The emulated node of every rank (topology's placement rules).
+int emulated_node_of(const std::vector<int>& sizes, int rank, bool cyclic) {
+  std::vector<int> room = sizes;
+  int node = 0;
+  for (int r = 0;; ++r) {
+    if (!cyclic) {
+      while (room[static_cast<std::size_t>(node)] == 0) ++node;
+    } else {
+      while (room[static_cast<std::size_t>(node)] == 0)
+        node = (node + 1) % static_cast<int>(sizes.size());
+    }
+    if (r == rank) return node;
+    --room[static_cast<std::size_t>(node)];
+    if (cyclic) node = (node + 1) % static_cast<int>(sizes.size());
+  }
 }
 
 }  // namespace
-
-options parse_options(int argc, char** argv, const char* program, const char* help) {
-  options o;
-  for (int i = 1; i < argc; ++i) {
-    const std::string a = argv[i];
-    auto value = [&]() -> std::string {
-      if (i + 1 >= argc) throw std::runtime_error(a + " needs a value");
-      return argv[++i];
-    };
-    if (a == "--help" || a == "-h") {
-      int rank = 0;
-      MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-      if (rank == 0) usage(stdout, program, help);
-      finalize_mpi();
-      std::exit(0);
-    } else if (a == "--items") {
-      o.items = parse_count(a, value());
-    } else if (a == "--sizes") {
-      o.sizes.clear();
-      for (const auto& s : split(value(), ',')) o.sizes.push_back(parse_count(a, s));
-      for (auto s : o.sizes)
-        if (s == 0 || s > 65536) throw std::runtime_error("--sizes: sizes must be 1..65536");
-    } else if (a == "--kinds") {
-      o.kinds = split(value(), ',');
-    } else if (a == "--reps") {
-      o.reps = static_cast<int>(parse_count(a, value()));
-      if (o.reps < 1) throw std::runtime_error("--reps must be >= 1");
-    } else if (a == "--warmup") {
-      o.warmup = static_cast<int>(parse_count(a, value()));
-    } else if (a == "--table") {
-      o.table = parse_count(a, value());
-      if (o.table == 0 || o.table >= (1ULL << 32))
-        throw std::runtime_error("--table must be 1..2^32-1");
-    } else if (a == "--seed") {
-      o.seed = parse_count(a, value());
-    } else if (a == "--capacity") {
-      o.capacity_bytes = parse_count(a, value());
-    } else if (a == "--n-buffers") {
-      o.n_buffers = static_cast<int>(parse_count(a, value()));
-    } else if (a == "--mesh") {
-      o.mesh = value();
-    } else if (a == "--convey-capacity") {
-      o.convey_capacity = parse_count(a, value());
-    } else if (a == "--convey-buffers") {
-      o.convey_buffers = static_cast<int>(parse_count(a, value()));
-    } else if (a == "--n-local") {
-      o.convey_n_local = parse_count(a, value());
-    } else if (a == "--window") {
-      o.naive_window = static_cast<int>(parse_count(a, value()));
-    } else if (a == "--json") {
-      o.json = value();
-    } else if (a == "--print-table") {
-      o.table_output = true;
-    } else {
-      throw std::runtime_error("unknown option '" + a + "' (try --help)");
-    }
-  }
-  if (o.items >= (1ULL << 32)) throw std::runtime_error("--items must be below 2^32");
-  return o;
-}
 
 job describe_job(MPI_Comm comm) {
   job j;
   j.comm = comm;
   MPI_Comm_rank(comm, &j.rank);
   MPI_Comm_size(comm, &j.n_ranks);
-  MPI_Comm node;
-  MPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node);
-  int node_rank = 0;
-  MPI_Comm_size(node, &j.ranks_per_node);
-  MPI_Comm_rank(node, &node_rank);
-  MPI_Comm_free(&node);
-  int leader = node_rank == 0;
-  MPI_Allreduce(&leader, &j.n_nodes, 1, MPI_INT, MPI_SUM, comm);
   j.impl = CONVOY_BENCH_IMPL;
+  // Rank 0's environment, as convoy's settings do.
+  std::string emulate;
+  if (const char* e = std::getenv("CONVOY_EMULATE_NODES")) emulate = e;
+  std::string map;
+  if (const char* e = std::getenv("CONVOY_EMULATE_MAP")) map = e;
+  for (std::string* s : {&emulate, &map}) {
+    unsigned long len = s->size();
+    MPI_Bcast(&len, 1, MPI_UNSIGNED_LONG, 0, comm);
+    s->resize(len);
+    MPI_Bcast(s->data(), static_cast<int>(len), MPI_CHAR, 0, comm);
+  }
+  int min_size = 0, max_size = 0;
+  if (!emulate.empty()) {
+    const std::vector<int> sizes = emulated_sizes(emulate, j.n_ranks);
+    j.emulate_nodes = emulate;
+    j.n_nodes = static_cast<int>(sizes.size());
+    j.ranks_per_node =
+        sizes[static_cast<std::size_t>(emulated_node_of(sizes, j.rank, map == "cyclic"))];
+    min_size = *std::min_element(sizes.begin(), sizes.end());
+    max_size = *std::max_element(sizes.begin(), sizes.end());
+  } else {
+    MPI_Comm node;
+    MPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node);
+    int node_rank = 0;
+    MPI_Comm_size(node, &j.ranks_per_node);
+    MPI_Comm_rank(node, &node_rank);
+    MPI_Comm_free(&node);
+    int leader = node_rank == 0;
+    MPI_Allreduce(&leader, &j.n_nodes, 1, MPI_INT, MPI_SUM, comm);
+    MPI_Allreduce(&j.ranks_per_node, &min_size, 1, MPI_INT, MPI_MIN, comm);
+    MPI_Allreduce(&j.ranks_per_node, &max_size, 1, MPI_INT, MPI_MAX, comm);
+  }
+  j.uniform_ranks_per_node = min_size == max_size && j.n_ranks % min_size == 0 ? min_size : 1;
   return j;
 }
 
@@ -210,33 +151,35 @@ result_row collect(const std::vector<cycle_measure>& cycles, std::size_t memory,
   return r;
 }
 
-std::string result_line(const result_row& r, const job& j) {
+std::string result_line(const result_row& r) {
   char buf[1024];
   if (!r.error.empty()) {
+    // One line, one quoted field: the exact message is in the JSON rows.
+    std::string message = r.error;
+    for (auto& c : message)
+      if (c == '"' || static_cast<unsigned char>(c) < 0x20) c = c == '"' ? '\'' : ' ';
     std::snprintf(buf, sizeof buf,
                   "RESULT kernel=%s impl=%s kind=%s item_bytes=%zu ranks=%d nodes=%d "
                   "error=\"%s\" verified=0",
-                  r.kernel.c_str(), j.impl.c_str(), r.kind.c_str(), r.item_bytes, r.ranks, r.nodes,
-                  r.error.c_str());
+                  r.kernel.c_str(), r.impl.c_str(), r.kind.c_str(), r.item_bytes, r.ranks, r.nodes,
+                  message.c_str());
     return buf;
   }
-  // Injection bandwidth per node (seed 000 sec. 5): payload bytes pushed by the ranks of
-  // a node / time from begin to reset.
   char header[32] = "na";
   if (!std::isnan(r.header_bytes_per_item))
     std::snprintf(header, sizeof header, "%.3f", r.header_bytes_per_item);
-  const double node_bw = r.items_per_s_per_rank * static_cast<double>(r.item_bytes) *
-                         static_cast<double>(j.ranks_per_node);
   std::snprintf(buf, sizeof buf,
                 "RESULT kernel=%s impl=%s kind=%s item_bytes=%zu ranks=%d nodes=%d "
                 "items_per_rank=%llu reps=%d seconds=%.6f seconds_min=%.6f seconds_max=%.6f "
                 "items_per_s_per_rank=%.6g node_bw_bytes_per_s=%.6g header_bytes_per_item=%s "
                 "buffers_per_rank=%zu buffer_bytes=%zu memory_bytes_per_rank=%zu verified=%d",
-                r.kernel.c_str(), j.impl.c_str(), r.kind.c_str(), r.item_bytes, r.ranks, r.nodes,
+                r.kernel.c_str(), r.impl.c_str(), r.kind.c_str(), r.item_bytes, r.ranks, r.nodes,
                 static_cast<unsigned long long>(r.items_per_rank), r.reps, r.seconds, r.seconds_min,
-                r.seconds_max, r.items_per_s_per_rank, node_bw, header, r.buffers_per_rank,
-                r.buffer_bytes, r.memory_bytes_per_rank, r.verified ? 1 : 0);
-  return buf;
+                r.seconds_max, r.items_per_s_per_rank, r.node_bw_bytes_per_s, header,
+                r.buffers_per_rank, r.buffer_bytes, r.memory_bytes_per_rank, r.verified ? 1 : 0);
+  std::string line = buf;
+  if (r.n_local) line += " n_local=" + std::to_string(r.n_local);
+  return line;
 }
 
 void print_table(const std::vector<result_row>& rows, const job& j, std::FILE* out) {
@@ -263,46 +206,38 @@ void print_table(const std::vector<result_row>& rows, const job& j, std::FILE* o
 
 void write_json(const std::string& path, const std::vector<result_row>& rows, const job& j,
                 int argc, char** argv) {
-  std::ofstream f(path);
-  if (!f) throw std::runtime_error("--json: cannot write '" + path + "'");
+  run_results out;
+  run_context& c = out.context;
   char host[256] = {};
   gethostname(host, sizeof host - 1);
+  c.host = host;
   char mpi[MPI_MAX_LIBRARY_VERSION_STRING] = {};
   int len = 0;
   MPI_Get_library_version(mpi, &len);
-  std::string mpi_line(mpi, static_cast<std::size_t>(len));
-  if (auto nl = mpi_line.find('\n'); nl != std::string::npos) mpi_line.resize(nl);
-  for (auto& c : mpi_line)
-    if (c == '"' || c == '\\') c = ' ';
-  std::string cmd;
-  for (int i = 0; i < argc; ++i) cmd += std::string(i ? " " : "") + argv[i];
-  for (auto& c : cmd)
-    if (c == '"' || c == '\\') c = ' ';
+  c.mpi.assign(mpi, static_cast<std::size_t>(len));
+  // The first line, without the terminating NUL that some MPIs count in len.
+  if (auto end = c.mpi.find_first_of(std::string("\n\0", 2)); end != std::string::npos)
+    c.mpi.resize(end);
+  for (int i = 0; i < argc; ++i) c.command += std::string(i ? " " : "") + argv[i];
   const std::time_t now = std::time(nullptr);
   char date[64];
   std::strftime(date, sizeof date, "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&now));
-  f << "{\n  \"context\": {\"date\": \"" << date << "\", \"host\": \"" << host << "\", \"git\": \""
-    << CONVOY_BENCH_GIT << "\", \"impl\": \"" << j.impl << "\", \"mpi\": \"" << mpi_line
-    << "\", \"ranks\": " << j.n_ranks << ", \"nodes\": " << j.n_nodes
-    << ", \"ranks_per_node\": " << j.ranks_per_node << ", \"command\": \"" << cmd
-    << "\"},\n  \"results\": [";
-  for (std::size_t i = 0; i < rows.size(); ++i) {
-    const auto& r = rows[i];
-    f << (i ? ",\n" : "\n") << "    {\"kernel\": \"" << r.kernel << "\", \"kind\": \"" << r.kind
-      << "\", \"item_bytes\": " << r.item_bytes << ", \"items_per_rank\": " << r.items_per_rank
-      << ", \"reps\": " << r.reps << ", \"seconds\": " << r.seconds
-      << ", \"items_per_s_per_rank\": " << r.items_per_s_per_rank << ", \"node_bw_bytes_per_s\": "
-      << r.items_per_s_per_rank * static_cast<double>(r.item_bytes) * j.ranks_per_node
-      << ", \"header_bytes_per_item\": "
-      << (std::isnan(r.header_bytes_per_item) ? std::string("null")
-                                              : std::to_string(r.header_bytes_per_item))
-      << ", \"buffers_per_rank\": " << r.buffers_per_rank
-      << ", \"buffer_bytes\": " << r.buffer_bytes
-      << ", \"memory_bytes_per_rank\": " << r.memory_bytes_per_rank
-      << ", \"verified\": " << (r.verified ? "true" : "false") << ", \"error\": \""
-      << json_text(r.error) << "\"}";
+  c.date = date;
+  c.git = CONVOY_BENCH_GIT;
+  c.impl = j.impl;
+  c.ranks = j.n_ranks;
+  c.nodes = j.n_nodes;
+  c.ranks_per_node = j.ranks_per_node;
+  c.emulate_nodes = j.emulate_nodes;
+  if (const char* t = std::getenv("CONVOY_TRANSPORT")) c.transport = t;
+  // mpirun passes --mca btl as OMPI_MCA_btl to every process.
+  if (const char* b = std::getenv("OMPI_MCA_btl")) c.btl = b;
+  out.rows = rows;
+  try {
+    write_results_file(path, out);
+  } catch (const std::exception& e) {
+    throw std::runtime_error(std::string("--json: ") + e.what());
   }
-  f << "\n  ]\n}\n";
 }
 
 void init_mpi(int& argc, char**& argv) {

@@ -27,27 +27,10 @@
 #include <vector>
 
 #include "bench_common.hpp"
+#include "bench_rows.hpp"
 #include "channels.hpp"
 
 namespace convoy::bench {
-
-/// One configuration's outcome, identical on every rank after collect.
-struct result_row {
-  std::string kernel, kind;
-  std::size_t item_bytes = 0;
-  int ranks = 1, nodes = 1;
-  std::uint64_t items_per_rank = 0;
-  int reps = 0;
-  double seconds = 0, seconds_min = 0, seconds_max = 0;  ///< median, fastest, slowest cycle
-  double items_per_s_per_rank = 0;
-  double node_bw_bytes_per_s = 0;
-  double header_bytes_per_item = 0;
-  std::size_t buffers_per_rank = 0;
-  std::size_t buffer_bytes = 0;  ///< bytes per buffer (0: grows with the data)
-  std::size_t memory_bytes_per_rank = 0;
-  bool verified = false;
-  std::string error;  ///< non-empty: the configuration could not run
-};
 
 /// Measures of one timed cycle on this rank.
 struct cycle_measure {
@@ -56,14 +39,15 @@ struct cycle_measure {
   std::uint64_t items = 0, wire = 0, payload = 0;
 };
 
-/// The line printed for a row: "RESULT kernel=... verified=1".
-std::string result_line(const result_row& r, const job& j);
+/// The line printed for a row: "RESULT kernel=... verified=1" (other scripts read it;
+/// tools read the JSON rows, bench_rows.hpp).
+std::string result_line(const result_row& r);
 /// Median-of-reps and max-over-ranks reduction of this rank's cycles (collective).
 result_row collect(const std::vector<cycle_measure>& cycles, std::size_t memory,
                    std::size_t buffers, const job& j);
 /// Prints rows as a table on rank 0 (demo): kind, items/s per rank, memory, verified.
 void print_table(const std::vector<result_row>& rows, const job& j, std::FILE* out);
-/// Writes rows with their context as JSON (rank 0).
+/// Writes rows with their context as JSON (rank 0; bench_rows.hpp).
 void write_json(const std::string& path, const std::vector<result_row>& rows, const job& j,
                 int argc, char** argv);
 /// MPI start-up and shut-down (bale's MPI build needs its own init when linked with it).
@@ -141,12 +125,18 @@ result_row run_one(const job& j, const options& opt, const std::string& kind_nam
       row.buffer_bytes = raw.front()->buffer_bytes();
     });
   }
+  if (k.fam == family::convey && k.order > 0) row.n_local = k.n_local;
   row.kernel = Kernel::name;
+  row.impl = j.impl;
   row.kind = kind_name;
   row.item_bytes = item_bytes;
   row.ranks = j.n_ranks;
   row.nodes = j.n_nodes;
   row.items_per_rank = opt.items;
+  // Injection bandwidth per node (seed 000 sec. 5): payload bytes pushed by the ranks of
+  // a node / time from begin to reset.
+  row.node_bw_bytes_per_s = row.items_per_s_per_rank * static_cast<double>(item_bytes) *
+                            static_cast<double>(j.ranks_per_node);
   row.error = error;
   return row;
 }
@@ -156,29 +146,35 @@ template <class Kernel>
 int run_main(int argc, char** argv) {
   init_mpi(argc, argv);
   int status = 0;
-  {
+  int rank = 0;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  const parsed_options p = parse_options(argc, argv, Kernel::name, Kernel::help, rank == 0);
+  if (p.exit_code >= 0) {
+    finalize_mpi();
+    return p.exit_code;
+  }
+  try {
+    const options& opt = p.opt;
     const job j = describe_job(MPI_COMM_WORLD);
-    try {
-      const options opt = parse_options(argc, argv, Kernel::name, Kernel::help);
-      const std::vector<std::string> kinds = opt.kinds.empty() ? available_kinds() : opt.kinds;
-      std::vector<result_row> rows;
-      for (std::size_t size : opt.sizes) {
-        for (const auto& kind : kinds) {
-          result_row r = run_one<Kernel>(j, opt, kind, size);
-          if (j.rank == 0 && !opt.quiet) {
-            std::printf("%s\n", result_line(r, j).c_str());
-            std::fflush(stdout);
-          }
-          if (!r.error.empty() || !r.verified) status = 1;
-          rows.push_back(std::move(r));
+    const std::vector<std::string> kinds = opt.kinds.empty() ? available_kinds() : opt.kinds;
+    for (const auto& kind : kinds) (void)parse_kind(kind, opt, j);  // a bad name is a usage error
+    std::vector<result_row> rows;
+    for (std::size_t size : opt.sizes) {
+      for (const auto& kind : kinds) {
+        result_row r = run_one<Kernel>(j, opt, kind, size);
+        if (j.rank == 0 && !opt.quiet) {
+          std::printf("%s\n", result_line(r).c_str());
+          std::fflush(stdout);
         }
+        if (!r.error.empty() || !r.verified) status = 1;
+        rows.push_back(std::move(r));
       }
-      if (opt.table_output) print_table(rows, j, stdout);
-      if (!opt.json.empty() && j.rank == 0) write_json(opt.json, rows, j, argc, argv);
-    } catch (const std::exception& e) {
-      if (j.rank == 0) std::fprintf(stderr, "%s: %s\n", Kernel::name, e.what());
-      status = 2;
     }
+    if (opt.table_output) print_table(rows, j, stdout);
+    if (!opt.json.empty() && j.rank == 0) write_json(opt.json, rows, j, argc, argv);
+  } catch (const std::exception& e) {
+    if (rank == 0) std::fprintf(stderr, "%s: %s\n", Kernel::name, e.what());
+    status = 2;
   }
   finalize_mpi();
   return status;

@@ -9,6 +9,11 @@ endif()
 if(CONVOY_BUILD_BENCH)
   find_package(benchmark REQUIRED)
 endif()
+# The command-line programs (tools/, bench/): JSON results and command lines.
+if(CONVOY_BUILD_TOOLS OR CONVOY_BUILD_BENCH)
+  find_package(nlohmann_json 3 REQUIRED)
+  find_package(CLI11 REQUIRED)
+endif()
 
 # mpi.h without OpenMPI's deprecated C++ bindings. Installed as convoy::mpi; the installed
 # convoyConfig.cmake links it to MPI::MPI_C or MPI::MPI_CXX, whichever language the

@@ -8,6 +8,7 @@
 // Besides a readable summary it prints one script-readable line per fact:
 //   hops <k> <count>, peers <stage> <n>, in_peers <stage> <n>, tag_bytes <stage> <n>,
 //   memory_bytes_per_rank <n>. Bad arguments: a message on stderr and exit status 2.
+#include <CLI/CLI.hpp>
 #include <convoy/base/error.hpp>
 #include <convoy/router/memory.hpp>
 #include <convoy/router/route_plan.hpp>
@@ -15,7 +16,6 @@
 #include <convoy/topology/mesh.hpp>
 #include <cstdint>
 #include <cstdio>
-#include <cstdlib>
 #include <exception>
 #include <iostream>
 #include <limits>
@@ -23,16 +23,13 @@
 #include <string>
 #include <vector>
 
+#include "cli_exit.hpp"
+
 namespace {
 
 struct usage_error {
   std::string what;
 };
-
-const char* const usage_text =
-    "usage: convoy-route --mesh AxBx... [--order d,d,...]\n"
-    "       convoy-route --tensor ORDER [--nlocal N] --ranks P\n"
-    "       common options: [--capacity BYTES] [--buffers K] [--rank R]\n";
 
 long long parse_int(const std::string& s, const std::string& what, long long lo, long long hi) {
   std::size_t used = 0;
@@ -73,39 +70,29 @@ struct options {
   long long rank = 0;
 };
 
-options parse(int argc, char** argv) {
-  options o;
-  bool have_nlocal = false;
-  for (int i = 1; i < argc; ++i) {
-    const std::string arg = argv[i];
-    if (arg == "--help" || arg == "-h") {
-      std::cout << usage_text;
-      std::exit(0);
-    }
-    if (i + 1 >= argc) throw usage_error{"option " + arg + " needs a value (or is unknown)"};
-    const std::string val = argv[++i];
-    if (arg == "--mesh") {
-      o.mesh = val;
-    } else if (arg == "--order") {
-      o.order = val;
-    } else if (arg == "--tensor") {
-      o.tensor = static_cast<int>(parse_int(val, "--tensor", 1, 3));
-    } else if (arg == "--nlocal") {
-      o.n_local = static_cast<int>(parse_int(val, "--nlocal", 1, std::numeric_limits<int>::max()));
-      have_nlocal = true;
-    } else if (arg == "--ranks") {
-      o.ranks = parse_int(val, "--ranks", 1, std::numeric_limits<int>::max());
-    } else if (arg == "--capacity") {
-      o.capacity_bytes = static_cast<std::size_t>(
-          parse_int(val, "--capacity", 1, std::numeric_limits<std::int32_t>::max()));
-    } else if (arg == "--buffers") {
-      o.n_buffers = static_cast<int>(parse_int(val, "--buffers", 1, 1024));
-    } else if (arg == "--rank") {
-      o.rank = parse_int(val, "--rank", 0, std::numeric_limits<int>::max());
-    } else {
-      throw usage_error{"unknown option " + arg};
-    }
-  }
+void add_options(CLI::App& app, options& o) {
+  app.add_option("--mesh", o.mesh, "Cartesian mesh AxBx... (its ranks are its cells)")
+      ->type_name("SHAPE");
+  app.add_option("--order", o.order, "dimension order of the route, e.g. 2,1,0 (--mesh)")
+      ->type_name("LIST");
+  app.add_option("--tensor", o.tensor, "bale's tensor route of this order")
+      ->check(CLI::Range(1, 3));
+  app.add_option("--nlocal", o.n_local, "local group of --tensor 2 and 3")
+      ->check(CLI::Range(1, std::numeric_limits<int>::max()));
+  app.add_option("--ranks", o.ranks, "ranks of --tensor")
+      ->check(CLI::Range(1LL, static_cast<long long>(std::numeric_limits<int>::max())));
+  app.add_option("--capacity", o.capacity_bytes, "bytes per buffer (default 8192)")
+      ->check(CLI::Range(std::size_t{1},
+                         static_cast<std::size_t>(std::numeric_limits<std::int32_t>::max())));
+  app.add_option("--buffers", o.n_buffers, "buffers per link (default 2)")
+      ->check(CLI::Range(1, 1024));
+  app.add_option("--rank", o.rank, "the rank whose routes are shown (default 0)")
+      ->check(CLI::Range(0LL, static_cast<long long>(std::numeric_limits<int>::max())));
+}
+
+// What CLI11 cannot say per option: which options go together.
+void check(const CLI::App& app, const options& o) {
+  const bool have_nlocal = app.count("--nlocal") > 0;
   if (o.mesh.empty() == (o.tensor == 0))
     throw usage_error{"give exactly one of --mesh or --tensor"};
   if (!o.mesh.empty() && (o.ranks >= 0 || have_nlocal))
@@ -113,7 +100,6 @@ options parse(int argc, char** argv) {
   if (o.tensor != 0 && o.ranks < 0) throw usage_error{"--tensor needs --ranks P"};
   if (o.tensor > 1 && !have_nlocal) throw usage_error{"--tensor 2 and 3 need --nlocal N"};
   if (o.tensor != 0 && !o.order.empty()) throw usage_error{"--order belongs to --mesh"};
-  return o;
 }
 
 std::unique_ptr<convoy::router::route_plan> make_plan(const options& o) {
@@ -134,8 +120,15 @@ std::unique_ptr<convoy::router::route_plan> make_plan(const options& o) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  options o;
+  CLI::App app{
+      "convoy-route: a route plan's hops, peers, tag bytes and buffer memory for one "
+      "rank (no MPI)",
+      "convoy-route"};
+  add_options(app, o);
+  if (const int code = convoy::tools::parse_command_line(app, argc, argv); code >= 0) return code;
   try {
-    const options o = parse(argc, argv);
+    check(app, o);
     const auto plan = make_plan(o);
     if (o.rank >= plan->n_ranks())
       throw usage_error{"--rank " + std::to_string(o.rank) + " is outside 0.." +
@@ -177,7 +170,7 @@ int main(int argc, char** argv) {
               << "\n";
     return 0;
   } catch (const usage_error& e) {
-    std::cerr << "convoy-route: " << e.what << "\n" << usage_text;
+    std::cerr << "convoy-route: " << e.what << "\nRun with --help for more information.\n";
     return 2;
   } catch (const convoy::error& e) {
     std::cerr << "convoy-route: " << e.what() << "\n";
