@@ -1,0 +1,168 @@
+// convoy-compare: one table of the benchmark programs' JSON results, convoy beside another
+// convey.h library (bench/README.md "Comparing with another convey.h library"; bench/compare
+// runs the programs and calls this).
+//
+//   convoy-compare [--base convoy] [--sizes 8] FILE...
+//
+// Rows: network configuration (from each file's context: ranks, emulated nodes,
+// transport), kernel, kind, item size; columns: million items/s per rank of every library
+// (impl=), then base/other for each other library. After each (configuration, kernel) a
+// "best" row compares each library's fastest kind. Unverified rows show as "fail".
+#include <CLI/CLI.hpp>
+#include <algorithm>
+#include <cstdio>
+#include <iostream>
+#include <map>
+#include <string>
+#include <tuple>
+#include <vector>
+
+#include "bench_rows.hpp"
+#include "cli_exit.hpp"
+
+namespace cb = convoy::bench;
+
+namespace {
+
+struct cell {
+  double rate = 0;  ///< items/s per rank
+  bool ok = false;
+};
+
+struct table {
+  std::vector<std::string> impls;    // base first
+  std::vector<std::string> configs;  // in order of first appearance
+  // (config, kernel, item bytes) -> kinds in order of first appearance
+  std::map<std::tuple<std::string, std::string, std::size_t>, std::vector<std::string>> kinds;
+  std::vector<std::tuple<std::string, std::string, std::size_t>> groups;
+  // (config, kernel, bytes, kind, impl) -> cell
+  std::map<std::tuple<std::string, std::string, std::size_t, std::string, std::string>, cell> cells;
+};
+
+template <class V, class T>
+void add_once(V& v, const T& x) {
+  if (std::find(v.begin(), v.end(), x) == v.end()) v.push_back(x);
+}
+
+table collect(const std::vector<std::string>& files, const std::string& base,
+              const std::vector<std::size_t>& sizes) {
+  table t;
+  t.impls.push_back(base);
+  for (const auto& f : files) {
+    const cb::run_results run = cb::read_results_file(f);
+    const std::string config = cb::configuration_label(run.context);
+    for (const auto& r : run.rows) {
+      if (!sizes.empty() && std::find(sizes.begin(), sizes.end(), r.item_bytes) == sizes.end())
+        continue;
+      add_once(t.impls, r.impl);
+      add_once(t.configs, config);
+      const auto group = std::make_tuple(config, r.kernel, r.item_bytes);
+      add_once(t.groups, group);
+      add_once(t.kinds[group], r.kind);
+      t.cells[{config, r.kernel, r.item_bytes, r.kind, r.impl}] = {r.items_per_s_per_rank,
+                                                                   r.verified && r.error.empty()};
+    }
+  }
+  // Groups by configuration first (files may come in any order).
+  std::stable_sort(t.groups.begin(), t.groups.end(), [&](const auto& a, const auto& b) {
+    const auto ia = std::find(t.configs.begin(), t.configs.end(), std::get<0>(a));
+    const auto ib = std::find(t.configs.begin(), t.configs.end(), std::get<0>(b));
+    return ia < ib;
+  });
+  return t;
+}
+
+std::string number(const cell* c) {
+  if (!c) return "-";
+  if (!c->ok) return "fail";
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.2f", c->rate / 1e6);
+  return buf;
+}
+
+std::string ratio(const cell* a, const cell* b) {
+  if (!a || !b || !a->ok || !b->ok || b->rate <= 0) return "-";
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.2f", a->rate / b->rate);
+  return buf;
+}
+
+void print(const table& t) {
+  std::vector<std::vector<std::string>> out;
+  std::vector<std::string> head{"configuration", "kernel", "bytes", "kind"};
+  for (const auto& i : t.impls) head.push_back(i + " M/s");
+  for (std::size_t i = 1; i < t.impls.size(); ++i) head.push_back(t.impls[0] + "/" + t.impls[i]);
+  out.push_back(head);
+  for (const auto& g : t.groups) {
+    const auto& [config, kernel, bytes] = g;
+    std::vector<cell> best(t.impls.size());
+    std::vector<std::string> best_kind(t.impls.size(), "-");
+    for (const auto& kind : t.kinds.at(g)) {
+      std::vector<std::string> line{config, kernel, std::to_string(bytes), kind};
+      std::vector<const cell*> cs;
+      for (std::size_t i = 0; i < t.impls.size(); ++i) {
+        auto it = t.cells.find({config, kernel, bytes, kind, t.impls[i]});
+        const cell* c = it == t.cells.end() ? nullptr : &it->second;
+        cs.push_back(c);
+        line.push_back(number(c));
+        // Baselines are the same code in every build: not a library's best.
+        if (c && c->ok && kind != "alltoallv" && kind != "naive" && c->rate > best[i].rate) {
+          best[i] = *c;
+          best_kind[i] = kind;
+        }
+      }
+      for (std::size_t i = 1; i < t.impls.size(); ++i) line.push_back(ratio(cs[0], cs[i]));
+      out.push_back(std::move(line));
+    }
+    if (t.impls.size() > 1) {
+      std::vector<std::string> line{config, kernel, std::to_string(bytes), "best"};
+      for (std::size_t i = 0; i < t.impls.size(); ++i)
+        line.push_back(best[i].ok ? number(&best[i]) + " (" + best_kind[i] + ")" : "-");
+      for (std::size_t i = 1; i < t.impls.size(); ++i)
+        line.push_back(best[0].ok && best[i].ok ? ratio(&best[0], &best[i]) : "-");
+      out.push_back(std::move(line));
+    }
+  }
+  std::vector<std::size_t> width(head.size(), 0);
+  for (const auto& l : out)
+    for (std::size_t c = 0; c < l.size(); ++c) width[c] = std::max(width[c], l[c].size());
+  for (const auto& l : out) {
+    std::string s;
+    for (std::size_t c = 0; c < l.size(); ++c) {
+      const std::string pad(width[c] - l[c].size(), ' ');
+      s += c < 4 ? l[c] + pad : pad + l[c];  // text left, numbers right
+      if (c + 1 < l.size()) s += "  ";
+    }
+    std::cout << s << '\n';
+  }
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::string base = "convoy";
+  std::vector<std::size_t> sizes;
+  std::vector<std::string> files;
+  CLI::App app{
+      "convoy-compare: one table of benchmark JSON results (bench --json FILE): "
+      "items/s per rank of each library and their ratios",
+      "convoy-compare"};
+  app.add_option("--base", base, "the library in the numerator of the ratios (default convoy)");
+  app.add_option("--sizes", sizes, "only these item sizes (comma separated)")->delimiter(',');
+  app.add_option("files", files, "JSON files written by the benchmark programs (--json)")
+      ->required()
+      ->check(CLI::ExistingFile);
+  if (const int code = convoy::tools::parse_command_line(app, argc, argv); code >= 0) return code;
+  try {
+    const table t = collect(files, base, sizes);
+    if (t.groups.empty()) {
+      std::cerr << "convoy-compare: no results in the input\n";
+      return 1;
+    }
+    print(t);
+    return 0;
+  } catch (const std::exception& e) {
+    std::cerr << "convoy-compare: " << e.what() << "\n";
+    return 2;
+  }
+}

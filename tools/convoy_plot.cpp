@@ -1,0 +1,276 @@
+// convoy-plot: draws the benchmark programs' JSON results (--json FILE) as a PNG with
+// gnuplot (bench/README.md "Plots"): one panel per kernel, items/s per rank (or injection
+// bandwidth per node) against item size, one line per conveyor kind, in the manner of
+// seed 000 Figures 5-7. Several files (convoy and another library, or several network
+// configurations) may be given; lines are then labelled by library and configuration.
+// The x axis shows item sizes when the data hold several; else network configurations
+// (bench/compare's files) when they hold several; else one bar per kind and library.
+//
+//   convoy-plot [-m items|bw] [-k KERNEL,...] [-i IMPL] [-t TITLE] -o out.png FILE...
+//
+// Only verified rows count; of repeated configurations the last one read wins. The data go
+// to gnuplot inline ($data blocks); --script FILE writes the gnuplot script instead of
+// running gnuplot.
+#include <CLI/CLI.hpp>
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <iostream>
+#include <map>
+#include <set>
+#include <sstream>
+#include <string>
+#include <tuple>
+#include <vector>
+
+#include "bench_rows.hpp"
+#include "cli_exit.hpp"
+
+namespace cb = convoy::bench;
+
+namespace {
+
+struct options {
+  std::string metric = "items";
+  std::vector<std::string> kernels;
+  std::string impl;
+  std::string title;
+  std::string output;
+  std::string script;
+  std::vector<std::string> files;
+};
+
+// One verified measurement.
+struct point {
+  std::string kernel, impl, config, kind;
+  std::size_t bytes = 0;
+  double value = 0;
+};
+
+// What the x axis shows: item sizes (seed 000 Figures 5-7) when the data have several,
+// else network configurations when they have several, else the kinds themselves (bars).
+enum class axis { sizes, configs, kinds };
+
+struct plot_data {
+  std::vector<point> points;  // in reading order; a repeated configuration replaces the older
+  std::vector<std::string> kernels, impls, configs, kinds;
+  std::set<std::size_t> sizes;
+  int ranks = 0;
+  axis x = axis::kinds;
+};
+
+template <class T>
+void add_once(std::vector<T>& v, const T& x) {
+  if (std::find(v.begin(), v.end(), x) == v.end()) v.push_back(x);
+}
+
+// gnuplot single-quoted string: a quote is written twice.
+std::string gp_string(const std::string& s) {
+  std::string out = "'";
+  for (char c : s) {
+    if (c == '\'') out += '\'';
+    out += c == '\n' ? ' ' : c;
+  }
+  return out + "'";
+}
+
+plot_data collect(const options& o) {
+  plot_data d;
+  for (const auto& file : o.files) {
+    const cb::run_results run = cb::read_results_file(file);
+    const std::string config = cb::configuration_label(run.context);
+    for (const auto& r : run.rows) {
+      if (!r.verified || !r.error.empty()) continue;
+      if (!o.kernels.empty() &&
+          std::find(o.kernels.begin(), o.kernels.end(), r.kernel) == o.kernels.end())
+        continue;
+      if (!o.impl.empty() && r.impl != o.impl) continue;
+      point p{r.kernel,
+              r.impl,
+              config,
+              r.kind,
+              r.item_bytes,
+              o.metric == "bw" ? r.node_bw_bytes_per_s / 1e9 : r.items_per_s_per_rank / 1e6};
+      std::erase_if(d.points, [&](const point& q) {
+        return q.kernel == p.kernel && q.impl == p.impl && q.config == p.config &&
+               q.kind == p.kind && q.bytes == p.bytes;
+      });
+      d.points.push_back(p);
+      add_once(d.kernels, p.kernel);
+      add_once(d.impls, p.impl);
+      add_once(d.configs, p.config);
+      add_once(d.kinds, p.kind);
+      d.sizes.insert(p.bytes);
+      if (d.ranks == 0) d.ranks = r.ranks;
+    }
+  }
+  // Configurations by rank count ("np2" < "np4 2x2 ..." < "np8 ..."), then by name.
+  auto ranks_of = [](const std::string& c) { return std::atoi(c.c_str() + 2); };
+  std::stable_sort(d.configs.begin(), d.configs.end(), [&](const auto& a, const auto& b) {
+    return ranks_of(a) != ranks_of(b) ? ranks_of(a) < ranks_of(b) : a < b;
+  });
+  d.x = d.sizes.size() > 1 ? axis::sizes : d.configs.size() > 1 ? axis::configs : axis::kinds;
+  return d;
+}
+
+const char* const colors[] = {"#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#8c564b",
+                              "#e377c2", "#17becf", "#bcbd22", "#7f7f7f", "#000000", "#393b79",
+                              "#637939", "#843c39", "#7b4173", "#3182bd"};
+
+// Line style of a series: baselines dashed, conveyors solid (seed 000: one style per
+// family); a second library dotted, so that equal kind names stay apart.
+std::string style(const plot_data& d, const std::string& impl, const std::string& kind, int idx) {
+  int dt = kind == "naive" || kind == "alltoallv" ? 2 : 1;
+  if (impl != d.impls.front()) dt = 3;
+  return "with linespoints lw 2 lc rgb '" + std::string(colors[idx % 16]) + "' pt " +
+         std::to_string(idx % 12 + 1) + " dt " + std::to_string(dt);
+}
+
+// One panel with x = item size or x = configuration: a line per (impl, [config,] kind).
+void line_panel(std::ostringstream& g, const plot_data& d, const std::string& kernel, int& block) {
+  std::vector<std::tuple<std::string, std::string, std::string>> series;  // impl, config, kind
+  for (const auto& p : d.points)
+    if (p.kernel == kernel)
+      add_once(series, {p.impl, d.x == axis::sizes ? p.config : std::string(), p.kind});
+  std::vector<std::string> plots;
+  int idx = 0;
+  for (const auto& [impl, config, kind] : series) {
+    std::map<double, double> xy;  // sorted along x, so that the line runs left to right
+    for (const auto& p : d.points)
+      if (p.kernel == kernel && p.impl == impl && p.kind == kind &&
+          (d.x != axis::sizes || p.config == config))
+        xy[d.x == axis::sizes
+               ? static_cast<double>(p.bytes)
+               : static_cast<double>(std::find(d.configs.begin(), d.configs.end(), p.config) -
+                                     d.configs.begin())] = p.value;
+    g << "$d" << block << " << EOD\n";
+    for (const auto& [x, y] : xy) g << x << ' ' << y << '\n';
+    g << "EOD\n";
+    std::string label = kind;
+    if (d.x == axis::sizes && d.configs.size() > 1) label = config + " " + label;
+    if (d.impls.size() > 1) label = impl + " " + label;
+    plots.push_back("$d" + std::to_string(block++) + " using 1:2 " + style(d, impl, kind, idx++) +
+                    " title " + gp_string(label));
+  }
+  g << "set title " << gp_string(kernel) << "\nplot ";
+  for (std::size_t i = 0; i < plots.size(); ++i) g << (i ? ", \\\n     " : "") << plots[i];
+  g << "\n";
+}
+
+// One panel with x = kind: a bar per library, clustered by kind.
+void bar_panel(std::ostringstream& g, const plot_data& d, const std::string& kernel, int& block) {
+  g << "$d" << block << " << EOD\n";
+  for (const auto& kind : d.kinds) {
+    std::string label = kind;  // a data column in double quotes
+    std::erase(label, '"');
+    g << '"' << label << '"';
+    for (const auto& impl : d.impls) {
+      double v = std::nan("");
+      for (const auto& p : d.points)
+        if (p.kernel == kernel && p.impl == impl && p.kind == kind) v = p.value;
+      g << ' ' << v;
+    }
+    g << '\n';
+  }
+  g << "EOD\nset title " << gp_string(kernel) << "\nplot ";
+  for (std::size_t i = 0; i < d.impls.size(); ++i)
+    g << (i ? ", " : "") << "$d" << block << " using " << i + 2 << (i ? "" : ":xtic(1)")
+      << " lc rgb '" << colors[i % 16] << "' title " << gp_string(d.impls[i]);
+  g << "\n";
+  ++block;
+}
+
+std::string script(const options& o, const plot_data& d) {
+  std::ostringstream g;
+  const int n = static_cast<int>(d.kernels.size());
+  const int cols = std::min(n, 2), rows = (n + cols - 1) / cols;
+  const std::string title =
+      !o.title.empty() ? o.title
+      : d.x == axis::configs
+          ? "convoy benchmarks, " + std::to_string(*d.sizes.begin()) + "-byte items"
+          : "convoy benchmarks, " + d.configs.front() +
+                (d.x == axis::kinds ? ", " + std::to_string(*d.sizes.begin()) + "-byte items"
+                                    : std::string());
+  g << "set terminal pngcairo size " << 640 * cols << "," << 460 * rows << " font 'sans,10'\n"
+    << "set output " << gp_string(o.output) << "\n"
+    << "set multiplot layout " << rows << "," << cols << " title " << gp_string(title) << "\n"
+    << "set ylabel "
+    << gp_string(o.metric == "bw" ? "injection bandwidth per node (GB/s)"
+                                  : "million items/s per rank")
+    << "\nset yrange [0:*]\nset key outside right top vertical font ',8'\nset grid ytics\n";
+  if (d.x == axis::sizes) {
+    g << "set logscale x 2\nset xtics (";
+    for (auto it = d.sizes.begin(); it != d.sizes.end(); ++it)
+      g << (it == d.sizes.begin() ? "" : ",") << *it;
+    g << ")\nset xrange [" << static_cast<double>(*d.sizes.begin()) * 0.75 << ":"
+      << static_cast<double>(*d.sizes.rbegin()) * 1.4 << "]\nset xlabel 'item size (bytes)'\n";
+  } else if (d.x == axis::configs) {
+    g << "set xtics (";
+    for (std::size_t i = 0; i < d.configs.size(); ++i)
+      g << (i ? ", " : "") << gp_string(d.configs[i]) << ' ' << i;
+    g << ") rotate by -20\nset xrange [-0.5:" << static_cast<double>(d.configs.size()) - 0.5
+      << "]\nset xlabel 'configuration'\n";
+  } else {
+    g << "set style data histograms\nset style histogram clustered gap 1\n"
+      << "set style fill solid 0.8 border -1\nset boxwidth 0.9\nset xtics rotate by -30\n"
+      << "set xlabel 'kind'\n";
+  }
+  int block = 0;
+  for (const auto& k : d.kernels) {
+    if (d.x == axis::kinds)
+      bar_panel(g, d, k, block);
+    else
+      line_panel(g, d, k, block);
+  }
+  g << "unset multiplot\n";
+  return g.str();
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  options o;
+  CLI::App app{"convoy-plot: PNG of benchmark JSON results (bench --json FILE) with gnuplot",
+               "convoy-plot"};
+  app.add_option("-m,--metric", o.metric, "items: million items/s per rank; bw: GB/s per node")
+      ->check(CLI::IsMember({"items", "bw"}));
+  app.add_option("-k,--kernels", o.kernels, "only these kernels (comma separated)")->delimiter(',');
+  app.add_option("-i,--impl", o.impl, "only this library (impl=)");
+  app.add_option("-t,--title", o.title, "title of the figure");
+  app.add_option("-o,--output", o.output, "the PNG to write")->required();
+  app.add_option("--script", o.script, "write the gnuplot script here instead of running gnuplot");
+  app.add_option("files", o.files, "JSON files written by the benchmark programs (--json)")
+      ->required()
+      ->check(CLI::ExistingFile);
+  if (const int code = convoy::tools::parse_command_line(app, argc, argv); code >= 0) return code;
+  try {
+    const plot_data d = collect(o);
+    if (d.kernels.empty()) {
+      std::cerr << "convoy-plot: no verified results in the input\n";
+      return 1;
+    }
+    const std::string text = script(o, d);
+    if (!o.script.empty()) {
+      std::ofstream(o.script) << text;
+      return 0;
+    }
+    FILE* gp = popen("gnuplot", "w");
+    if (!gp) {
+      std::cerr << "convoy-plot: cannot start gnuplot (apt-get install gnuplot-nox)\n";
+      return 1;
+    }
+    std::fwrite(text.data(), 1, text.size(), gp);
+    if (pclose(gp) != 0) {
+      std::cerr << "convoy-plot: gnuplot failed\n";
+      return 1;
+    }
+    std::cout << "convoy-plot: wrote " << o.output << " (" << d.kernels.size()
+              << " kernel panel(s), metric " << o.metric << ")\n";
+    return 0;
+  } catch (const std::exception& e) {
+    std::cerr << "convoy-plot: " << e.what() << "\n";
+    return 2;
+  }
+}
