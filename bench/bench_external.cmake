@@ -47,13 +47,7 @@ target_compile_definitions(convoy_bench_harness_ext PUBLIC
   CONVOY_BENCH_IMPL="${CONVOY_BENCH_CONVEY_NAME}"
   CONVOY_BENCH_GIT="${CONVOY_BENCH_GIT}")
 
-set(CONVOY_BENCH_EXT_PROGRAMS "")
-foreach(kernel histogram index_gather all_to_all permute)
-  string(REPLACE "_" "-" prog "bench-${kernel}-ext")
-  add_executable(${prog} ${kernel}.cpp)
-  target_link_libraries(${prog} PRIVATE convoy_bench_harness_ext convoy_warnings)
-  list(APPEND CONVOY_BENCH_EXT_PROGRAMS ${prog})
-endforeach()
+convoy_bench_programs(convoy_bench_harness_ext -ext CONVOY_BENCH_EXT_PROGRAMS)
 message(STATUS "bench: ${CONVOY_BENCH_EXT_PROGRAMS} over ${CONVOY_BENCH_CONVEY_LIBRARY} "
                "(impl=${CONVOY_BENCH_CONVEY_NAME})")
 
