@@ -2,10 +2,13 @@
 /// @file
 /// One convention for every command-line program of convoy (tools/ and bench/): --help
 /// prints the usage and exits 0; a bad command line prints CLI11's message naming the
-/// option, and "Run with --help for more information.", and exits 2 (BENCH-3).
+/// option ("convoy-route: --tensor: Value 4 not in range 1 to 3", "convoy-topo: unknown
+/// argument '--frobnicate'") and "Run with --help for more information.", and exits 2
+/// (BENCH-3).
 #include <CLI/CLI.hpp>
 #include <iostream>
 #include <sstream>
+#include <string>
 
 namespace convoy::tools {
 
@@ -13,6 +16,16 @@ namespace convoy::tools {
 /// code (0 after --help, 2 after an error). Only `print` writes: MPI programs parse on every
 /// rank (the same argv gives the same outcome) and let rank 0 speak.
 inline int parse_command_line(CLI::App& app, int argc, char** argv, bool print = true) {
+  // "<program>: <what is wrong>", as every convoy tool has always said it.
+  app.failure_message([](const CLI::App* a, const CLI::Error& e) {
+    std::string what = e.what();
+    if (dynamic_cast<const CLI::ExtrasError*>(&e)) {
+      const auto extra = a->remaining();
+      what = extra.size() == 1 ? "unknown argument" : "unknown arguments";
+      for (std::size_t i = 0; i < extra.size(); ++i) what += (i ? ", '" : " '") + extra[i] + "'";
+    }
+    return a->get_name() + ": " + what + "\nRun with --help for more information.\n";
+  });
   try {
     app.parse(argc, argv);
     return -1;
