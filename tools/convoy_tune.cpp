@@ -22,8 +22,8 @@
 
 #include <CLI/CLI.hpp>
 #include <algorithm>
-#include <convoy/topology/error.hpp>
-#include <convoy/topology/mesh_spec.hpp>
+#include <convoy/base/error.hpp>
+#include <convoy/base/mesh_spec.hpp>
 #include <cstdio>
 #include <cstdlib>
 #include <ctime>
@@ -37,8 +37,6 @@
 
 #include "bench_runner.hpp"
 #include "cli_exit.hpp"
-
-namespace topo = convoy::topology;
 
 namespace {
 
@@ -74,15 +72,15 @@ std::vector<std::string> mesh_candidates(int ranks) {
 
 // A spec the tuner can try at `ranks`: it parses, and a shape covers exactly the ranks.
 std::string checked_mesh(const std::string& spec, int ranks) {
-  const topo::mesh_spec m = topo::parse_mesh_spec(spec);
-  if (m.form == topo::mesh_spec::kind::cartesian) {
+  const convoy::base::mesh_spec m = convoy::base::parse_mesh_spec(spec);
+  if (m.form == convoy::base::mesh_spec::kind::cartesian) {
     long long cells = 1;
     for (int s : m.shape) cells *= s;
     if (cells != ranks)
       throw convoy::error("mesh spec '" + spec + "': " + std::to_string(cells) + " cells for " +
                           std::to_string(ranks) + " ranks");
   }
-  return topo::to_string(m);
+  return convoy::base::to_string(m);
 }
 
 std::vector<std::string> split_commas(const std::string& text) {

@@ -14,13 +14,13 @@ namespace topo = convoy::topology;
 namespace {
 
 TEST(TopoReport, JsonKeepsHostNamesExactly) {
-  topo::machine m = topo::emulate_machine(4, {2, 2}, "", topo::placement::block);
+  topo::machine m = topo::emulate_machine(4, {2, 2}, "", convoy::base::placement::block);
   const std::string host0 = "node\"0\\a\x01\n", host1 = "n\xc3\xa9ud 1";
   m.nodes[0].host = host0;
   m.nodes[1].host = host1;
   for (auto& p : m.ranks) p.host = p.node == 0 ? host0 : host1;
   m.source = "emulated \"2,2\"";
-  const topo::mesh g = topo::build_mesh(m, topo::parse_mesh_spec("node,core"));
+  const topo::mesh g = topo::build_mesh(m, convoy::base::parse_mesh_spec("node,core"));
   const std::string text = convoy::tools::json_report(m, g, "node,core");
   nlohmann::json doc;
   ASSERT_NO_THROW(doc = nlohmann::json::parse(text)) << text;
@@ -43,8 +43,8 @@ TEST(TopoReport, JsonKeepsHostNamesExactly) {
 }
 
 TEST(TopoReport, TextNamesNodesAndMesh) {
-  const topo::machine m = topo::emulate_machine(3, {2, 1}, "", topo::placement::block);
-  const topo::mesh g = topo::build_mesh(m, topo::parse_mesh_spec("node,core"));
+  const topo::machine m = topo::emulate_machine(3, {2, 1}, "", convoy::base::placement::block);
+  const topo::mesh g = topo::build_mesh(m, convoy::base::parse_mesh_spec("node,core"));
   const std::string text = convoy::tools::text_report(m, g, "node,core");
   EXPECT_NE(text.find("3 ranks on 2 nodes"), std::string::npos) << text;
   EXPECT_NE(text.find("1 hole"), std::string::npos) << text;
