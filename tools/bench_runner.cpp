@@ -31,6 +31,7 @@ std::vector<bench::result_row> run_bench(std::vector<std::string> command,
   command.emplace_back("--json");
   command.emplace_back(json_path);
   std::vector<char*> argv;
+  argv.reserve(command.size() + 1);
   for (auto& w : command) argv.push_back(w.data());
   argv.push_back(nullptr);
 

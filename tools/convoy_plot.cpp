@@ -23,6 +23,7 @@
 #include <sstream>
 #include <string>
 #include <tuple>
+#include <utility>
 #include <vector>
 
 #include "bench_rows.hpp"
@@ -149,10 +150,15 @@ void line_panel(std::ostringstream& g, const plot_data& d, const std::string& ke
     for (const auto& [x, y] : xy) g << x << ' ' << y << '\n';
     g << "EOD\n";
     std::string label = kind;
-    if (d.x == axis::sizes && d.configs.size() > 1) label = config + " " + label;
-    if (d.impls.size() > 1) label = impl + " " + label;
-    plots.push_back("$d" + std::to_string(block++) + " using 1:2 " + style(d, impl, kind, idx++) +
-                    " title " + gp_string(label));
+    if (d.x == axis::sizes && d.configs.size() > 1) label.insert(0, " ").insert(0, config);
+    if (d.impls.size() > 1) label.insert(0, " ").insert(0, impl);
+    std::string plot = "$d";
+    plot += std::to_string(block++);
+    plot += " using 1:2 ";
+    plot += style(d, impl, kind, idx++);
+    plot += " title ";
+    plot += gp_string(label);
+    plots.push_back(std::move(plot));
   }
   g << "set title " << gp_string(kernel) << "\nplot ";
   for (std::size_t i = 0; i < plots.size(); ++i) g << (i ? ", \\\n     " : "") << plots[i];
@@ -230,7 +236,8 @@ std::string script(const options& o, const plot_data& d) {
 
 }  // namespace
 
-int main(int argc, char** argv) {
+// CLI11 throws while the options are declared only for a mistake in this table.
+int main(int argc, char** argv) {  // NOLINT(bugprone-exception-escape)
   options o;
   CLI::App app{"convoy-plot: PNG of benchmark JSON results (bench --json FILE) with gnuplot",
                "convoy-plot"};

@@ -119,7 +119,9 @@ std::unique_ptr<convoy::router::route_plan> make_plan(const options& o) {
 
 }  // namespace
 
-int main(int argc, char** argv) {
+// Errors are reported and turned into exit codes below; CLI11 throws while the options are
+// declared only for a mistake in this table.
+int main(int argc, char** argv) {  // NOLINT(bugprone-exception-escape)
   options o;
   CLI::App app{
       "convoy-route: a route plan's hops, peers, tag bytes and buffer memory for one "

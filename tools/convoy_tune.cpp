@@ -260,7 +260,9 @@ void add_options(CLI::App& app, options& o) {
 
 }  // namespace
 
-int main(int argc, char** argv) {
+// Errors are reported and turned into exit codes below; CLI11 throws while the options are
+// declared only for a mistake in this table.
+int main(int argc, char** argv) {  // NOLINT(bugprone-exception-escape)
   options o;
   CLI::App app{
       "convoy-tune: measure bench-histogram over buffer sizes, buffers per link, mesh "
