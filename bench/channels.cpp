@@ -84,8 +84,7 @@ kind_spec parse_kind(const std::string& name, const options& opt, const job& j) 
 // naive_channel
 
 namespace {
-constexpr int item_tag = 0;
-constexpr int end_tag = 1;
+constexpr int end_tag = 1;  // items travel with tag 0 (naive_channel::push)
 }  // namespace
 
 naive_channel::naive_channel(MPI_Comm comm, const kind_spec&, const options& opt)
@@ -441,7 +440,8 @@ std::size_t coro_channel::memory_bytes() const {
 
 std::size_t coro_channel::buffers() const {
   const auto& e = rt_->request_engine();
-  return 2 * router::link_count(e.plan(), e.rank()) * static_cast<std::size_t>(e.options().n_buffers);
+  return 2 * router::link_count(e.plan(), e.rank()) *
+         static_cast<std::size_t>(e.options().n_buffers);
 }
 
 std::size_t coro_channel::buffer_bytes() const {

@@ -56,6 +56,15 @@ void finalize_mpi();
 
 /// Runs `Kernel` for one kind and item size; collective. Exceptions from channel
 /// construction are returned as a row with `error` set (every rank agrees).
+/// The coroutine kind is written for some kernels only: those that say so with
+/// `static constexpr bool written_as_tasks = true;` beside their `run(coro_channel**)`.
+template <class Kernel>
+concept written_as_tasks = requires {
+  requires Kernel::written_as_tasks;
+};
+template <class Kernel, class C>
+inline constexpr bool runs_on = !is_coro_channel<C> || written_as_tasks<Kernel>;
+
 template <class Kernel>
 result_row run_one(const job& j, const options& opt, const std::string& kind_name,
                    std::size_t item_bytes) {
@@ -72,6 +81,10 @@ result_row run_one(const job& j, const options& opt, const std::string& kind_nam
   if (error.empty()) {
     Kernel& kernel = *kernel_holder;
     dispatch(k, [&]<class C>(std::type_identity<C>) {
+      if constexpr (!runs_on<Kernel, C>) {
+        error = std::string("kind coro is not written for ") + Kernel::name;
+        return;
+      }
       if (is_coro_channel<C> && item_bytes != 8) {
         error = "kind coro runs 8-byte items only";
         return;
@@ -81,8 +94,7 @@ result_row run_one(const job& j, const options& opt, const std::string& kind_nam
       try {
         // A coroutine kind runs all its traffic through one runtime.
         const int n_channels = is_coro_channel<C> ? 1 : Kernel::n_channels;
-        for (int i = 0; i < n_channels; ++i)
-          ch.push_back(std::make_unique<C>(j.comm, k, opt));
+        for (int i = 0; i < n_channels; ++i) ch.push_back(std::make_unique<C>(j.comm, k, opt));
       } catch (const std::exception& e) {
         local_error = e.what();
       }
@@ -100,7 +112,7 @@ result_row run_one(const job& j, const options& opt, const std::string& kind_nam
         MPI_Barrier(j.comm);
         const double t0 = MPI_Wtime();
         try {
-          kernel.run(raw.data());
+          if constexpr (runs_on<Kernel, C>) kernel.run(raw.data());
         } catch (const std::exception& e) {
           // Other ranks may be inside the cycle: nothing collective can follow.
           std::fprintf(stderr, "rank %d: %s %s: %s\n", j.rank, Kernel::name, kind_name.c_str(),

@@ -15,6 +15,7 @@ class histogram_kernel {
  public:
   static constexpr const char* name = "histogram";
   static constexpr int n_channels = 1;
+  static constexpr bool written_as_tasks = true;  ///< has a run(coro_channel**)
   static constexpr const char* help =
       "histogram: random 8-byte (or larger) updates to a distributed table";
 

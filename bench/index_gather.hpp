@@ -16,6 +16,7 @@ class index_gather_kernel {
  public:
   static constexpr const char* name = "index-gather";
   static constexpr int n_channels = 2;
+  static constexpr bool written_as_tasks = true;  ///< has a run(coro_channel**)
   static constexpr const char* help =
       "index-gather: random reads of a distributed table (queries and replies)";
 
