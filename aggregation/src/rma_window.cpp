@@ -20,7 +20,29 @@ rma_window::rma_window(MPI_Comm comm, std::size_t bytes) : bytes_(bytes) {
     // The window's size is a single MPI_Aint; ask at least one word so that base_ is a
     // real address on every rank.
     const auto size = as_disp(std::max<std::size_t>(bytes, sizeof(std::uint64_t)));
-    CONVOY_MPI_CHECK(MPI_Win_allocate(size, 1, MPI_INFO_NULL, comm_, &base_, &win_));
+    // OpenMPI 4.1.4 picks its `rdma` one-sided component for MPI_Win_allocate, and that
+    // component over the `vader` shared-memory BTL crashes (SEGV in mca_btl_vader.so while
+    // a later collective progresses) once a window has been freed and another allocated.
+    // When every rank shares one node, MPI_Win_allocate_shared selects the `sm` component,
+    // which is correct and fast; across nodes MPI_Win_allocate stays (aggregation/README.md,
+    // "RMA transport", R8).
+    MPI_Comm node = MPI_COMM_NULL;
+    int node_size = 0;
+    CONVOY_MPI_CHECK(MPI_Comm_split_type(comm_, MPI_COMM_TYPE_SHARED, rank_, MPI_INFO_NULL, &node));
+    const int rc = MPI_Comm_size(node, &node_size);
+    MPI_Comm_free(&node);
+    if (rc != MPI_SUCCESS) convoy::detail::throw_mpi_error("MPI_Comm_size", rc, __FILE__, __LINE__);
+    if (node_size == n_ranks_) {
+      MPI_Info info = MPI_INFO_NULL;
+      CONVOY_MPI_CHECK(MPI_Info_create(&info));
+      MPI_Info_set(info, "alloc_shared_noncontig", "true");
+      const int arc = MPI_Win_allocate_shared(size, 1, info, comm_, &base_, &win_);
+      MPI_Info_free(&info);
+      if (arc != MPI_SUCCESS)
+        convoy::detail::throw_mpi_error("MPI_Win_allocate_shared", arc, __FILE__, __LINE__);
+    } else {
+      CONVOY_MPI_CHECK(MPI_Win_allocate(size, 1, MPI_INFO_NULL, comm_, &base_, &win_));
+    }
     CONVOY_MPI_CHECK(MPI_Win_set_errhandler(win_, MPI_ERRORS_RETURN));
     std::memset(base_, 0, static_cast<std::size_t>(size));
     // Nobody may touch this memory before every rank has zeroed its own.
