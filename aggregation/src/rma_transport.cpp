@@ -19,6 +19,7 @@ constexpr std::size_t line = 64;  // header line, control line, record alignment
 constexpr std::size_t ready_word = 0;  // absolute position + 1 once the record is complete
 constexpr std::size_t kind_word = 8;   // kind | source << 32
 constexpr std::size_t size_word = 16;  // data: buffer bytes; skip: record bytes
+constexpr std::size_t link_word = 24;  // data: the sender's out-link (its credit word)
 constexpr std::uint64_t kind_data = 1;
 constexpr std::uint64_t kind_skip = 2;
 
@@ -52,6 +53,11 @@ rma_transport::~rma_transport() {
 
 std::size_t rma_transport::control_disp(int stage) const noexcept {
   return static_cast<std::size_t>(stage) * line;
+}
+
+std::size_t rma_transport::credit_disp(int out_link) const noexcept {
+  return static_cast<std::size_t>(n_stages_) * (line + ring_bytes_) +
+         static_cast<std::size_t>(out_link) * sizeof(std::uint64_t);
 }
 
 std::size_t rma_transport::ring_disp(int stage) const noexcept {
@@ -106,8 +112,10 @@ void rma_transport::open(const link_layout& layout) {
   if (static_cast<unsigned long long>(n_stages_) * (ring_bytes_ / line) > INT_MAX)
     throw convoy::error("rma_transport: ring of " + std::to_string(ring_bytes_) +
                         " bytes per stage is too large");
+  // Rings (the same on every rank), then this rank's credit words, one per out-link (R9).
   window_ = std::make_unique<detail::rma_window>(
-      comm_, static_cast<std::size_t>(n_stages_) * (line + ring_bytes_));
+      comm_, static_cast<std::size_t>(n_stages_) * (line + ring_bytes_) +
+                 layout.out_links.size() * sizeof(std::uint64_t));
   out_.assign(layout.out_links.size(), {});
   rings_.assign(static_cast<std::size_t>(n_stages_), {});
   for (auto& r : rings_) r.records.resize(ring_bytes_ / line);
@@ -180,6 +188,13 @@ void rma_transport::drain(int out_link) {
 // put, then publish the ready word.
 bool rma_transport::try_send(int out_link, out_slot& s) {
   const link& lk = layout_.out_links[static_cast<std::size_t>(out_link)];
+  out_link_state& ol = out_[static_cast<std::size_t>(out_link)];
+  // T4 / R9: at most n_buffers records of a link unreleased at the receiver (its engine
+  // queues no more per link); the receiver adds its releases to our credit word.
+  if (ol.sent - ol.released >= static_cast<std::uint64_t>(layout_.n_buffers)) {
+    window_->read_words(layout_.rank, credit_disp(out_link), &ol.released, 1);
+    if (ol.sent - ol.released >= static_cast<std::uint64_t>(layout_.n_buffers)) return false;
+  }
   const int target = lk.peer;
   const std::size_t ctl = control_disp(lk.stage), ring = ring_disp(lk.stage);
   const std::uint64_t rec = line + round_up(s.bytes);
@@ -213,13 +228,15 @@ bool rma_transport::try_send(int out_link, out_slot& s) {
       window_->store_words(target, ring + pos + ready_word, &ready, 1);
     }
     const std::uint64_t at = t + pad;
-    const std::array<std::uint64_t, 2> head{
-        kind_data | (static_cast<std::uint64_t>(layout_.rank) << 32), s.bytes};
+    const std::array<std::uint64_t, 3> head{
+        kind_data | (static_cast<std::uint64_t>(layout_.rank) << 32), s.bytes,
+        static_cast<std::uint64_t>(out_link)};
     std::memcpy(s.mem + kind_word, head.data(), sizeof head);
     window_->put(target, ring + at % ring_bytes_ + kind_word, s.mem + kind_word,
                  line - kind_word + s.bytes);
     const std::uint64_t ready = at + 1;
     window_->store_words(target, ring + at % ring_bytes_ + ready_word, &ready, 1);
+    ++ol.sent;
     return true;
   }
   ++n_full_;
@@ -240,9 +257,10 @@ bool rma_transport::poll(received& out) {
       if (ready != r.cursor + 1) break;  // R3: not (yet) a complete record
       window_->sync();
       const std::byte* h = window_->base() + off;
-      std::uint64_t kind = 0, size = 0;
+      std::uint64_t kind = 0, size = 0, sender_link = 0;
       std::memcpy(&kind, h + kind_word, sizeof kind);
       std::memcpy(&size, h + size_word, sizeof size);
+      std::memcpy(&sender_link, h + link_word, sizeof sender_link);
       held_record& rec = r.records[r.next % cap];
       rec.pos = r.cursor;
       if ((kind & 0xffffffffu) == kind_skip) {
@@ -261,6 +279,8 @@ bool rma_transport::poll(received& out) {
                             " on stage " + std::to_string(st) + " matches no in-link");
       rec.bytes = line + round_up(size);
       rec.held = true;
+      rec.source = source;
+      rec.sender_link = sender_link;
       out.in_link = it->second;
       out.data = window_->base() + off + line;
       out.bytes = static_cast<std::size_t>(size);
@@ -285,6 +305,8 @@ void rma_transport::release(const received& r) {
     throw convoy::error("rma_transport: release() of a buffer not held (released twice?)");
   rec.held = false;
   advance_head(st);
+  const std::uint64_t one = 1;  // R9: the credit goes back to the sender's word
+  window_->add_words(rec.source, credit_disp(static_cast<int>(rec.sender_link)), &one, 1);
 }
 
 // R4: the head moves over the released prefix and is published with an atomic store, so a

@@ -58,8 +58,10 @@ TEST(RmaTransport, AllToAllFifoExactlyOnce) {
     EXPECT_EQ(record, 576U);
     EXPECT_EQ(t.ring_bytes(), 4U * static_cast<std::size_t>(nb) * record);  // no P in it
     const std::size_t window = p > 1 ? 64U + t.ring_bytes() : 0U;           // one stage, or none
-    EXPECT_EQ(t.memory_bytes(), window);
-    EXPECT_EQ(t.max_memory_bytes(), window + static_cast<std::size_t>(p - 1) * nb * record);
+    const std::size_t credits = 8U * static_cast<std::size_t>(p - 1);       // one word per out-link
+    EXPECT_EQ(t.memory_bytes(), window + credits);
+    EXPECT_EQ(t.max_memory_bytes(),
+              window + credits + static_cast<std::size_t>(p - 1) * nb * record);
     exchange(t, lay, 200, 30, 17u + static_cast<unsigned>(rank));
     EXPECT_LE(t.memory_bytes(), t.max_memory_bytes());
     EXPECT_TRUE(all_ranks(!HasFailure()));
@@ -107,14 +109,14 @@ TEST(RmaTransport, ManyTransportsNoCrosstalk) {
   MPI_Barrier(MPI_COMM_WORLD);
 }
 
-// T4 / R5: rank 1 holds everything. A ring of exactly two full records takes two buffers,
-// the link queues n_buffers more, then acquire() is nullptr. Releasing the newest held
-// record frees nothing (the head waits for the oldest); releasing the oldest lets the two
-// queued buffers through, in order.
+// T4 / R5 / R9: rank 1 holds everything. A ring of exactly two full records takes two
+// buffers, the link queues n_buffers more, then acquire() is nullptr. Releasing the newest
+// held record frees nothing (the head waits for the oldest); releasing the oldest lets the
+// queued buffers through, in order, two at a time (the ring's size).
 TEST(RmaTransport, RingFullIsBackpressure) {
   const int rank = world_rank(), p = world_size();
   if (p < 2) GTEST_SKIP() << "needs two ranks";
-  constexpr int nb = 2;
+  constexpr int nb = 4;
   auto lay = all_to_all(rank, p, 1, 128, nb);
   agg::rma_transport t(MPI_COMM_WORLD, 2 * agg::rma_transport::record_bytes(128));
   t.open(lay);
@@ -164,12 +166,65 @@ TEST(RmaTransport, RingFullIsBackpressure) {
       t.release(r);
     }
     if (rank != 1 && t.idle()) break;
-    if (rank == 1 && seqs.size() == 2) break;
+    if (rank == 1 && seqs.size() == static_cast<std::size_t>(nb)) break;
     std::this_thread::yield();
   }
   if (rank == 1) {
-    EXPECT_EQ(seqs, (std::vector<std::uint32_t>{3, 4}));
+    EXPECT_EQ(seqs, (std::vector<std::uint32_t>{3, 4, 5, 6}));
   }
+  EXPECT_TRUE(t.idle());
+  MPI_Barrier(MPI_COMM_WORLD);
+}
+
+// T4 / R9: with room in the ring, a link still has at most n_buffers records unreleased
+// at the receiver (the engine's per-link queue holds no more): rank 0 gets n_buffers out
+// and n_buffers queued, rank 1 sees exactly n_buffers; one release lets exactly one more in.
+TEST(RmaTransport, CreditLimitPerLink) {
+  const int rank = world_rank(), p = world_size();
+  if (p < 2) GTEST_SKIP() << "needs two ranks";
+  constexpr int nb = 2;
+  const auto lay = all_to_all(rank, p, 1, 64, nb);
+  agg::rma_transport t(MPI_COMM_WORLD);  // default ring: 4 x nb records, room for more
+  t.open(lay);
+  traffic tr(t, lay, 1u, 1u);
+  agg::received r;
+  std::vector<agg::received> held;
+  if (rank == 0) {
+    int posted = 0;
+    while (std::byte* b = t.acquire(0)) {
+      tr.post_one(0, b);
+      if (++posted > 10) break;
+    }
+    EXPECT_EQ(posted, 2 * nb);
+    EXPECT_EQ(t.n_full(), 0U);  // the ring had room: the credit stopped it
+  }
+  MPI_Barrier(MPI_COMM_WORLD);
+  if (rank == 1) {
+    while (t.poll(r)) held.push_back(r);
+    EXPECT_EQ(held.size(), static_cast<std::size_t>(nb));
+    if (!held.empty()) t.release(held.front());
+  }
+  MPI_Barrier(MPI_COMM_WORLD);
+  if (rank == 0) {
+    t.progress();
+    EXPECT_NE(t.acquire(0), nullptr);  // one queued buffer left: its slot is free
+    EXPECT_EQ(t.acquire(0), nullptr);
+  }
+  MPI_Barrier(MPI_COMM_WORLD);
+  if (rank == 1) {
+    while (t.poll(r)) held.push_back(r);
+    EXPECT_EQ(held.size(), static_cast<std::size_t>(nb) + 1);
+    for (std::size_t i = 1; i < held.size(); ++i) t.release(held[i]);
+  }
+  MPI_Barrier(MPI_COMM_WORLD);
+  const auto deadline = clock_type::now() + std::chrono::seconds(20);
+  while (!t.idle() && clock_type::now() < deadline) {
+    t.progress();
+    while (t.poll(r)) t.release(r);
+    std::this_thread::yield();
+  }
+  MPI_Barrier(MPI_COMM_WORLD);
+  while (t.poll(r)) t.release(r);
   EXPECT_TRUE(t.idle());
   MPI_Barrier(MPI_COMM_WORLD);
 }

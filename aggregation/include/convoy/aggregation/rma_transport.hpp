@@ -28,7 +28,9 @@ namespace convoy::aggregation {
 /// partly written one (R3). The receiver hands out records in ring order, straight from
 /// the ring (no copy), and publishes its head as released records free a prefix (R4). A
 /// sender that finds no room keeps the buffer queued (at most n_buffers per link) and
-/// retries in progress(): backpressure (R5).
+/// retries in progress(): backpressure (R5). Per link at most n_buffers records are
+/// unreleased at the receiver: each release adds one to a credit word in the sender's
+/// window (one word per out-link of the sender; R9), as the engine expects (T4).
 ///
 /// Preconditions as for mpi_transport: both ends agree on capacity_bytes and n_buffers;
 /// every rank of the communicator constructs, opens and destroys its transports in the
@@ -70,11 +72,15 @@ class rma_transport final : public transport {
     std::vector<out_slot> slots;  ///< n_buffers, allocated on first acquire
     std::vector<int> queue;       ///< queued slots in post order
     std::size_t queue_head = 0;
+    std::uint64_t sent = 0;      ///< records put on this link
+    std::uint64_t released = 0;  ///< of them released by the receiver (last read)
   };
   struct held_record {
     std::uint64_t pos = 0;    ///< absolute ring position
     std::uint64_t bytes = 0;  ///< record bytes (header included)
     bool held = false;
+    int source = 0;                 ///< sender rank (data records)
+    std::uint64_t sender_link = 0;  ///< the sender's out-link id, for its credit word
   };
   struct stage_ring {
     std::uint64_t cursor = 0;          ///< next absolute position to poll
@@ -88,6 +94,7 @@ class rma_transport final : public transport {
   bool try_send(int out_link, out_slot& s);
   void advance_head(int stage);
   [[nodiscard]] std::size_t ring_disp(int stage) const noexcept;
+  [[nodiscard]] std::size_t credit_disp(int out_link) const noexcept;
   [[nodiscard]] std::size_t control_disp(int stage) const noexcept;
 
   MPI_Comm comm_;
