@@ -11,6 +11,7 @@
 
 #include <algorithm>
 #include <cinttypes>
+#include <cmath>
 #include <convoy/aggregation/append_buffer.hpp>
 #include <convoy/conveyor_api/conveyor.hpp>
 #include <cstdint>
@@ -40,8 +41,8 @@ struct key_plan {
   key_plan(std::uint64_t s, std::size_t bucket_bytes) : seed(s) {
     // Mean over all pairs = 3/4 * (1 + max_keys) / 2 = bucket_bytes / 8.
     const double mean_keys = static_cast<double>(bucket_bytes) / 8.0;
-    max_keys =
-        std::max<std::uint64_t>(1, static_cast<std::uint64_t>(8.0 * mean_keys / 3.0 - 1.0 + 0.5));
+    max_keys = std::max<std::uint64_t>(
+        1, static_cast<std::uint64_t>(std::llround(8.0 * mean_keys / 3.0 - 1.0)));
   }
   [[nodiscard]] std::uint64_t count(int src, int dst) const {
     const std::uint64_t h = mix64(seed ^ (cycle << 48) ^ (static_cast<std::uint64_t>(src) << 24) ^
