@@ -52,6 +52,7 @@ int64_t convoy_convey_my_pe(convey_t* c);
  * convey_opt_QUIET; a call on a freed or never-created handle returns convey_error_STATE. */
 
 /** A handle to an append buffer: a value, copied freely; {0} is never valid. */
+/* NOLINTNEXTLINE(modernize-use-using): a C99 header */
 typedef struct convoy_append {
   uint64_t id;
 } convoy_append_t;
