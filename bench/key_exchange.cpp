@@ -239,9 +239,14 @@ cycle_result run_conveyor(const key_plan& plan, const send_buckets& b,
 }
 
 int run_key_exchange(int argc, char** argv) {
-  const options opt = convoy::bench::parse_options(
+  int rank = 0;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  const auto parsed = convoy::bench::parse_options(
       argc, argv, "bench-key-exchange",
-      "NAS IS key exchange; --sizes = average bucket bytes; kinds alltoallv, append, conveyor");
+      "NAS IS key exchange; --sizes = average bucket bytes; kinds alltoallv, append, conveyor",
+      rank == 0);
+  if (parsed.exit_code >= 0) return parsed.exit_code;
+  const options& opt = parsed.opt;
   const auto j = convoy::bench::describe_job(MPI_COMM_WORLD);
   const int me = j.rank, p = j.n_ranks;
   const std::vector<std::string> kinds =

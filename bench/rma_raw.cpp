@@ -28,11 +28,16 @@ double per_op(int n, Op op) {
 
 int main(int argc, char** argv) {
   convoy::bench::init_mpi(argc, argv);
-  const auto opt = convoy::bench::parse_options(argc, argv, "bench-rma-raw",
-                                                "raw one-sided operation costs, rank 0 -> 1");
   int me = 0, p = 1;
   MPI_Comm_rank(MPI_COMM_WORLD, &me);
   MPI_Comm_size(MPI_COMM_WORLD, &p);
+  const auto parsed = convoy::bench::parse_options(
+      argc, argv, "bench-rma-raw", "raw one-sided operation costs, rank 0 -> 1", me == 0);
+  if (parsed.exit_code >= 0) {
+    convoy::bench::finalize_mpi();
+    return parsed.exit_code;
+  }
+  const auto& opt = parsed.opt;
   const int n = 10000;
   {
     convoy::aggregation::detail::rma_window w(MPI_COMM_WORLD, 4096);

@@ -134,9 +134,13 @@ std::pair<double, bool> round_append(const round_plan& plan,
 }
 
 int run(int argc, char** argv) {
-  const auto opt = convoy::bench::parse_options(
+  int rank = 0;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  const auto parsed = convoy::bench::parse_options(
       argc, argv, "bench-sparse-rounds",
-      "rounds of 1-100 items to 3 random ranks; --reps rounds; kinds conveyor, append");
+      "rounds of 1-100 items to 3 random ranks; --reps rounds; kinds conveyor, append", rank == 0);
+  if (parsed.exit_code >= 0) return parsed.exit_code;
+  const auto& opt = parsed.opt;
   const auto j = convoy::bench::describe_job(MPI_COMM_WORLD);
   const std::vector<std::string> kinds =
       opt.kinds.empty() ? std::vector<std::string>{"conveyor", "append"} : opt.kinds;
