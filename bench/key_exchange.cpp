@@ -26,9 +26,12 @@
 
 #include "bench_common.hpp"
 #include "harness.hpp"
+#include "key_exchange_util.hpp"
 
 namespace {
 
+using convoy::bench::all_ranks;
+using convoy::bench::max_over_ranks;
 using convoy::bench::mix64;
 using convoy::bench::options;
 
@@ -107,18 +110,6 @@ bool check_source(const expectation& e, int src, const std::uint64_t* keys, std:
     sum += mix64(keys[i]);
   }
   return n == e.count[static_cast<std::size_t>(src)] && sum == e.sum[static_cast<std::size_t>(src)];
-}
-
-double max_over_ranks(double t) {
-  double m = 0;
-  MPI_Allreduce(&t, &m, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
-  return m;
-}
-
-bool all_ranks(bool ok) {
-  int v = ok ? 1 : 0, all = 0;
-  MPI_Allreduce(&v, &all, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
-  return all == 1;
 }
 
 // ---- the three kinds: one cycle each, timed from a barrier to the last rank's end ----
@@ -331,14 +322,5 @@ int run_key_exchange(int argc, char** argv) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  convoy::bench::init_mpi(argc, argv);
-  int status = 0;
-  try {
-    status = run_key_exchange(argc, argv);
-  } catch (const std::exception& e) {
-    std::fprintf(stderr, "bench-key-exchange: %s\n", e.what());
-    status = 2;
-  }
-  convoy::bench::finalize_mpi();
-  return status;
+  return convoy::bench::program_main(argc, argv, "bench-key-exchange", run_key_exchange);
 }

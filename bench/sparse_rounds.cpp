@@ -21,9 +21,12 @@
 
 #include "bench_common.hpp"
 #include "harness.hpp"
+#include "key_exchange_util.hpp"
 
 namespace {
 
+using convoy::bench::all_ranks;
+using convoy::bench::max_over_ranks;
 using convoy::bench::mix64;
 
 constexpr int fan_out = 3;
@@ -58,18 +61,6 @@ struct round_plan {
           }
   }
 };
-
-double max_over_ranks(double t) {
-  double m = 0;
-  MPI_Allreduce(&t, &m, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
-  return m;
-}
-
-bool all_ranks(bool ok) {
-  int v = ok ? 1 : 0, all = 0;
-  MPI_Allreduce(&v, &all, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
-  return all == 1;
-}
 
 /// One round over a conveyor; returns {seconds, verified}.
 std::pair<double, bool> round_conveyor(const round_plan& plan, convoy::conveyor<std::uint64_t>& c,
@@ -186,14 +177,5 @@ int run(int argc, char** argv) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  convoy::bench::init_mpi(argc, argv);
-  int status = 0;
-  try {
-    status = run(argc, argv);
-  } catch (const std::exception& e) {
-    std::fprintf(stderr, "bench-sparse-rounds: %s\n", e.what());
-    status = 2;
-  }
-  convoy::bench::finalize_mpi();
-  return status;
+  return convoy::bench::program_main(argc, argv, "bench-sparse-rounds", run);
 }
