@@ -1,4 +1,5 @@
 #include <convoy/aggregation/hybrid_transport.hpp>
+#include <convoy/aggregation/rma_transport.hpp>
 #include <convoy/base/error.hpp>
 #include <exception>
 #include <utility>
@@ -103,6 +104,7 @@ std::unique_ptr<transport> make_transport(MPI_Comm comm, base::transport_kind ki
   }
   if (kind == base::transport_kind::mpi)
     return std::make_unique<mpi_transport>(comm, std::move(memory));
+  if (kind == base::transport_kind::rma) return std::make_unique<rma_transport>(comm);
   return std::make_unique<hybrid_transport>(
       comm, hybrid_transport::link_predicate{}, std::move(memory),
       kind == base::transport_kind::shm_zero_copy ? shm_filling::zero_copy : shm_filling::staged);

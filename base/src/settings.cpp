@@ -76,12 +76,12 @@ settings settings::from_values(const std::map<std::string, std::string>& values)
     const std::string t = trimmed(*v);
     bool known = false;
     for (auto k : {transport_kind::automatic, transport_kind::mpi, transport_kind::shm,
-                   transport_kind::shm_zero_copy})
+                   transport_kind::shm_zero_copy, transport_kind::rma})
       if (t == transport_kind_name(k)) {
         s.transport = k;
         known = true;
       }
-    if (!known) detail::bad("CONVOY_TRANSPORT", *v, "must be auto, mpi, shm or shm-zero-copy");
+    if (!known) detail::bad("CONVOY_TRANSPORT", *v, "must be auto, mpi, shm, shm-zero-copy or rma");
   }
   if (const auto* v = get("CONVEY_NLOCAL"))
     s.convey_nlocal = detail::parse_positive_int("CONVEY_NLOCAL", *v);

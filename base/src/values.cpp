@@ -66,6 +66,8 @@ const char* transport_kind_name(transport_kind t) noexcept {
       return "shm";
     case transport_kind::shm_zero_copy:
       return "shm-zero-copy";
+    case transport_kind::rma:
+      return "rma";
     case transport_kind::automatic:
       break;
   }

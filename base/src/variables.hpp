@@ -26,7 +26,7 @@ inline const std::vector<variable>& variables() {
       {"CONVOY_TUNE_FILE", "~/.config/convoy/tune.conf if it exists",
        "path of a tuning file (key=value lines, written by convoy-tune)"},
       {"CONVOY_TRANSPORT", "auto",
-       "buffer transport: auto (shared memory on a node) | mpi | shm | shm-zero-copy"},
+       "buffer transport: auto (shared memory on a node) | mpi | shm | shm-zero-copy | rma"},
       {"CONVEY_NLOCAL", "ranks per node", "bale: ranks per local group of tensor conveyors"},
       {"CONVEY_BUFFER_SIZE", "conveyor default", "bale: conveyor buffer bytes (suffix k=1000)"},
   };

@@ -101,7 +101,7 @@ TEST(Settings, InvalidValuesNameTheVariableAndValue) {  // BASE-4
   EXPECT_EQ(message_of({{"CONVOY_TUNE_FILE", ""}}),
             "CONVOY_TUNE_FILE='': is empty; unset it or give a path");
   EXPECT_EQ(message_of({{"CONVOY_TRANSPORT", "ucx"}}),
-            "CONVOY_TRANSPORT='ucx': must be auto, mpi, shm or shm-zero-copy");
+            "CONVOY_TRANSPORT='ucx': must be auto, mpi, shm, shm-zero-copy or rma");
   EXPECT_EQ(message_of({{"CONVOY_MESH", "8xx2"}}),
             "CONVOY_MESH: mesh spec '8xx2': size 2 is empty (expected sizes like 8x4x2)");
   const auto topo_msg = message_of({{"CONVOY_EMULATE_TOPOLOGY", "pack:two"}});

@@ -67,7 +67,8 @@ class hybrid_transport final : public transport {
 /// The transport for an engine on `comm`, of the kind CONVOY_TRANSPORT names
 /// (base::settings::transport_or_auto()): mpi -> mpi_transport for every link; shm ->
 /// hybrid_transport (shared memory on the node, MPI off it); shm_zero_copy -> as shm with
-/// zero-copy rings (shm_filling::zero_copy); automatic -> shm if any node holds more than
+/// zero-copy rings (shm_filling::zero_copy); rma -> rma_transport (one-sided, every link;
+/// `memory` is not used); automatic -> shm if any node holds more than
 /// one rank of `comm`, else mpi. Collective over `comm`. `memory` (may be null) supplies the
 /// buffers of every link that goes through MPI (T11). Throws convoy::error if `comm` is
 /// MPI_COMM_NULL or MPI fails.

@@ -37,14 +37,15 @@ enum class placement {
 /// Which transport moves engine buffers (CONVOY_TRANSPORT; aggregation::make_transport
 /// builds it). The only representation of this setting.
 enum class transport_kind {
-  automatic,     ///< "auto": shared memory between ranks of a node if any node holds more
-                 ///< than one rank, MPI between nodes; MPI alone otherwise
-  mpi,           ///< "mpi": MPI point-to-point for every link
-  shm,           ///< "shm": shared memory on the node, MPI off it (as auto, even alone)
-  shm_zero_copy  ///< "shm-zero-copy": as shm, items written straight into the receiver's ring
+  automatic,      ///< "auto": shared memory between ranks of a node if any node holds more
+                  ///< than one rank, MPI between nodes; MPI alone otherwise
+  mpi,            ///< "mpi": MPI point-to-point for every link
+  shm,            ///< "shm": shared memory on the node, MPI off it (as auto, even alone)
+  shm_zero_copy,  ///< "shm-zero-copy": as shm, items written straight into the receiver's ring
+  rma             ///< "rma": MPI-3 one-sided puts into one receive ring per rank and stage
 };
 
-/// "auto", "mpi", "shm" or "shm-zero-copy".
+/// "auto", "mpi", "shm", "shm-zero-copy" or "rma".
 [[nodiscard]] const char* transport_kind_name(transport_kind t) noexcept;
 
 /// The hwloc synthetic description CONVOY_EMULATE_TOPOLOGY stands for: hwloc 2 wants one
@@ -68,7 +69,7 @@ struct settings {
   std::optional<int> n_buffers;
   /// CONVOY_TUNE_FILE: path of the tuning file (default ~/.config/convoy/tune.conf).
   std::optional<std::string> tune_file;
-  /// CONVOY_TRANSPORT: auto | mpi | shm | shm-zero-copy.
+  /// CONVOY_TRANSPORT: auto | mpi | shm | shm-zero-copy | rma.
   std::optional<transport_kind> transport;
   /// CONVEY_NLOCAL (bale): ranks per local group of tensor conveyors, >= 1.
   std::optional<int> convey_nlocal;

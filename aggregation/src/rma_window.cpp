@@ -1,0 +1,124 @@
+#include <algorithm>
+#include <climits>
+#include <convoy/aggregation/detail/rma_window.hpp>
+#include <convoy/base/error.hpp>
+#include <cstring>
+
+namespace convoy::aggregation::detail {
+
+namespace {
+MPI_Aint as_disp(std::size_t disp) { return static_cast<MPI_Aint>(disp); }
+}  // namespace
+
+rma_window::rma_window(MPI_Comm comm, std::size_t bytes) : bytes_(bytes) {
+  if (comm == MPI_COMM_NULL) throw convoy::error("rma_window: communicator is MPI_COMM_NULL");
+  CONVOY_MPI_CHECK(MPI_Comm_dup(comm, &comm_));
+  try {
+    CONVOY_MPI_CHECK(MPI_Comm_set_errhandler(comm_, MPI_ERRORS_RETURN));
+    CONVOY_MPI_CHECK(MPI_Comm_rank(comm_, &rank_));
+    CONVOY_MPI_CHECK(MPI_Comm_size(comm_, &n_ranks_));
+    // The window's size is a single MPI_Aint; ask at least one word so that base_ is a
+    // real address on every rank.
+    const auto size = as_disp(std::max<std::size_t>(bytes, sizeof(std::uint64_t)));
+    // OpenMPI 4.1.4 picks its `rdma` one-sided component for MPI_Win_allocate, and that
+    // component over the `vader` shared-memory BTL crashes (SEGV in mca_btl_vader.so while
+    // a later collective progresses) once a window has been freed and another allocated.
+    // When every rank shares one node, MPI_Win_allocate_shared selects the `sm` component,
+    // which is correct and fast; across nodes MPI_Win_allocate stays (aggregation/README.md,
+    // "RMA transport", R8).
+    MPI_Comm node = MPI_COMM_NULL;
+    int node_size = 0;
+    CONVOY_MPI_CHECK(MPI_Comm_split_type(comm_, MPI_COMM_TYPE_SHARED, rank_, MPI_INFO_NULL, &node));
+    const int rc = MPI_Comm_size(node, &node_size);
+    MPI_Comm_free(&node);
+    if (rc != MPI_SUCCESS) convoy::detail::throw_mpi_error("MPI_Comm_size", rc, __FILE__, __LINE__);
+    if (node_size == n_ranks_) {
+      MPI_Info info = MPI_INFO_NULL;
+      CONVOY_MPI_CHECK(MPI_Info_create(&info));
+      MPI_Info_set(info, "alloc_shared_noncontig", "true");
+      const int arc = MPI_Win_allocate_shared(size, 1, info, comm_, &base_, &win_);
+      MPI_Info_free(&info);
+      if (arc != MPI_SUCCESS)
+        convoy::detail::throw_mpi_error("MPI_Win_allocate_shared", arc, __FILE__, __LINE__);
+    } else {
+      CONVOY_MPI_CHECK(MPI_Win_allocate(size, 1, MPI_INFO_NULL, comm_, &base_, &win_));
+    }
+    CONVOY_MPI_CHECK(MPI_Win_set_errhandler(win_, MPI_ERRORS_RETURN));
+    std::memset(base_, 0, static_cast<std::size_t>(size));
+    // Nobody may touch this memory before every rank has zeroed its own.
+    CONVOY_MPI_CHECK(MPI_Barrier(comm_));
+    CONVOY_MPI_CHECK(MPI_Win_lock_all(MPI_MODE_NOCHECK, win_));
+  } catch (...) {
+    if (win_ != MPI_WIN_NULL) MPI_Win_free(&win_);
+    MPI_Comm_free(&comm_);
+    throw;
+  }
+}
+
+rma_window::~rma_window() {
+  int finalized = 0;
+  MPI_Finalized(&finalized);
+  if (finalized) return;
+  MPI_Win_unlock_all(win_);
+  MPI_Win_free(&win_);
+  MPI_Comm_free(&comm_);
+}
+
+std::uint64_t rma_window::fetch_add(int target, std::size_t disp, std::uint64_t add) {
+  std::uint64_t old = 0;
+  CONVOY_MPI_CHECK(
+      MPI_Fetch_and_op(&add, &old, MPI_UINT64_T, target, as_disp(disp), MPI_SUM, win_));
+  CONVOY_MPI_CHECK(MPI_Win_flush(target, win_));
+  return old;
+}
+
+void rma_window::read_words(int target, std::size_t disp, std::uint64_t* out, int n) {
+  // MPI ignores the origin buffer of MPI_NO_OP; give it a valid one all the same.
+  std::uint64_t ignored = 0;
+  if (n == 1) {
+    CONVOY_MPI_CHECK(
+        MPI_Fetch_and_op(&ignored, out, MPI_UINT64_T, target, as_disp(disp), MPI_NO_OP, win_));
+  } else {
+    CONVOY_MPI_CHECK(MPI_Get_accumulate(&ignored, 1, MPI_UINT64_T, out, n, MPI_UINT64_T, target,
+                                        as_disp(disp), n, MPI_UINT64_T, MPI_NO_OP, win_));
+  }
+  CONVOY_MPI_CHECK(MPI_Win_flush(target, win_));
+}
+
+std::uint64_t rma_window::compare_swap(int target, std::size_t disp, std::uint64_t expected,
+                                       std::uint64_t desired) {
+  std::uint64_t old = 0;
+  CONVOY_MPI_CHECK(
+      MPI_Compare_and_swap(&desired, &expected, &old, MPI_UINT64_T, target, as_disp(disp), win_));
+  CONVOY_MPI_CHECK(MPI_Win_flush(target, win_));
+  return old;
+}
+
+void rma_window::add_words(int target, std::size_t disp, const std::uint64_t* add, int n) {
+  CONVOY_MPI_CHECK(
+      MPI_Accumulate(add, n, MPI_UINT64_T, target, as_disp(disp), n, MPI_UINT64_T, MPI_SUM, win_));
+  CONVOY_MPI_CHECK(MPI_Win_flush(target, win_));
+}
+
+void rma_window::store_words(int target, std::size_t disp, const std::uint64_t* values, int n) {
+  CONVOY_MPI_CHECK(MPI_Accumulate(values, n, MPI_UINT64_T, target, as_disp(disp), n, MPI_UINT64_T,
+                                  MPI_REPLACE, win_));
+  CONVOY_MPI_CHECK(MPI_Win_flush(target, win_));
+}
+
+void rma_window::put(int target, std::size_t disp, const void* src, std::size_t len) {
+  // MPI counts are int: move more than 2^30 bytes as several puts (issue 11 sec. 3).
+  constexpr std::size_t piece = std::size_t{1} << 30;
+  const auto* from = static_cast<const std::byte*>(src);
+  for (std::size_t done = 0; done < len;) {
+    const std::size_t n = std::min(piece, len - done);
+    CONVOY_MPI_CHECK(MPI_Put(from + done, static_cast<int>(n), MPI_BYTE, target,
+                             as_disp(disp + done), static_cast<int>(n), MPI_BYTE, win_));
+    done += n;
+  }
+  CONVOY_MPI_CHECK(MPI_Win_flush(target, win_));
+}
+
+void rma_window::sync() { CONVOY_MPI_CHECK(MPI_Win_sync(win_)); }
+
+}  // namespace convoy::aggregation::detail
