@@ -115,6 +115,10 @@ TEST(EmulatedNodes, NodeBoundaryDecidesTheMedium) {
   plan_uniform(*ts[0], lay, 50);
   EXPECT_TRUE(drive(ts));
   expect_no_errors(ts);
+  // AGG-66: the MPI side counted exactly the MPI links' buffers.
+  const agg::mpi_transport& mpi = hybrid ? hybrid->mpi() : dynamic_cast<agg::mpi_transport&>(*t);
+  EXPECT_EQ(mpi.counters().data_sent, 50 * mpi_out);
+  EXPECT_EQ(mpi.counters().data_received, 50 * mpi_in);
   EXPECT_TRUE(convoy_test::all_ranks(!HasFailure()));
   MPI_Barrier(MPI_COMM_WORLD);
 }
