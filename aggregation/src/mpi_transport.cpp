@@ -372,6 +372,7 @@ void mpi_transport::credits_arrived(int out_link) {
 void mpi_transport::test_all() {
   ++counters_.tests;
   const int count = testsome(req_, indices_, statuses_, "MPI_Testsome");
+  if (count == 0) ++counters_.tests_empty;
   const std::size_t n = static_cast<std::size_t>(n_);
   const std::size_t rb = recv_base(), crb = credit_recv_base(), csb = credit_send_base();
   for (int i = 0; i < count; ++i) {

@@ -24,6 +24,8 @@ struct mpi_counters {
   std::uint64_t credits_in_messages = 0;  ///< credits returned in credit messages
   std::uint64_t credits_piggybacked = 0;  ///< credits returned inside data messages
   std::uint64_t tests = 0;  ///< MPI_Testsome calls (each runs MPI's progress engine once)
+  /// Tests that completed nothing (with mpi_yield_when_idle, each gave the core away).
+  std::uint64_t tests_empty = 0;
 };
 
 /// Moves buffers with MPI_Isend / pre-posted MPI_Irecv on its own duplicate of a
