@@ -7,8 +7,9 @@
 namespace convoy::aggregation {
 
 hybrid_transport::hybrid_transport(MPI_Comm comm, link_predicate use_shm,
-                                   std::shared_ptr<buffer_source> memory, shm_filling filling)
-    : mpi_(comm, std::move(memory)), shm_(comm, filling), use_shm_(std::move(use_shm)) {}
+                                   std::shared_ptr<buffer_source> memory, shm_filling filling,
+                                   const node_map& nodes)
+    : mpi_(comm, std::move(memory)), shm_(comm, filling, nodes), use_shm_(std::move(use_shm)) {}
 
 void hybrid_transport::open(const link_layout& layout) {
   // Both ends decide alike: on_node is symmetric, and so must use_shm_ be.
@@ -88,11 +89,13 @@ std::size_t hybrid_transport::max_memory_bytes() const noexcept {
 std::unique_ptr<transport> make_transport(MPI_Comm comm, base::transport_kind kind,
                                           std::shared_ptr<buffer_source> memory) {
   if (comm == MPI_COMM_NULL) throw convoy::error("make_transport: communicator is MPI_COMM_NULL");
+  if (kind == base::transport_kind::mpi)
+    return std::make_unique<mpi_transport>(comm, std::move(memory));
+  // AGG-60: shared memory stops at the node boundary of topology discovery, emulated or real.
+  const node_map nodes = discover_node_map(comm);
   if (kind == base::transport_kind::automatic) {
-    MPI_Comm node = MPI_COMM_NULL;
-    int rank = 0, node_size = 0;
-    CONVOY_MPI_CHECK(MPI_Comm_rank(comm, &rank));
-    CONVOY_MPI_CHECK(MPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, rank, MPI_INFO_NULL, &node));
+    MPI_Comm node = split_node(comm, nodes);
+    int node_size = 0;
     const int rc = MPI_Comm_size(node, &node_size);
     MPI_Comm_free(&node);
     if (rc != MPI_SUCCESS) convoy::detail::throw_mpi_error("MPI_Comm_size", rc, __FILE__, __LINE__);
@@ -107,7 +110,8 @@ std::unique_ptr<transport> make_transport(MPI_Comm comm, base::transport_kind ki
   if (kind == base::transport_kind::rma) return std::make_unique<rma_transport>(comm);
   return std::make_unique<hybrid_transport>(
       comm, hybrid_transport::link_predicate{}, std::move(memory),
-      kind == base::transport_kind::shm_zero_copy ? shm_filling::zero_copy : shm_filling::staged);
+      kind == base::transport_kind::shm_zero_copy ? shm_filling::zero_copy : shm_filling::staged,
+      nodes);
 }
 
 }  // namespace convoy::aggregation

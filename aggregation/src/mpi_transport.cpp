@@ -2,6 +2,8 @@
 #include <chrono>
 #include <convoy/aggregation/mpi_transport.hpp>
 #include <convoy/base/error.hpp>
+#include <cstddef>
+#include <cstring>
 #include <exception>
 #include <string>
 #include <thread>
@@ -12,6 +14,9 @@ namespace convoy::aggregation {
 namespace {
 
 constexpr const char* who = "mpi_transport";
+
+// Credits one data message can carry in the header's transport bits (AGG-61).
+constexpr std::uint32_t max_piggyback = transport_flag_mask >> transport_flag_shift;
 
 int data_tag(int stage) { return 2 * stage; }
 int credit_tag(int stage) { return 2 * stage + 1; }
@@ -52,20 +57,14 @@ mpi_transport::~mpi_transport() {
   // Settle every credit before the communicator goes: a credit still in flight when it is
   // freed would be matched by the next communicator that reuses its context id (crosstalk
   // between conveyors created one after another). Destruction is collective and follows
-  // termination, so every peer has released our buffers and will send what it owes; the
-  // wait is bounded in case the engine was abandoned mid-cycle.
+  // termination, so every peer has released our buffers and returns what it owes (owed
+  // credits that were waiting for a piggyback go now); the wait is bounded in case the
+  // engine was abandoned mid-cycle.
   if (opened_) {
-    auto settled = [this] {
-      if (n_credit_send_active_ > 0) return false;
-      for (const auto owed : credit_owed_)
-        if (owed > 0) return false;
-      for (int l = 0; l < static_cast<int>(layout_.out_links.size()); ++l)
-        if (out_.served(l) && (out_.credits(l) < n_ || out_.has_queued(l))) return false;
-      return true;
-    };
     const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
     while (!settled() && std::chrono::steady_clock::now() < deadline) {
       try {
+        flush_all_owed();
         progress();
       } catch (...) {
         break;
@@ -76,44 +75,52 @@ mpi_transport::~mpi_transport() {
   // Receives are ours alone: cancel them. Sends should all be complete (the precondition
   // is idle()); give a late one a bounded chance, then free its request and leak its
   // buffer, since MPI may still read it.
-  auto cancel_all = [](std::vector<MPI_Request>& reqs) {
-    for (MPI_Request& r : reqs)
-      if (r != MPI_REQUEST_NULL) {
-        MPI_Cancel(&r);
-        MPI_Wait(&r, MPI_STATUS_IGNORE);
-      }
-  };
-  cancel_all(recv_req_);
-  cancel_all(credit_recv_req_);
+  const std::size_t sends = recv_base(), cr = credit_recv_base(), cs = credit_send_base();
+  for (std::size_t i = 0; i < req_.size(); ++i) {
+    const bool receive = (i >= sends && i < cr) || (i >= cr && i < cs);
+    if (receive && req_[i] != MPI_REQUEST_NULL) {
+      MPI_Cancel(&req_[i]);
+      MPI_Wait(&req_[i], MPI_STATUS_IGNORE);
+    }
+  }
   for (int attempt = 0; attempt < 10000 && (n_send_active_ > 0 || n_credit_send_active_ > 0);
        ++attempt) {
     try {
-      complete_sends();
-      complete_credit_sends();
+      test_all();
     } catch (...) {
       break;
     }
     std::this_thread::yield();
   }
   bool leaked_credit_buffer = false, leaked_send_buffer = false;
-  for (std::size_t i = 0; i < send_req_.size(); ++i)
-    if (send_req_[i] != MPI_REQUEST_NULL) {
-      MPI_Request_free(&send_req_[i]);
+  for (std::size_t i = 0; i < req_.size(); ++i) {
+    if (req_[i] == MPI_REQUEST_NULL) continue;
+    MPI_Request_free(&req_[i]);
+    if (i < sends) {
       out_.forget(static_cast<int>(i / static_cast<std::size_t>(n_)),
                   static_cast<int>(i % static_cast<std::size_t>(n_)));
       leaked_send_buffer = true;
-    }
-  for (MPI_Request& r : credit_send_req_)
-    if (r != MPI_REQUEST_NULL) {
-      MPI_Request_free(&r);
+    } else if (i >= cs) {
       leaked_credit_buffer = true;
     }
+  }
   if (leaked_credit_buffer) static_cast<void>(credit_send_buf_.release());
   MPI_Comm_free(&comm_);
   // The block goes back last, after every receive was cancelled and every send completed
   // (T11). A send abandoned above may still read its slice: then the whole block is left
   // allocated, as an own buffer would be.
   if (block_.grabbed && !leaked_send_buffer) memory_->release(block_.grabbed);
+}
+
+bool mpi_transport::settled() const noexcept {
+  if (n_credit_send_active_ > 0) return false;
+  for (std::size_t l = 0; l < n_in_; ++l)
+    if (in_.served(static_cast<int>(l)) && credits_.owed(static_cast<int>(l)) > 0) return false;
+  for (std::size_t l = 0; l < n_out_; ++l)
+    if (out_.served(static_cast<int>(l)) &&
+        (out_.credits(static_cast<int>(l)) < n_ || out_.has_queued(static_cast<int>(l))))
+      return false;
+  return true;
 }
 
 void mpi_transport::open(const link_layout& layout) {
@@ -206,16 +213,16 @@ void mpi_transport::open(const link_layout& layout, std::vector<bool> serve_out,
       in_.use_block(block_.aligned + out_.block_bytes());
     }
   }
-  send_req_.assign(n_out * n, MPI_REQUEST_NULL);
-  recv_req_.assign(n_in * n, MPI_REQUEST_NULL);
-  credit_recv_req_.assign(n_out, MPI_REQUEST_NULL);
+  n_out_ = n_out;
+  n_in_ = n_in;
+  credits_.init(static_cast<int>(n_in), n_);
+  pair_links();
+  req_.assign(n_out * n + n_in * n + n_out + n_in, MPI_REQUEST_NULL);
   credit_recv_buf_.assign(n_out, 0);
-  credit_send_req_.assign(n_in, MPI_REQUEST_NULL);
   credit_send_buf_ = std::make_unique<std::int32_t[]>(n_in);
-  credit_owed_.assign(n_in, 0);
-  const std::size_t scratch = std::max(n_out * n, n_in * n) + 1;
-  indices_.assign(scratch, 0);
-  statuses_.assign(scratch, MPI_Status{});
+  urgent_.reserve(n_in);
+  indices_.assign(req_.size() + 1, 0);
+  statuses_.assign(req_.size() + 1, MPI_Status{});
   opened_ = true;
 
   for (std::size_t l = 0; l < n_in; ++l) {
@@ -228,7 +235,27 @@ void mpi_transport::open(const link_layout& layout, std::vector<bool> serve_out,
     if (!serve_out[l]) continue;
     const link& k = layout.out_links[l];
     CONVOY_MPI_CHECK(MPI_Irecv(&credit_recv_buf_[l], 1, MPI_INT32_T, k.peer, credit_tag(k.stage),
-                               comm_, &credit_recv_req_[l]));
+                               comm_, &req_[credit_recv_base() + l]));
+  }
+}
+
+void mpi_transport::pair_links() {
+  // (stage, peer) -> served out-link; an in-link's reverse is the out-link with its key.
+  std::vector<std::pair<std::pair<int, int>, int>> outs;
+  for (std::size_t l = 0; l < n_out_; ++l)
+    if (out_.served(static_cast<int>(l)))
+      outs.push_back(
+          {{layout_.out_links[l].stage, layout_.out_links[l].peer}, static_cast<int>(l)});
+  std::sort(outs.begin(), outs.end());
+  reverse_of_out_.assign(n_out_, -1);
+  reverse_of_in_.assign(n_in_, -1);
+  for (std::size_t l = 0; l < n_in_; ++l) {
+    if (!in_.served(static_cast<int>(l))) continue;
+    const std::pair<int, int> key{layout_.in_links[l].stage, layout_.in_links[l].peer};
+    const auto it = std::lower_bound(outs.begin(), outs.end(), std::pair{key, -1});
+    if (it == outs.end() || it->first != key) continue;
+    reverse_of_in_[l] = it->second;
+    reverse_of_out_[static_cast<std::size_t>(it->second)] = static_cast<int>(l);
   }
 }
 
@@ -244,19 +271,35 @@ void mpi_transport::post(int out_link, std::byte* buffer, std::size_t bytes) {
 
 void mpi_transport::send_ready(int out_link) {
   const link& k = layout_.out_links[static_cast<std::size_t>(out_link)];
+  const int reverse = reverse_of_out_[static_cast<std::size_t>(out_link)];
   for (int s = out_.next_sendable(out_link); s >= 0; s = out_.next_sendable(out_link)) {
-    MPI_Request& req = send_req_[static_cast<std::size_t>(out_link) * static_cast<std::size_t>(n_) +
-                                 static_cast<std::size_t>(s)];
-    CONVOY_MPI_CHECK(MPI_Isend(out_.buffer(out_link, s), static_cast<int>(out_.bytes(out_link, s)),
-                               MPI_BYTE, k.peer, data_tag(k.stage), comm_, &req));
+    std::byte* b = out_.buffer(out_link, s);
+    // AGG-61: what we owe the peer on this stage rides in the header's transport bits.
+    std::uint32_t flags = 0;
+    std::memcpy(&flags, b + offsetof(buffer_header, flags), sizeof flags);
+    flags &= ~transport_flag_mask;
+    if (reverse >= 0 && credits_.owed(reverse) > 0) {
+      const int k_credits = credits_.take(reverse, static_cast<int>(max_piggyback));
+      flags |= static_cast<std::uint32_t>(k_credits) << transport_flag_shift;
+      counters_.credits_piggybacked += static_cast<std::uint64_t>(k_credits);
+    }
+    std::memcpy(b + offsetof(buffer_header, flags), &flags, sizeof flags);
+    const auto bytes = out_.bytes(out_link, s);
+    CONVOY_MPI_CHECK(
+        MPI_Isend(b, static_cast<int>(bytes), MPI_BYTE, k.peer, data_tag(k.stage), comm_,
+                  &req_[static_cast<std::size_t>(out_link) * static_cast<std::size_t>(n_) +
+                        static_cast<std::size_t>(s)]));
     ++n_send_active_;
+    ++counters_.data_sent;
+    counters_.data_bytes_sent += bytes;
   }
 }
 
 void mpi_transport::post_receive(int in_link, int slot) {
   const link& k = layout_.in_links[static_cast<std::size_t>(in_link)];
-  MPI_Request& req = recv_req_[static_cast<std::size_t>(in_link) * static_cast<std::size_t>(n_) +
-                               static_cast<std::size_t>(slot)];
+  MPI_Request& req =
+      req_[recv_base() + static_cast<std::size_t>(in_link) * static_cast<std::size_t>(n_) +
+           static_cast<std::size_t>(slot)];
   CONVOY_MPI_CHECK(MPI_Irecv(in_.buffer(in_link, slot), static_cast<int>(in_.capacity_bytes()),
                              MPI_BYTE, k.peer, data_tag(k.stage), comm_, &req));
   // Receives of one (source, tag, communicator) match messages in the order they were
@@ -267,13 +310,8 @@ void mpi_transport::post_receive(int in_link, int slot) {
 bool mpi_transport::poll(received& out) {
   if (!opened_) return false;
   if (in_.poll(out)) return true;
-  const int count = testsome(recv_req_, indices_, statuses_, "MPI_Testsome (data receives)");
-  for (int i = 0; i < count; ++i) {
-    const int idx = indices_[static_cast<std::size_t>(i)];
-    int bytes = 0;
-    CONVOY_MPI_CHECK(MPI_Get_count(&statuses_[static_cast<std::size_t>(i)], MPI_BYTE, &bytes));
-    in_.arrived(idx / n_, idx % n_, static_cast<std::size_t>(bytes));
-  }
+  test_all();
+  flush_urgent();
   return in_.poll(out);
 }
 
@@ -281,59 +319,103 @@ void mpi_transport::release(const received& r) {
   if (!opened_) throw convoy::error("mpi_transport: release() before open()");
   in_.release(r, who);
   post_receive(r.in_link, in_.take_free(r.in_link));
-  ++credit_owed_[static_cast<std::size_t>(r.in_link)];
-  if (credit_send_req_[static_cast<std::size_t>(r.in_link)] == MPI_REQUEST_NULL)
-    send_credits(r.in_link);
+  credits_.released(r.in_link);  // goes back by piggyback, or at poll()/progress() (AGG-61, 62)
 }
 
 void mpi_transport::send_credits(int in_link) {
   const auto l = static_cast<std::size_t>(in_link);
   const link& k = layout_.in_links[l];
-  credit_send_buf_[l] = credit_owed_[l];
-  credit_owed_[l] = 0;
+  const int n = credits_.take(in_link, credits_.owed(in_link));
+  credit_send_buf_[l] = n;
   CONVOY_MPI_CHECK(MPI_Isend(&credit_send_buf_[l], 1, MPI_INT32_T, k.peer, credit_tag(k.stage),
-                             comm_, &credit_send_req_[l]));
+                             comm_, &req_[credit_send_base() + l]));
   ++n_credit_send_active_;
+  ++counters_.credit_messages_sent;
+  counters_.credits_in_messages += static_cast<std::uint64_t>(n);
 }
 
-void mpi_transport::complete_sends() {
-  if (n_send_active_ == 0) return;
-  const int count = testsome(send_req_, indices_, statuses_, "MPI_Testsome (data sends)");
+void mpi_transport::data_arrived(int in_link, int slot, const MPI_Status& status) {
+  int bytes = 0;
+  CONVOY_MPI_CHECK(MPI_Get_count(&status, MPI_BYTE, &bytes));
+  std::byte* b = in_.buffer(in_link, slot);
+  ++counters_.data_received;
+  credits_.arrived(in_link);
+  if (static_cast<std::size_t>(bytes) >= sizeof(buffer_header)) {
+    std::uint32_t flags = 0;
+    std::memcpy(&flags, b + offsetof(buffer_header, flags), sizeof flags);
+    const auto k = static_cast<int>((flags & transport_flag_mask) >> transport_flag_shift);
+    if (k > 0) {
+      flags &= ~transport_flag_mask;
+      std::memcpy(b + offsetof(buffer_header, flags), &flags, sizeof flags);
+      const int out_link = reverse_of_in_[static_cast<std::size_t>(in_link)];
+      if (out_link < 0)
+        throw convoy::error("mpi_transport: in-link " + std::to_string(in_link) +
+                            " carried credits for an out-link this transport does not serve "
+                            "(the peer's layout does not match this one)");
+      out_.add_credits(out_link, k, who);
+      send_ready(out_link);
+    }
+  }
+  in_.arrived(in_link, slot, static_cast<std::size_t>(bytes));
+}
+
+void mpi_transport::credits_arrived(int out_link) {
+  const auto l = static_cast<std::size_t>(out_link);
+  const link& k = layout_.out_links[l];
+  ++counters_.credit_messages_received;
+  out_.add_credits(out_link, credit_recv_buf_[l], who);
+  CONVOY_MPI_CHECK(MPI_Irecv(&credit_recv_buf_[l], 1, MPI_INT32_T, k.peer, credit_tag(k.stage),
+                             comm_, &req_[credit_recv_base() + l]));
+  send_ready(out_link);
+}
+
+void mpi_transport::test_all() {
+  ++counters_.tests;
+  const int count = testsome(req_, indices_, statuses_, "MPI_Testsome");
+  if (count == 0) ++counters_.tests_empty;
+  const std::size_t n = static_cast<std::size_t>(n_);
+  const std::size_t rb = recv_base(), crb = credit_recv_base(), csb = credit_send_base();
   for (int i = 0; i < count; ++i) {
-    const int idx = indices_[static_cast<std::size_t>(i)];
-    out_.send_done(idx / n_, idx % n_);
-    --n_send_active_;
+    const auto idx = static_cast<std::size_t>(indices_[static_cast<std::size_t>(i)]);
+    if (idx < rb) {
+      out_.send_done(static_cast<int>(idx / n), static_cast<int>(idx % n));
+      --n_send_active_;
+    } else if (idx < crb) {
+      data_arrived(static_cast<int>((idx - rb) / n), static_cast<int>((idx - rb) % n),
+                   statuses_[static_cast<std::size_t>(i)]);
+    } else if (idx < csb) {
+      credits_arrived(static_cast<int>(idx - crb));
+    } else {
+      --n_credit_send_active_;
+      // A link that owes more than the message carried is listed again when urgent.
+      if (credits_.urgent(static_cast<int>(idx - csb)))
+        credits_.relist(static_cast<int>(idx - csb));
+    }
   }
 }
 
-void mpi_transport::complete_credit_receives() {
-  const int count =
-      testsome(credit_recv_req_, indices_, statuses_, "MPI_Testsome (credit receives)");
-  for (int i = 0; i < count; ++i) {
-    const auto l = static_cast<std::size_t>(indices_[static_cast<std::size_t>(i)]);
-    const link& k = layout_.out_links[l];
-    out_.add_credits(static_cast<int>(l), credit_recv_buf_[l], who);
-    CONVOY_MPI_CHECK(MPI_Irecv(&credit_recv_buf_[l], 1, MPI_INT32_T, k.peer, credit_tag(k.stage),
-                               comm_, &credit_recv_req_[l]));
-    send_ready(static_cast<int>(l));
+void mpi_transport::flush_urgent() {
+  credits_.take_urgent(urgent_);
+  for (const int l : urgent_) {
+    if (credits_.owed(l) == 0) continue;  // a piggyback took them
+    if (req_[credit_send_base() + static_cast<std::size_t>(l)] != MPI_REQUEST_NULL) {
+      credits_.relist(l);  // the previous credit message is still in flight
+      continue;
+    }
+    send_credits(l);
   }
 }
 
-void mpi_transport::complete_credit_sends() {
-  if (n_credit_send_active_ == 0) return;
-  const int count = testsome(credit_send_req_, indices_, statuses_, "MPI_Testsome (credit sends)");
-  for (int i = 0; i < count; ++i) {
-    const int l = indices_[static_cast<std::size_t>(i)];
-    --n_credit_send_active_;
-    if (credit_owed_[static_cast<std::size_t>(l)] > 0) send_credits(l);
-  }
+void mpi_transport::flush_all_owed() {
+  for (std::size_t l = 0; l < n_in_; ++l)
+    if (credits_.owed(static_cast<int>(l)) > 0 && req_[credit_send_base() + l] == MPI_REQUEST_NULL)
+      send_credits(static_cast<int>(l));
 }
 
 void mpi_transport::progress() {
   if (!opened_) return;
-  complete_sends();
-  complete_credit_receives();
-  complete_credit_sends();
+  test_all();
+  flush_urgent();
 }
 
 bool mpi_transport::idle() const noexcept {

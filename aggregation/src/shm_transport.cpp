@@ -1,6 +1,7 @@
 #include <algorithm>
 #include <atomic>
 #include <convoy/aggregation/detail/link_book.hpp>
+#include <convoy/aggregation/node_map.hpp>
 #include <convoy/aggregation/shm_transport.hpp>
 #include <convoy/base/error.hpp>
 #include <cstring>
@@ -69,12 +70,12 @@ std::size_t shm_transport::ring_bytes(std::size_t capacity_bytes, int n_buffers)
   return offsets(capacity_bytes, n_buffers).total;
 }
 
-shm_transport::shm_transport(MPI_Comm comm, shm_filling filling) : filling_(filling) {
+shm_transport::shm_transport(MPI_Comm comm, shm_filling filling, const node_map& nodes)
+    : filling_(filling) {
   if (comm == MPI_COMM_NULL) throw convoy::error("shm_transport: communicator is MPI_COMM_NULL");
   CONVOY_MPI_CHECK(MPI_Comm_rank(comm, &rank_));
   CONVOY_MPI_CHECK(MPI_Comm_size(comm, &size_));
-  CONVOY_MPI_CHECK(
-      MPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, rank_, MPI_INFO_NULL, &node_comm_));
+  node_comm_ = split_node(comm, nodes);  // AGG-60: the emulated node when there is one
   CONVOY_MPI_CHECK(MPI_Comm_set_errhandler(node_comm_, MPI_ERRORS_RETURN));
   int node_size = 0;
   CONVOY_MPI_CHECK(MPI_Comm_size(node_comm_, &node_size));

@@ -75,7 +75,8 @@ TEST(MpiTransport, TwoStagesSamePairDoNotMix) {
 }
 
 // T7: 100 transports alive at once on MPI_COMM_WORLD, all exchanging at the same time,
-// no buffer reaches another transport.
+// no buffer reaches another transport. AGG-63: each settles its credits before its
+// communicator is freed, so none reaches the next one created.
 TEST(MpiTransport, HundredTransportsNoCrosstalk) {
   const int rank = world_rank(), p = world_size();
   std::vector<std::unique_ptr<agg::mpi_transport>> tps;
@@ -95,7 +96,7 @@ TEST(MpiTransport, HundredTransportsNoCrosstalk) {
   MPI_Barrier(MPI_COMM_WORLD);
 }
 
-// T4: rank 1 does not release. Rank 0 gets n_buffers sent and n_buffers queued, then
+// T4, AGG-64: rank 1 does not release. Rank 0 gets n_buffers sent and n_buffers queued, then
 // acquire() returns nullptr; rank 1 sees exactly n_buffers (MPI's queue holds no more).
 // One release lets exactly one more through, in order.
 TEST(MpiTransport, CreditLimitIsBackpressure) {
@@ -429,4 +430,68 @@ TEST(MpiTransport, BufferSourceFailuresThrowEverywhere) {
   EXPECT_EQ(src->n_released, rank == 0 ? 0u : 1u);
   for (const auto& e : src->errors) ADD_FAILURE() << e;
   EXPECT_TRUE(convoy_test::all_ranks(!HasFailure()));
+}
+
+namespace {
+
+// Posts one header-only buffer numbered `seq` on out-link `l`; false if none is free.
+bool post_numbered(agg::mpi_transport& t, int l, std::uint32_t seq) {
+  std::byte* b = t.acquire(l);
+  if (!b) return false;
+  const agg::buffer_header h{static_cast<std::uint32_t>(sizeof(agg::buffer_header)), 0, seq, 0};
+  std::memcpy(b, &h, sizeof h);
+  t.post(l, b, sizeof h);
+  return true;
+}
+
+// Polls until a buffer arrives (or the deadline passes); checks its number and that the
+// transport's header bits are cleared, then releases it.
+bool receive_numbered(agg::mpi_transport& t, std::uint32_t seq) {
+  const auto deadline = clock_type::now() + std::chrono::seconds(20);
+  agg::received r;
+  while (!t.poll(r)) {
+    if (clock_type::now() > deadline) return false;
+    std::this_thread::yield();
+  }
+  agg::buffer_header h{};
+  std::memcpy(&h, r.data, sizeof h);
+  EXPECT_EQ(h.seq, seq);
+  EXPECT_EQ(h.flags & agg::transport_flag_mask, 0u) << "credit bits leaked to the engine";
+  t.release(r);
+  return true;
+}
+
+}  // namespace
+
+// AGG-61 message economy: ranks 0 and 1 play ping-pong (each posts only after receiving
+// the other's buffer). Every credit rides back inside the next data buffer, so no credit
+// message goes at all until the transports settle at destruction (1 message per buffer).
+TEST(MpiTransport, CreditsRideOnDataGoingBack) {
+  const int rank = world_rank(), p = world_size();
+  if (p < 2) GTEST_SKIP() << "needs two ranks";
+  constexpr std::uint32_t rounds = 50;
+  const auto lay = all_to_all(rank, p, 1, 256, 2);
+  agg::mpi_transport t(MPI_COMM_WORLD);
+  t.open(lay);
+  if (rank < 2) {
+    const int l = 0;  // the link to the other of ranks 0 and 1 (all_to_all: peers in order)
+    ASSERT_EQ(lay.out_links[0].peer, 1 - rank);
+    for (std::uint32_t i = 1; i <= rounds; ++i) {
+      if (rank == 0) {
+        ASSERT_TRUE(post_numbered(t, l, i));
+        ASSERT_TRUE(receive_numbered(t, i));
+      } else {
+        ASSERT_TRUE(receive_numbered(t, i));
+        ASSERT_TRUE(post_numbered(t, l, i));
+      }
+    }
+    const agg::mpi_counters& c = t.counters();
+    EXPECT_EQ(c.data_sent, rounds);
+    EXPECT_EQ(c.data_received, rounds);
+    EXPECT_EQ(c.credit_messages_sent, 0u);
+    // Rank 0's first buffer had nothing to carry; its last release is still owed.
+    EXPECT_EQ(c.credits_piggybacked, rank == 0 ? rounds - 1 : rounds);
+  }
+  EXPECT_TRUE(convoy_test::all_ranks(!HasFailure()));
+  MPI_Barrier(MPI_COMM_WORLD);
 }

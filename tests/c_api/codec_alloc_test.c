@@ -121,8 +121,14 @@ static void test_allocators(void) {
   }
   H_EXPECT_RC(convey_free(c), convey_OK);
 
+  /* Over more than one (emulated) node some links go through MPI, whose transport takes
+     all its link buffers in one more grab (aggregation/README.md T11; the emulated node
+     boundary decides, AGG-60). */
+  const char* nodes = getenv("CONVOY_EMULATE_NODES");
+  const int mpi_block = nodes && strchr(nodes, ',') ? 1 : 0;
   c = convey_new_etensor(1024, 20000, 1, 1, 2, &a, 0);
-  H_CHECK(c && pool.live == 2, "etensor: %d live monster buffers", pool.live);
+  H_CHECK(c && pool.live == 2 + mpi_block, "etensor: %d live buffers (2 monsters + %d)", pool.live,
+          mpi_block);
   if (c) run(c, 8, 600, 1);
   H_EXPECT_RC(convey_free(c), convey_OK);
   H_CHECK(pool.live == 0 && pool.lifo_errors == 0 && pool.grabs == pool.frees,

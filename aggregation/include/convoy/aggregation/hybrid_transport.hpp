@@ -5,20 +5,26 @@
 #include <mpi.h>
 
 #include <convoy/aggregation/mpi_transport.hpp>
+#include <convoy/aggregation/node_map.hpp>
 #include <convoy/aggregation/shm_transport.hpp>
 #include <convoy/aggregation/transport.hpp>
 #include <convoy/base/settings.hpp>
 #include <cstddef>
+#include <cstdint>
 #include <functional>
 #include <memory>
 #include <vector>
 
 namespace convoy::aggregation {
 
+/// Which transport carries a link of a hybrid_transport.
+enum class link_medium : std::uint8_t { shm, mpi };
+
 /// Sends a link through shm_transport when its peer is on this node (and `use_shm`
-/// agrees) and through an mpi_transport serving only the other links. Link ids are the
-/// layout's; acquire/post/release are routed by link id, poll() alternates between the
-/// two so neither starves the other (T9).
+/// agrees) and through an mpi_transport serving only the other links. "On this node"
+/// follows the node map (AGG-60): topology discovery's nodes, so an emulated node
+/// boundary is crossed by MPI. Link ids are the layout's; acquire/post/release are
+/// routed by link id, poll() alternates between the two so neither starves the other (T9).
 class hybrid_transport final : public transport {
  public:
   /// `use_shm(rank, peer)` may restrict shared memory to some on-node links (tests use it
@@ -32,9 +38,12 @@ class hybrid_transport final : public transport {
   /// MPI_Win_allocate_shared window: a client allocator cannot provide memory that other
   /// processes map, so those never come from `memory`.
   /// `filling`: how the on-node links' buffers are filled (shm_transport).
+  /// `nodes`: the node of every rank, identical on every rank (discover_node_map();
+  /// empty: the real shared-memory groups). A peer shares memory with this rank only if
+  /// it is on the same real host and on the same node of `nodes` (split_node).
   explicit hybrid_transport(MPI_Comm comm, link_predicate use_shm = {},
                             std::shared_ptr<buffer_source> memory = {},
-                            shm_filling filling = shm_filling::staged);
+                            shm_filling filling = shm_filling::staged, const node_map& nodes = {});
 
   /// Collective over the node communicator (shm_transport::open), and over `comm` when a
   /// buffer source was given (mpi_transport::open); throws convoy::error as
@@ -51,10 +60,20 @@ class hybrid_transport final : public transport {
 
   /// Links (out + in) served by shared memory; the rest go through MPI.
   [[nodiscard]] std::size_t n_shm_links() const noexcept { return n_shm_links_; }
+  /// Which side carries out-link / in-link `id` (after open(); ids out of range: mpi,
+  /// whose calls then reject them). Both ends of a link report the same medium.
+  [[nodiscard]] link_medium out_medium(int id) const noexcept { return medium(shm_out_, id); }
+  [[nodiscard]] link_medium in_medium(int id) const noexcept { return medium(shm_in_, id); }
   [[nodiscard]] const shm_transport& shm() const noexcept { return shm_; }
   [[nodiscard]] const mpi_transport& mpi() const noexcept { return mpi_; }
 
  private:
+  static link_medium medium(const std::vector<bool>& shm, int id) noexcept {
+    return id >= 0 && static_cast<std::size_t>(id) < shm.size() && shm[static_cast<std::size_t>(id)]
+               ? link_medium::shm
+               : link_medium::mpi;
+  }
+
   mpi_transport mpi_;
   shm_transport shm_;
   link_predicate use_shm_;
@@ -68,10 +87,12 @@ class hybrid_transport final : public transport {
 /// (base::settings::transport_or_auto()): mpi -> mpi_transport for every link; shm ->
 /// hybrid_transport (shared memory on the node, MPI off it); shm_zero_copy -> as shm with
 /// zero-copy rings (shm_filling::zero_copy); rma -> rma_transport (one-sided, every link;
-/// `memory` is not used); automatic -> shm if any node holds more than
-/// one rank of `comm`, else mpi. Collective over `comm`. `memory` (may be null) supplies the
-/// buffers of every link that goes through MPI (T11). Throws convoy::error if `comm` is
-/// MPI_COMM_NULL or MPI fails.
+/// `memory` is not used); automatic -> shm if any node holds more than one rank of `comm`,
+/// else mpi. Which ranks share a node comes from topology discovery (discover_node_map: the
+/// emulated nodes when CONVOY_EMULATE_NODES etc. are set, AGG-60). Collective over `comm`.
+/// `memory` (may be null) supplies the buffers of every link that goes through MPI (T11).
+/// Throws convoy::error if `comm` is MPI_COMM_NULL, discovery fails (on every rank alike) or
+/// MPI fails.
 [[nodiscard]] std::unique_ptr<transport> make_transport(MPI_Comm comm, base::transport_kind kind,
                                                         std::shared_ptr<buffer_source> memory = {});
 

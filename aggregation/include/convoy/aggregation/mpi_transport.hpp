@@ -4,6 +4,7 @@
 /// (aggregation/README.md, "Transports"; bale's MPI porters, seed 000 sec. 4.3.2).
 #include <mpi.h>
 
+#include <convoy/aggregation/detail/credit_ledger.hpp>
 #include <convoy/aggregation/detail/link_book.hpp>
 #include <convoy/aggregation/transport.hpp>
 #include <cstdint>
@@ -13,18 +14,34 @@
 
 namespace convoy::aggregation {
 
+/// What an mpi_transport has sent and received (message economy, AGG-66).
+struct mpi_counters {
+  std::uint64_t data_sent = 0;        ///< data messages (one per posted buffer)
+  std::uint64_t data_bytes_sent = 0;  ///< their bytes
+  std::uint64_t data_received = 0;
+  std::uint64_t credit_messages_sent = 0;  ///< messages carrying only credits
+  std::uint64_t credit_messages_received = 0;
+  std::uint64_t credits_in_messages = 0;  ///< credits returned in credit messages
+  std::uint64_t credits_piggybacked = 0;  ///< credits returned inside data messages
+  std::uint64_t tests = 0;  ///< MPI_Testsome calls (each runs MPI's progress engine once)
+  /// Tests that completed nothing (with mpi_yield_when_idle, each gave the core away).
+  std::uint64_t tests_empty = 0;
+};
+
 /// Moves buffers with MPI_Isend / pre-posted MPI_Irecv on its own duplicate of a
 /// communicator, so any number of transports (engines) coexist on one communicator.
 ///
-/// Protocol (README invariants T1–T8): every served in-link has n_buffers receive
-/// buffers, each with a posted MPI_Irecv; a sender holds one credit per free receive
-/// buffer of the peer, starting with n_buffers. post() sends at once if the link has a
-/// credit and queues the buffer (inside the link's n_buffers) otherwise; release()
-/// re-posts the receive and returns the credit in a small message (several credits may
-/// ride in one). Data of stage s uses tag 2s, credits tag 2s+1: stages between the same
-/// two ranks never mix, and within a stage MPI's non-overtaking rule keeps each link FIFO.
-/// At most n_buffers messages per link are ever unreceived, which bounds MPI's
-/// unexpected-message queue.
+/// Protocol (README invariants AGG-1..8, AGG-61..66): every served in-link has n_buffers
+/// receive buffers, each with a posted MPI_Irecv; a sender holds one credit per free
+/// receive buffer of the peer, starting with n_buffers. post() sends at once if the link
+/// has a credit and queues the buffer (inside the link's n_buffers) otherwise; release()
+/// re-posts the receive and owes the credit, which goes back inside the next data buffer
+/// to that peer on that stage (header flag bits, transport.hpp) or, once the sender is
+/// low on credits, in a credit message at the next progress() (detail/credit_ledger.hpp).
+/// Data of stage s uses tag 2s, credits tag 2s+1: stages between the same two ranks never
+/// mix, and within a stage MPI's non-overtaking rule keeps each link FIFO. At most
+/// n_buffers data messages and one credit message per link are ever unreceived, which
+/// bounds MPI's unexpected-message queue.
 ///
 /// Preconditions: the layout has no link from a rank to itself (open() throws);
 /// layout.rank and layout.n_ranks are this rank and the size of the communicator; the
@@ -78,16 +95,36 @@ class mpi_transport final : public transport {
 
   /// The duplicated communicator (for diagnostics and tests).
   [[nodiscard]] MPI_Comm comm() const noexcept { return comm_; }
+  /// Messages and bytes so far (AGG-66).
+  [[nodiscard]] const mpi_counters& counters() const noexcept { return counters_; }
 
  private:
   void check_open(const link_layout& layout, const std::vector<bool>& serve_out,
                   const std::vector<bool>& serve_in) const;
+  void pair_links();
   void send_ready(int out_link);
   void post_receive(int in_link, int slot);
   void send_credits(int in_link);
-  void complete_sends();
-  void complete_credit_receives();
-  void complete_credit_sends();
+  void test_all();
+  void data_arrived(int in_link, int slot, const MPI_Status& status);
+  void credits_arrived(int out_link);
+  void flush_urgent();
+  void flush_all_owed();
+  [[nodiscard]] bool settled() const noexcept;
+
+  // The request array (one MPI_Testsome finds every completion, so no link starves behind
+  // a lower index, and MPI's progress engine runs once per test, AGG-65), in sections:
+  // data sends (out-link × n), data receives (in-link × n), credit receives (one per
+  // out-link), credit sends (one per in-link).
+  [[nodiscard]] std::size_t recv_base() const noexcept {
+    return n_out_ * static_cast<std::size_t>(n_);
+  }
+  [[nodiscard]] std::size_t credit_recv_base() const noexcept {
+    return recv_base() + n_in_ * static_cast<std::size_t>(n_);
+  }
+  [[nodiscard]] std::size_t credit_send_base() const noexcept {
+    return credit_recv_base() + n_out_;
+  }
 
   MPI_Comm comm_ = MPI_COMM_NULL;
   std::shared_ptr<buffer_source> memory_;
@@ -96,21 +133,22 @@ class mpi_transport final : public transport {
   link_layout layout_;
   detail::send_book out_;
   detail::recv_book in_;
+  detail::credit_ledger credits_;
   int n_ = 0;
+  std::size_t n_out_ = 0, n_in_ = 0;
+  /// The link of the same stage and peer in the other direction, when this transport
+  /// serves it (credits ride on it, AGG-61), else -1.
+  std::vector<int> reverse_of_out_, reverse_of_in_;
 
-  // Requests in flat arrays, tested with MPI_Testsome (every completion found, so no
-  // link starves behind a lower index).
-  std::vector<MPI_Request> send_req_;  ///< out-link × n_buffers data sends
+  std::vector<MPI_Request> req_;
   std::size_t n_send_active_ = 0;
-  std::vector<MPI_Request> recv_req_;         ///< in-link × n_buffers data receives
-  std::vector<MPI_Request> credit_recv_req_;  ///< one per served out-link
-  std::vector<std::int32_t> credit_recv_buf_;
-  std::vector<MPI_Request> credit_send_req_;  ///< one per in-link
+  std::vector<std::int32_t> credit_recv_buf_;  ///< one per out-link
   /// Credits in the message in flight, per in-link (a raw array: if a send is still in
   /// flight at destruction, it is leaked rather than freed under MPI).
   std::unique_ptr<std::int32_t[]> credit_send_buf_;
-  std::vector<std::int32_t> credit_owed_;  ///< released, not yet in a message
   std::size_t n_credit_send_active_ = 0;
+  std::vector<int> urgent_;  ///< scratch for credit_ledger::take_urgent
+  mpi_counters counters_;
 
   // Scratch for MPI_Testsome, sized once in open().
   std::vector<int> indices_;

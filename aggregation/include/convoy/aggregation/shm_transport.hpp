@@ -6,6 +6,7 @@
 /// aggregation/README.md, "Shared memory", invariants M1–M7).
 #include <mpi.h>
 
+#include <convoy/aggregation/node_map.hpp>
 #include <convoy/aggregation/transport.hpp>
 #include <cstddef>
 #include <cstdint>
@@ -47,9 +48,11 @@ enum class shm_filling {
 /// collectives.
 class shm_transport final : public transport {
  public:
-  /// Splits `comm` into its node (MPI_Comm_split_type MPI_COMM_TYPE_SHARED); collective
-  /// over `comm`. Throws convoy::error if `comm` is MPI_COMM_NULL or MPI fails.
-  explicit shm_transport(MPI_Comm comm, shm_filling filling = shm_filling::staged);
+  /// Splits `comm` into its node (split_node: the MPI_COMM_TYPE_SHARED group, narrowed to
+  /// the node `nodes` gives this rank when not empty; AGG-60); collective over `comm`.
+  /// Throws convoy::error if `comm` is MPI_COMM_NULL, `nodes` is malformed or MPI fails.
+  explicit shm_transport(MPI_Comm comm, shm_filling filling = shm_filling::staged,
+                         const node_map& nodes = {});
   /// Frees the window (collective over the node communicator if open() succeeded).
   /// Destroy it when the engines of the node are done with it (after termination).
   ~shm_transport() override;
@@ -95,7 +98,8 @@ class shm_transport final : public transport {
   }
   [[nodiscard]] std::size_t max_memory_bytes() const noexcept override;
 
-  /// Whether rank `peer` of the communicator shares this node (a window segment).
+  /// Whether rank `peer` of the communicator shares this node (a window segment): same
+  /// real host and, with a node map, same node in it.
   [[nodiscard]] bool on_node(int peer) const noexcept;
   /// Ranks on this node, this one included.
   [[nodiscard]] int node_size() const noexcept { return static_cast<int>(node_to_comm_.size()); }

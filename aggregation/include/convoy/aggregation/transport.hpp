@@ -67,7 +67,7 @@ struct buffer_header {
   std::uint32_t bytes;  ///< bytes used in the buffer, this header included
   std::uint32_t epoch;  ///< the engine's begin/reset cycle that filled it
   std::uint32_t seq;    ///< buffers sent on this link in this epoch, this one included
-  std::uint32_t flags;  ///< buffer_flag bits
+  std::uint32_t flags;  ///< buffer_flag bits; bits 16–27 are the transport's (see below)
 };
 static_assert(sizeof(buffer_header) == 16);
 
@@ -76,6 +76,12 @@ enum buffer_flag : std::uint32_t {
   /// `seq` is the total number of buffers the receiver must have seen (TRAM sec. III.D).
   flag_last = 1u,
 };
+
+/// Bits 16–27 of `flags` belong to the transport while a buffer is in flight (the MPI
+/// transport returns credits in them, AGG-61): whoever posts a buffer leaves them 0, and
+/// poll() hands buffers out with them 0.
+inline constexpr std::uint32_t transport_flag_shift = 16;
+inline constexpr std::uint32_t transport_flag_mask = 0xfffu << transport_flag_shift;
 
 /// A buffer handed to the engine by poll(); give it back with release().
 struct received {

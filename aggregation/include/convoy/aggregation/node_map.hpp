@@ -1,0 +1,33 @@
+#pragma once
+/// @file
+/// Which ranks share memory, as the transports see it (aggregation/README.md, AGG-60):
+/// the nodes of topology discovery — emulated ones when CONVOY_EMULATE_NODES /
+/// CONVOY_EMULATE_TOPOLOGY ask for them — so that an emulated node boundary is crossed
+/// by MPI exactly as a real one would be.
+#include <mpi.h>
+
+#include <vector>
+
+namespace convoy::aggregation {
+
+/// The node of every rank of a communicator (index = rank), identical on every rank.
+/// Empty means "the real nodes": the MPI_COMM_TYPE_SHARED groups, which are what
+/// topology discovery reports when nothing is emulated (topology/README.md, invariant 2).
+using node_map = std::vector<int>;
+
+/// Collective over `comm`: the node map from topology discovery with rank 0's settings
+/// (topology::discover). Emulation off: empty (the real nodes; no hwloc load). Emulation
+/// on: the pretend node of every rank (CONVOY_EMULATE_MAP placement included). Throws
+/// convoy::error, on every rank alike, when discovery does (e.g. node sizes that do not
+/// sum to the rank count).
+[[nodiscard]] node_map discover_node_map(MPI_Comm comm);
+
+/// Collective over `comm`: the communicator of this rank's node — the ranks of its real
+/// shared-memory group that `nodes` also puts on its node (all of the group when `nodes`
+/// is empty), ordered as in `comm`. The caller frees it. Ranks of one emulated node that
+/// sit on different hosts therefore never share memory. Throws convoy::error, on every
+/// rank alike, if `nodes` is not empty and does not have one non-negative entry per rank
+/// of `comm`; convoy::error with MPI's code if MPI fails.
+[[nodiscard]] MPI_Comm split_node(MPI_Comm comm, const node_map& nodes);
+
+}  // namespace convoy::aggregation
