@@ -1,5 +1,5 @@
-// The engine under simulation: the conveyor contract (termination/README.md, guarantees
-// 1-7) on many plans, traffic patterns and random schedules, P from 1 to 4096.
+// The engine under simulation: the conveyor contract (termination/README.md, TERM-1..7)
+// on many plans, traffic patterns and random schedules, P from 1 to 4096.
 #include <convoy/base/error.hpp>
 #include <convoy/router/memory.hpp>
 #include <convoy/router/route_plan.hpp>
@@ -125,7 +125,7 @@ std::vector<plan_case> small_plans() {
   };
 }
 
-// Guarantees 1-4 for every small plan x pattern over 100 random schedules each.
+// TERM-1..4 for every small plan x pattern over 100 random schedules each.
 TEST(EngineSim, ContractOnSmallPlansEveryPatternHundredSchedules) {
   const pattern patterns[] = {pattern::uniform,  pattern::all_to_one, pattern::one_to_all,
                               pattern::self,     pattern::nobody,     pattern::one_sender,
@@ -217,7 +217,7 @@ TEST(EngineSimLarge, SchedulesAt4096Ranks) {
   for (const auto& c : cases) run_schedules(c, 10);
 }
 
-// P from 1 to 4096 on the default (innermost-first) TRAM order of Cartesian meshes.
+// TERM-1..4: P from 1 to 4096 on the default (innermost-first) TRAM order of Cartesian meshes.
 TEST(EngineSim, RankCountsFromOneTo4096) {
   const std::vector<std::vector<int>> shapes = {{1},    {2},       {3},          {2, 2},
                                                 {5, 3}, {4, 4, 4}, {2, 3, 5, 7}, {64, 64}};
@@ -234,7 +234,7 @@ TEST(EngineSim, RankCountsFromOneTo4096) {
   }
 }
 
-// An engine is reusable: several begin..reset cycles with different item sizes.
+// TERM-1..3, TERM-8. An engine is reusable: several begin..reset cycles with different item sizes.
 TEST(EngineSim, ReuseAcrossCyclesWithDifferentItemSizes) {
   const plan_ptr plan = make_tensor_plan(3, 18, 3);
   simulation sim(plan, small_buffers(2, 256), 7);
@@ -248,8 +248,8 @@ TEST(EngineSim, ReuseAcrossCyclesWithDifferentItemSizes) {
   EXPECT_EQ(sim.at(3).stats().begins, 1u);
 }
 
-// Misuse: every illegal call returns its negative code and changes nothing: a round after
-// the misuse (and with misuse between its calls) still delivers every item intact.
+// TERM-9. Misuse: every illegal call returns its negative code and changes nothing: a round
+// after the misuse (and with misuse between its calls) still delivers every item intact.
 TEST(EngineSim, MisuseIsRejectedAndChangesNothing) {
   simulation sim(mesh_plan({2, 2}), small_buffers(), 3);
   auto& e = sim.at(0);
@@ -324,7 +324,7 @@ TEST(EngineSim, MisuseIsRejectedAndChangesNothing) {
   for (int r = 0; r < 4; ++r) ASSERT_EQ(sim.at(r).reset(), 1);
 }
 
-// Bounded memory and backpressure: everyone pushes to rank 0, which does not pull.
+// TERM-5. Bounded memory and backpressure: everyone pushes to rank 0, which does not pull.
 // Pushes fail once the paths toward rank 0 are full; no rank's buffer memory ever
 // exceeds its stated maximum; once rank 0 pulls, everything gets through.
 TEST(EngineSim, HotSpotBackpressureKeepsMemoryBounded) {
@@ -384,7 +384,7 @@ TEST(EngineSim, HotSpotBackpressureKeepsMemoryBounded) {
   EXPECT_EQ(seen, sent);
 }
 
-// A dependent chain: a token passed around the ring K times. Without steady mode the
+// TERM-6. A dependent chain: a token passed around the ring K times. Without steady mode the
 // token waits in a partly filled buffer forever (the loop cannot finish); with steady
 // mode (TRAM periodic dispatch) it always moves on.
 int token_ring_rounds(bool steady, int p, int laps, int max_rounds) {
@@ -428,7 +428,7 @@ TEST(EngineSim, DependentChainNeedsSteadyMode) {
   EXPECT_GT(rounds, 0) << "steady mode must deliver the token (" << rounds << ")";
 }
 
-// Two engines at once: queries and replies (seed 000 Fig. 4), with unpull when the
+// TERM-7. Two engines at once: queries and replies (seed 000 Fig. 4), with unpull when the
 // reply cannot be pushed.
 TEST(EngineSim, TwoEnginesQueryReply) {
   for (std::uint64_t seed = 1; seed <= 20; ++seed) {
@@ -498,7 +498,7 @@ TEST(EngineSim, TwoEnginesQueryReply) {
   }
 }
 
-// Steady mode delivers while nobody is in the endgame (guarantee 6).
+// Steady mode delivers while nobody is in the endgame (TERM-6).
 TEST(EngineSim, SteadyDeliversWithoutEndgame) {
   engine_options o = small_buffers(2, 1024);
   o.steady = true;
@@ -523,7 +523,7 @@ TEST(EngineSim, SteadyDeliversWithoutEndgame) {
   for (int r = 0; r < 18; ++r) EXPECT_EQ(sim.at(r).current_state(), state::working);
 }
 
-// An explicit flush sends a partly filled buffer at once, without steady mode.
+// TERM-6. An explicit flush sends a partly filled buffer at once, without steady mode.
 TEST(EngineSim, ExplicitFlushSendsPartialBuffers) {
   simulation sim(mesh_plan({4}), small_buffers(2, 4096), 2);
   for (int r = 0; r < 4; ++r) ASSERT_EQ(sim.at(r).begin(sizeof(tracer)), 1);
@@ -545,7 +545,7 @@ TEST(EngineSim, ExplicitFlushSendsPartialBuffers) {
   EXPECT_EQ(sim.at(2).reset(), convoy::termination::error_state);
 }
 
-// Memory: the engine reports the router's formula plus its fixed costs: n_buffers
+// TERM-5. Memory: the engine reports the router's formula plus its fixed costs: n_buffers
 // loopback buffers and an 8-byte first-hop entry per rank (none above the table limit).
 TEST(EngineSim, MemoryMatchesFormula) {
   for (const auto& pc : small_plans()) {

@@ -1,7 +1,7 @@
 #pragma once
 /// @file
 /// The hybrid transport: node shared memory for on-node links, MPI point-to-point for the
-/// rest, behind one transport object (aggregation/README.md, T8 and "Shared memory").
+/// rest, behind one transport object (aggregation/README.md, AGG-8 and "Shared memory").
 #include <mpi.h>
 
 #include <convoy/aggregation/mpi_transport.hpp>
@@ -18,7 +18,7 @@ namespace convoy::aggregation {
 /// Sends a link through shm_transport when its peer is on this node (and `use_shm`
 /// agrees) and through an mpi_transport serving only the other links. Link ids are the
 /// layout's; acquire/post/release are routed by link id, poll() alternates between the
-/// two so neither starves the other (T9).
+/// two so neither starves the other (AGG-9).
 class hybrid_transport final : public transport {
  public:
   /// `use_shm(rank, peer)` may restrict shared memory to some on-node links (tests use it
@@ -28,7 +28,7 @@ class hybrid_transport final : public transport {
 
   /// Collective over `comm` (duplicates it for MPI and splits it into the node).
   /// `memory` (may be null) supplies the buffers of the links that go through MPI
-  /// (mpi_transport, T11). The on-node links keep their rings in the node's
+  /// (mpi_transport, AGG-11). The on-node links keep their rings in the node's
   /// MPI_Win_allocate_shared window: a client allocator cannot provide memory that other
   /// processes map, so those never come from `memory`.
   /// `filling`: how the on-node links' buffers are filled (shm_transport).
@@ -69,7 +69,7 @@ class hybrid_transport final : public transport {
 /// hybrid_transport (shared memory on the node, MPI off it); shm_zero_copy -> as shm with
 /// zero-copy rings (shm_filling::zero_copy); automatic -> shm if any node holds more than
 /// one rank of `comm`, else mpi. Collective over `comm`. `memory` (may be null) supplies the
-/// buffers of every link that goes through MPI (T11). Throws convoy::error if `comm` is
+/// buffers of every link that goes through MPI (AGG-11). Throws convoy::error if `comm` is
 /// MPI_COMM_NULL or MPI fails.
 [[nodiscard]] std::unique_ptr<transport> make_transport(MPI_Comm comm, base::transport_kind kind,
                                                         std::shared_ptr<buffer_source> memory = {});
