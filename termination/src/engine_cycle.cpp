@@ -11,12 +11,14 @@ namespace {
 
 std::vector<int> tag_bytes_per_out_link(const router::forwarder& f) {
   std::vector<int> t;
+  t.reserve(f.out_links().size());
   for (const auto& l : f.out_links()) t.push_back(f.tag_bytes(l.stage));
   return t;
 }
 
 std::vector<int> stages_of(const std::vector<router::link_end>& links) {
   std::vector<int> s;
+  s.reserve(links.size());
   for (const auto& l : links) s.push_back(l.stage);
   return s;
 }

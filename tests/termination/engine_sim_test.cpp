@@ -125,7 +125,8 @@ std::vector<plan_case> small_plans() {
   };
 }
 
-// TERM-1..4 for every small plan x pattern over 100 random schedules each.
+// TERM-1, TERM-2, TERM-3, TERM-4 (and AGG-25: delivery windows with unpulls) for every small
+// plan x pattern over 100 random schedules each.
 TEST(EngineSim, ContractOnSmallPlansEveryPatternHundredSchedules) {
   const pattern patterns[] = {pattern::uniform,  pattern::all_to_one, pattern::one_to_all,
                               pattern::self,     pattern::nobody,     pattern::one_sender,
@@ -217,7 +218,8 @@ TEST(EngineSimLarge, SchedulesAt4096Ranks) {
   for (const auto& c : cases) run_schedules(c, 10);
 }
 
-// TERM-1..4: P from 1 to 4096 on the default (innermost-first) TRAM order of Cartesian meshes.
+// TERM-1, TERM-2, TERM-3, TERM-4: P from 1 to 4096 on the default (innermost-first) TRAM order of
+// Cartesian meshes.
 TEST(EngineSim, RankCountsFromOneTo4096) {
   const std::vector<std::vector<int>> shapes = {{1},    {2},       {3},          {2, 2},
                                                 {5, 3}, {4, 4, 4}, {2, 3, 5, 7}, {64, 64}};
@@ -234,7 +236,8 @@ TEST(EngineSim, RankCountsFromOneTo4096) {
   }
 }
 
-// TERM-1..3, TERM-8. An engine is reusable: several begin..reset cycles with different item sizes.
+// TERM-1, TERM-2, TERM-3, TERM-8. An engine is reusable: several begin..reset cycles with different
+// item sizes.
 TEST(EngineSim, ReuseAcrossCyclesWithDifferentItemSizes) {
   const plan_ptr plan = make_tensor_plan(3, 18, 3);
   simulation sim(plan, small_buffers(2, 256), 7);

@@ -1,6 +1,6 @@
 #pragma once
 // Drives engines of a simulation through random schedules and checks the conveyor
-// contract (termination/README.md, TERM-1..4) on every delivered item.
+// contract (termination/README.md, TERM-1, TERM-2, TERM-3, TERM-4) on every delivered item.
 #include <gtest/gtest.h>
 
 #include <convoy/router/route_plan.hpp>
