@@ -22,6 +22,47 @@ forwarder::forwarder(std::shared_ptr<const route_plan> plan, int rank)
     for (int p : plan_->in_peers(rank_, s)) in_.push_back({s, p});
   }
   out_base_.push_back(static_cast<int>(out_.size()));
+  steps_.resize(in_.size());
+}
+
+bool forwarder::enable_step_table(int in_link) {
+  auto& t = steps_[static_cast<std::size_t>(in_link)];
+  t.enabled = tag_bytes(in_[static_cast<std::size_t>(in_link)].stage) <= step_table_tag_bytes;
+  return t.enabled;
+}
+
+next_step forwarder::learn(int in_link, std::uint64_t tag) {
+  const step s = next(in_link, tag);
+  next_step n;
+  if (s.deliver()) {
+    n = {next_step::deliver, static_cast<std::uint32_t>(s.src)};
+  } else {
+    // A next tag wider than 32 bits is not cached: the caller takes next() itself.
+    if (s.tag > std::numeric_limits<std::uint32_t>::max()) return {};
+    n = {s.out_link, static_cast<std::uint32_t>(s.tag)};
+  }
+  auto& t = steps_[static_cast<std::size_t>(in_link)].entries;
+  if (tag >= t.size()) {
+    // Exact growth (libstdc++'s reserve allocates what it is asked), at most 256 entries.
+    const std::size_t want = std::max<std::size_t>(tag + 1, 2 * t.size());
+    t.reserve(std::min<std::size_t>(want, std::size_t{1} << (8 * step_table_tag_bytes)));
+    t.resize(static_cast<std::size_t>(tag) + 1);
+  }
+  t[static_cast<std::size_t>(tag)] = n;
+  return n;
+}
+
+std::size_t forwarder::step_table_bytes() const noexcept {
+  std::size_t n = 0;
+  for (const auto& t : steps_) n += t.entries.capacity() * sizeof(next_step);
+  return n;
+}
+
+std::size_t forwarder::step_table_max_bytes() const noexcept {
+  std::size_t n = 0;
+  for (const auto& t : steps_)
+    if (t.enabled) n += (std::size_t{1} << (8 * step_table_tag_bytes)) * sizeof(next_step);
+  return n;
 }
 
 int forwarder::single_source(int in_link) const noexcept {

@@ -203,11 +203,11 @@ int engine::reset() noexcept {
 engine_stats engine::stats(bool cumulative) const { return impl_->stats(cumulative); }
 
 std::size_t engine::memory_bytes() const noexcept {
-  return impl_->transport->memory_bytes() + impl_->fixed_bytes();
+  return impl_->transport->memory_bytes() + impl_->fixed_bytes(false);
 }
 
 std::size_t engine::max_memory_bytes() const noexcept {
-  return impl_->transport->max_memory_bytes() + impl_->fixed_bytes();
+  return impl_->transport->max_memory_bytes() + impl_->fixed_bytes(true);
 }
 
 }  // namespace convoy::termination

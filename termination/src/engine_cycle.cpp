@@ -43,6 +43,7 @@ engine::impl::impl(engine& owner, std::unique_ptr<agg::transport> t)
   for (std::size_t i = 0; i < in_ends.size(); ++i) {
     layout.in_links.push_back({in_ends[i].stage, in_ends[i].peer});
     ins[i].stage = in_ends[i].stage;
+    ins[i].tag_bytes = route.tag_bytes(in_ends[i].stage);
     // Whole-buffer delivery where every record is this rank's and of one source (ROUTE-23),
     // e.g. the last stage of a 1-D mesh, tensor order 1, or tensor order 2's local stage
     // when there is one group.
@@ -62,11 +63,27 @@ engine::impl::impl(engine& owner, std::unique_ptr<agg::transport> t)
                    static_cast<std::size_t>(route.max_tag_bytes()) -
                    (elastic() ? agg::size_field_bytes : 0);
   first_hops = route.first_hop_table(e.options_.route_table_max_ranks);
+  if (!first_hops.empty() && !elastic()) use_step_tables();
   now.stages.resize(static_cast<std::size_t>(route.n_stages()));
   life.stages.resize(static_cast<std::size_t>(route.n_stages()));
   e.lanes_ = lanes.data();
   e.first_hops_ = first_hops.empty() ? nullptr : first_hops.data();
   e.n_ranks_u_ = static_cast<unsigned>(layout.n_ranks);
+}
+
+// Plans small enough for a first-hop table also get the per-link tables of ROUTE-24: rigid
+// records of tagged last stages are delivered in whole-buffer windows (their source from a
+// one-byte tag), those of earlier stages forwarded by runs (TERM-13).
+void engine::impl::use_step_tables() {
+  const int last_stage = route.n_stages() - 1;
+  for (int id = 0; id < loopback_in; ++id) {
+    in_link& l = ins[static_cast<std::size_t>(id)];
+    if (l.whole_from >= 0) continue;
+    if (l.stage == last_stage)
+      l.tagged_window = l.tag_bytes == 1;
+    else
+      l.runs = route.enable_step_table(id);
+  }
 }
 
 void engine::impl::start_cycle(std::size_t item_bytes) {
@@ -82,6 +99,7 @@ void engine::impl::start_cycle(std::size_t item_bytes) {
   for (auto& l : ins) {
     l.ready = false;
     l.queue.offset = agg::header_bytes;
+    l.kept = agg::header_bytes;
   }
   // Buffers that arrived early for this cycle are accepted now, in arrival order (TERM-8).
   for (int id = 0; id < loopback_in; ++id) {
@@ -117,9 +135,15 @@ engine_stats engine::impl::stats(bool cumulative) const {
   return s;
 }
 
-// Memory of this engine's own: the loopback pool and the first-hop table (TERM-5).
-std::size_t engine::impl::fixed_bytes() const noexcept {
-  return lanes.memory_bytes() + first_hops.size() * sizeof(router::first_hop);
+// Memory of this engine's own: the loopback pool, the first-hop table and the per-link
+// tables (TERM-5): those that exist now, or at most.
+std::size_t engine::impl::fixed_bytes(bool at_most) const noexcept {
+  std::size_t n = lanes.memory_bytes() + first_hops.size() * sizeof(router::first_hop);
+  n += at_most ? route.step_table_max_bytes() : route.step_table_bytes();
+  for (const in_link& l : ins)
+    if (l.tagged_window || l.runs)
+      n += (at_most ? std::size_t{256} : l.source_of_tag.capacity()) * sizeof(std::int32_t);
+  return n;
 }
 
 // Everything that shows progress, summed (only compared for change).

@@ -23,12 +23,28 @@ struct engine::impl final : link_layer {
   // delivered. The last in-link is the loopback, fed by this rank's own loopback lane.
   struct in_link {
     int stage = 0;
+    int tag_bytes = 0;                 // of the link's stage (0 on the loopback)
     aggregation::receive_queue queue;  // received buffers, front being processed
     bool ready = false;                // on the ready list: head record or whole buffer
-    int whole_from = -1;               // >= 0: deliver whole buffers, all from this source
-    bool loopback = false;             // items this rank pushed to itself (not counted)
-    aggregation::record head;          // the decoded head record (per-record delivery)
+    // Whole buffers become the delivery window (rigid records, all for this rank): all from
+    // `whole_from` (>= 0), or each from source_of_tag[its one-byte tag] (`tagged_window`).
+    int whole_from = -1;
+    bool tagged_window = false;
+    std::vector<std::int32_t> source_of_tag;  // 256 entries, -1 until a tag is seen
+    // Rigid records forwarded by runs (step table); those for this rank are moved to the
+    // front of their buffer, [header, kept), which becomes a window once every other
+    // record of it has left (TERM-13).
+    bool runs = false;
+    std::size_t kept = aggregation::header_bytes;
+    bool loopback = false;     // items this rank pushed to itself (not counted)
+    aggregation::record head;  // the decoded head record (per-record delivery)
     int head_src = -1;
+    [[nodiscard]] bool windowed() const noexcept { return whole_from >= 0 || tagged_window; }
+    // The front buffer is delivered as a window: always on windowed links; on runs links
+    // once every record has been forwarded or kept.
+    [[nodiscard]] bool window_ready() const noexcept {
+      return windowed() || (runs && queue.offset >= queue.front_bytes());
+    }
   };
 
   // Where the last per-record pull came from, for unpull (window pulls: window_.pulled).
@@ -72,7 +88,8 @@ struct engine::impl final : link_layer {
   void start_cycle(std::size_t item_bytes);
   void fold_counters() noexcept;
   [[nodiscard]] engine_stats stats(bool cumulative) const;
-  [[nodiscard]] std::size_t fixed_bytes() const noexcept;
+  [[nodiscard]] std::size_t fixed_bytes(bool at_most) const noexcept;
+  void use_step_tables();
   [[nodiscard]] std::uint64_t activity() const noexcept;
 
   // ---- sending (engine_send.cpp) ----
@@ -118,6 +135,15 @@ struct engine::impl final : link_layer {
   void close_window();
   void release_pending();
   void open_window(int id);
+  // Forwarding by runs (ROUTE-24, TERM-13): the front buffer's rigid records, each a step
+  // table load and a fixed-size copy into its next lane (or, for this rank, to the kept
+  // front of the buffer), until one needs next() (an uncached step) or a lane has no free
+  // buffer.
+  enum class run_end { buffer_done, stopped, per_record };
+  template <std::size_t N>
+  [[nodiscard]] run_end forward_run(int id);
+  [[nodiscard]] run_end forward_run_any(int id);
+  [[nodiscard]] bool forward_record(int id);
 };
 
 }  // namespace convoy::termination

@@ -30,6 +30,7 @@ void engine::impl::close_window() {
   in_link& l = ins[static_cast<std::size_t>(id)];
   release_buffer(l.queue.front());
   l.queue.pop_front();
+  l.kept = agg::header_bytes;
   examine(id);
 }
 
@@ -82,71 +83,54 @@ void engine::impl::deliver_loopback(const agg::sealed_buffer& b) {
   accept(loopback_in, r);
 }
 
-// Looks at the head of in-link `id`: forwards records until one is deliverable (then the
-// link goes on the ready list), the queue is empty, or a forward does not fit (the buffer
-// is kept, so the upstream link runs out of credit in turn: TERM-5). Links delivered in
-// whole buffers go on the ready list with their front buffer.
-void engine::impl::examine(int id) {
-  in_link& l = ins[static_cast<std::size_t>(id)];
-  if (e.window_.in_link == id) return;  // its front buffer is being pulled
-  const int tb = l.loopback ? 0 : route.tag_bytes(l.stage);
-  while (!l.queue.empty()) {
-    const agg::received& r = l.queue.front();
-    if (l.queue.offset >= l.queue.front_bytes()) {
-      release_buffer(r);
-      l.queue.pop_front();
-      continue;
-    }
-    if (l.whole_from >= 0) {
-      make_ready(id);
-      return;
-    }
-    const agg::record rec = agg::get_record(r.data + l.queue.offset, tb, elastic(), e.item_bytes_);
-    const router::step s =
-        l.loopback ? router::step{-1, 0, e.rank_, e.rank_} : route.next(id, rec.tag);
-    if (s.deliver()) {
-      l.head = rec;
-      l.head_src = s.src;
-      make_ready(id);
-      return;
-    }
-    if (!append(s.out_link, s.tag, rec.payload, rec.bytes)) return;
-    l.queue.offset += rec.record_bytes;
-  }
-}
-
-// Links blocked on a full out-buffer, and links with queued buffers not on the ready list,
-// are retried.
-void engine::impl::forward_all() {
-  for (std::size_t id = 0; id < ins.size(); ++id) {
-    const in_link& l = ins[id];
-    if (!l.ready && e.window_.in_link != static_cast<int>(id) && !l.queue.empty())
-      examine(static_cast<int>(id));
-  }
-}
-
-// A whole buffer of in-link `id` becomes the delivery window.
+// A whole buffer of in-link `id` becomes the delivery window (AGG-25): all its records, or on
+// a runs link the ones kept at its front for this rank (TERM-13). `cur` points at payloads;
+// a one-byte tag is the byte before.
 void engine::impl::open_window(int id) {
   in_link& l = ins[static_cast<std::size_t>(id)];
   const agg::received& r = l.queue.front();
+  const auto tb = static_cast<std::size_t>(l.tag_bytes);
+  const std::byte* first = r.data + l.queue.offset;
+  const std::byte* stop = r.data + l.queue.front_bytes();
+  if (l.runs) {
+    first = r.data + agg::header_bytes;
+    stop = r.data + l.kept;
+  }
   agg::delivery_window& w = e.window_;
-  w.cur = r.data + l.queue.offset;
-  w.end = r.data + l.queue.front_bytes();
-  w.stride = e.item_bytes_;
+  w.stride = tb + e.item_bytes_;
+  w.cur = first + tb;
+  w.end = stop + tb;
   w.from = l.whole_from;
   w.in_link = id;
+  w.source_of_tag = nullptr;
+  if (l.tagged_window) {
+    // Every tag of the buffer gets its source before the inline pull reads them: a load
+    // per record, next() only for a tag this link has not carried before.
+    if (l.source_of_tag.empty()) l.source_of_tag.assign(256, -1);
+    for (const std::byte* p = first; p < stop; p += w.stride) {
+      const unsigned tag = std::to_integer<unsigned>(*p);
+      if (l.source_of_tag[tag] < 0)
+        l.source_of_tag[tag] = static_cast<std::int32_t>(route.next(id, tag).src);
+    }
+  }
+  if (tb == 1) {
+    w.source_of_tag = l.source_of_tag.data();
+    w.from = -1;
+  } else if (l.runs) {
+    w.from = l.source_of_tag[0];  // no tag: every record kept here has one source
+  }
 }
 
 // The next delivered item off the ready list (precondition: not empty).
 int engine::impl::take_ready(item_view& out, bool rigid) {
   const int id = ready.front();
   in_link& l = ins[static_cast<std::size_t>(id)];
-  if (l.whole_from >= 0) {
+  if (l.window_ready()) {
     ready.pop_front();
     l.ready = false;
     open_window(id);
     agg::delivery_window& w = e.window_;
-    out = {w.cur, e.item_bytes_, w.from};
+    out = {w.cur, e.item_bytes_, w.source()};
     w.cur += w.stride;
     w.pulled = true;
     return 1;

@@ -196,6 +196,69 @@ TEST(Forwarding, SingleSourceLinks) {
   }
 }
 
+// ROUTE-24: walking every pair hop by hop, each step_of on a link with a step table equals
+// next() on the same record, the first time (filled) and the second (loaded); a table
+// never holds more than 256 entries of 8 bytes.
+TEST(Forwarding, StepTablesAgreeWithNext) {
+  using convoy::router::next_step;
+  for (const auto& plan : plans()) {
+    auto f = forwarders(plan);
+    std::vector<std::vector<bool>> has(f.size());
+    for (std::size_t r = 0; r < f.size(); ++r)
+      for (std::size_t i = 0; i < f[r].in_links().size(); ++i)
+        has[r].push_back(f[r].enable_step_table(static_cast<int>(i)));
+    const int p = plan->n_ranks();
+    for (int src = 0; src < p; ++src)
+      for (int dst = 0; dst < p; ++dst) {
+        int at = src;
+        step s = f[static_cast<std::size_t>(src)].route(src, dst, 0);
+        while (!s.deliver()) {
+          const auto& link =
+              f[static_cast<std::size_t>(at)].out_links()[static_cast<std::size_t>(s.out_link)];
+          auto& g = f[static_cast<std::size_t>(link.peer)];
+          const int in = in_link_of(g, link.stage, at);
+          ASSERT_GE(in, 0);
+          const step want = g.next(in, s.tag);
+          if (has[static_cast<std::size_t>(link.peer)][static_cast<std::size_t>(in)]) {
+            for (int again = 0; again < 2; ++again) {
+              const next_step n = g.step_of(in, s.tag);
+              SCOPED_TRACE(plan->name() + " " + std::to_string(src) + "->" + std::to_string(dst));
+              if (want.deliver()) {
+                EXPECT_EQ(n.out_link, next_step::deliver);
+                EXPECT_EQ(n.word, static_cast<std::uint32_t>(want.src));
+              } else {
+                EXPECT_EQ(n.out_link, want.out_link);
+                EXPECT_EQ(n.word, want.tag);
+              }
+            }
+          }
+          at = link.peer;
+          s = want;
+        }
+      }
+    for (const auto& g : f) {
+      EXPECT_LE(g.step_table_bytes(), g.step_table_max_bytes()) << plan->name();
+      EXPECT_LE(g.step_table_max_bytes(), g.in_links().size() * 256 * sizeof(next_step));
+    }
+  }
+}
+
+// ROUTE-24: step tables only on links whose stage carries at most one byte of tag; a next
+// tag wider than 32 bits is not cached.
+TEST(Forwarding, StepTablesOnlyForOneByteTags) {
+  for (const auto& plan : plans()) {
+    forwarder f(plan, plan->n_ranks() / 2);
+    for (std::size_t i = 0; i < f.in_links().size(); ++i) {
+      const bool small = plan->tag_bytes(f.in_links()[i].stage) <= 1;
+      EXPECT_EQ(f.enable_step_table(static_cast<int>(i)), small) << plan->name();
+      EXPECT_EQ(f.has_step_table(static_cast<int>(i)), small) << plan->name();
+    }
+    EXPECT_EQ(f.step_table_bytes(), 0U) << "nothing seen yet";
+  }
+  forwarder wide(std::make_shared<wide_tags>(), 0);
+  EXPECT_FALSE(wide.enable_step_table(0));
+}
+
 TEST(Forwarding, BadArgumentsThrow) {
   EXPECT_THROW(forwarder(nullptr, 0), convoy::error);
   EXPECT_THROW(forwarder(mesh({4}), 4), convoy::error);

@@ -1,9 +1,10 @@
 // The engine used directly (no façade) in the modes the random contract runs do not reach:
 // a buffer of the next cycle arriving before this rank's begin (TERM-8), elastic items
-// (TERM-12), steady dispatch with steady_period > 1 (TERM-6), and unpull after the loopback
-// lane was posted (TERM-11).
+// (TERM-12), steady dispatch with steady_period > 1 (TERM-6), unpull after the loopback
+// lane was posted (TERM-11), and forwarding by runs against the per-record path (TERM-13).
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <convoy/router/route_plan.hpp>
 #include <convoy/termination/simulation.hpp>
 #include <convoy/topology/mesh.hpp>
@@ -13,6 +14,7 @@
 #include <memory>
 #include <random>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace {
@@ -293,6 +295,81 @@ TEST(EngineModes, UnpullAfterLoopbackPost) {
     for (bool by_flush : {true, false}) {
       SCOPED_TRACE(std::string(elastic ? "elastic" : "rigid") + (by_flush ? " flush" : " full"));
       unpull_after_loopback_post(elastic, by_flush);
+    }
+}
+
+// TERM-13: with step tables (runs, tagged windows) and without (route_table_max_ranks 0:
+// the per-record path), every rank pushes `per_pair` numbered items to every rank in a
+// shuffled order through small buffers (walks stop mid-buffer on full lanes); receivers
+// pull in bursts and unpull one item in five. Each receiver checks every byte, that each
+// pair's items come in push order, exactly once; both paths deliver the same sequences.
+std::vector<std::vector<std::uint32_t>> runs_round(const plan_ptr& plan, std::size_t item,
+                                                   bool tables) {
+  engine_options o = small(96, 1);
+  if (!tables) o.route_table_max_ranks = 0;
+  simulation sim(plan, o, 7);
+  const int p = sim.n_ranks();
+  const std::uint32_t per_pair = 6;
+  // Per rank: (dest, seq) in a shuffled order.
+  std::vector<std::vector<std::pair<int, std::uint32_t>>> work(static_cast<std::size_t>(p));
+  std::mt19937 rng(11);
+  for (int r = 0; r < p; ++r) {
+    auto& w = work[static_cast<std::size_t>(r)];
+    for (std::uint32_t k = 0; k < per_pair; ++k)
+      for (int d = 0; d < p; ++d) w.emplace_back(d, k);
+    std::shuffle(w.begin(), w.end(), rng);
+    // Push order per pair must be seq order: renumber in the shuffled order.
+    std::vector<std::uint32_t> next(static_cast<std::size_t>(p), 0);
+    for (auto& [d, k] : w) k = next[static_cast<std::size_t>(d)]++;
+    if (sim.at(r).begin(item) != 1) ADD_FAILURE() << "begin";
+  }
+  std::vector<std::vector<std::uint32_t>> got(static_cast<std::size_t>(p * p));
+  std::vector<std::size_t> done(static_cast<std::size_t>(p), 0);
+  int live = p;
+  for (int round = 0; live > 0 && round < 100000; ++round) {
+    live = 0;
+    for (int r = 0; r < p; ++r) {
+      auto& e = sim.at(r);
+      auto& w = work[static_cast<std::size_t>(r)];
+      auto& n = done[static_cast<std::size_t>(r)];
+      while (n < w.size()) {
+        const auto data = make_item(r, w[n].first, w[n].second, item);
+        if (e.push(data.data(), w[n].first) != 1) break;
+        ++n;
+      }
+      const int rc = e.advance(n == w.size());
+      if (rc < 0) ADD_FAILURE() << "advance " << rc;
+      item_view v;
+      for (int burst = 0; burst < 3 + round % 5 && e.pull(v) == 1; ++burst) {
+        if ((round + burst) % 5 == 0) {
+          const item_view first = v;
+          if (e.unpull() != 1 || e.pull(v) != 1 || v.data != first.data || v.from != first.from)
+            ADD_FAILURE() << "unpull did not give the same item back";
+        }
+        auto& seqs = got[static_cast<std::size_t>(v.from * p + r)];
+        const auto want = static_cast<std::uint32_t>(seqs.size());
+        if (!item_ok(v, r, want, item))
+          ADD_FAILURE() << plan->name() << ": " << v.from << "->" << r << " item " << want;
+        seqs.push_back(want);
+      }
+      if (rc != t::done) ++live;
+    }
+    sim.network().deliver_all();
+  }
+  EXPECT_EQ(live, 0) << plan->name() << " did not terminate";
+  for (const auto& seqs : got) EXPECT_EQ(seqs.size(), per_pair) << plan->name();
+  for (int r = 0; r < p; ++r) (void)sim.at(r).reset();
+  return got;
+}
+
+TEST(EngineModes, RunsDeliverAsThePerRecordPath) {
+  const std::vector<plan_ptr> plans{mesh({4, 4}), mesh({3, 3, 3}), mesh({4, 2, 3}),
+                                    convoy::router::make_tensor_plan(3, 18, 3),
+                                    convoy::router::make_tensor_plan(2, 8, 4)};
+  for (const auto& plan : plans)
+    for (std::size_t item : {8, 16, 5}) {
+      SCOPED_TRACE(plan->name() + ", " + std::to_string(item) + "-byte items");
+      EXPECT_EQ(runs_round(plan, item, true), runs_round(plan, item, false));
     }
 }
 

@@ -1,6 +1,7 @@
 // The engine under simulation: the conveyor contract (termination/README.md, TERM-1..7)
 // on many plans, traffic patterns and random schedules, P from 1 to 4096.
 #include <convoy/base/error.hpp>
+#include <convoy/router/forwarding.hpp>
 #include <convoy/router/memory.hpp>
 #include <convoy/router/route_plan.hpp>
 #include <convoy/topology/mesh.hpp>
@@ -125,8 +126,8 @@ std::vector<plan_case> small_plans() {
   };
 }
 
-// TERM-1, TERM-2, TERM-3, TERM-4 (and AGG-25: delivery windows with unpulls) for every small
-// plan x pattern over 100 random schedules each.
+// TERM-1, TERM-2, TERM-3, TERM-4 (and AGG-25: delivery windows with unpulls) for every small plan x
+// pattern over 100 random schedules each.
 TEST(EngineSim, ContractOnSmallPlansEveryPatternHundredSchedules) {
   const pattern patterns[] = {pattern::uniform,  pattern::all_to_one, pattern::one_to_all,
                               pattern::self,     pattern::nobody,     pattern::one_sender,
@@ -548,8 +549,27 @@ TEST(EngineSim, ExplicitFlushSendsPartialBuffers) {
   EXPECT_EQ(sim.at(2).reset(), convoy::termination::error_state);
 }
 
-// TERM-5. Memory: the engine reports the router's formula plus its fixed costs: n_buffers
-// loopback buffers and an 8-byte first-hop entry per rank (none above the table limit).
+// At most, the tables of TERM-13 on rank r of a rigid engine: on each in-link with one
+// byte of tag or none that is not single-source (ROUTE-23), a 256-entry source table of 4
+// bytes, and before the last stage a 256-entry step table of 8 bytes (ROUTE-24).
+std::size_t run_tables_bytes(const plan_ptr& plan, int r) {
+  const convoy::router::forwarder f(plan, r);
+  std::size_t n = 0;
+  for (std::size_t i = 0; i < f.in_links().size(); ++i) {
+    const int stage = f.in_links()[i].stage;
+    const int tb = plan->tag_bytes(stage);
+    if (tb > 1 || f.single_source(static_cast<int>(i)) >= 0) continue;
+    if (stage + 1 < plan->n_stages())
+      n += 256 * (8 + 4);
+    else if (tb == 1)
+      n += 256 * 4;
+  }
+  return n;
+}
+
+// TERM-5, TERM-13. Memory: the engine reports the router's formula plus its fixed costs:
+// n_buffers loopback buffers, an 8-byte first-hop entry per rank and the tables of TERM-13
+// (none above the table limit).
 TEST(EngineSim, MemoryMatchesFormula) {
   for (const auto& pc : small_plans()) {
     for (const bool table : {true, false}) {
@@ -560,7 +580,7 @@ TEST(EngineSim, MemoryMatchesFormula) {
       for (int r = 0; r < sim.n_ranks(); ++r)
         EXPECT_EQ(sim.at(r).max_memory_bytes(),
                   convoy::router::link_buffer_bytes(*pc.plan, r, 512, 4) + std::size_t{4} * 512 +
-                      (table ? 8 * p : 0))
+                      (table ? 8 * p + run_tables_bytes(pc.plan, r) : 0))
             << pc.label << " rank " << r << (table ? " with" : " without") << " route table";
     }
   }

@@ -5,8 +5,10 @@
 /// step of a record that arrived on an in-link — decode its tag, pick the next hop, encode
 /// the tag it carries there (TRAM sec. III.B: one hop at a time, stages in order).
 #include <convoy/router/route_plan.hpp>
+#include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <span>
 #include <vector>
 
 namespace convoy::router {
@@ -31,6 +33,16 @@ struct step {
 struct first_hop {
   std::uint32_t out_link;
   std::uint32_t tag;
+};
+
+/// What happens to a record that arrived on one in-link with one tag (ROUTE-24): forwarded
+/// on out-link `out_link` carrying tag `word`, or delivered here (`out_link` == deliver) from
+/// source `word`. `unknown`: not looked up yet.
+struct next_step {
+  static constexpr std::int32_t deliver = -1;
+  static constexpr std::int32_t unknown = -2;
+  std::int32_t out_link = unknown;
+  std::uint32_t word = 0;
 };
 
 class forwarder {
@@ -83,6 +95,36 @@ class forwarder {
   /// than `max_ranks` ranks or some first hop's tag needs more than 32 bits.
   [[nodiscard]] std::vector<first_hop> first_hop_table(int max_ranks) const;
 
+  /// Tags of at most this many bytes get a step table per in-link (ROUTE-24).
+  static constexpr int step_table_tag_bytes = 1;
+  /// Gives in-link `in_link` a step table if its stage carries at most
+  /// step_table_tag_bytes of tag; returns whether it has one. The table maps tag ->
+  /// next_step and is filled on the first sight of each tag (a record with a tag never seen
+  /// costs one next(); every later one a load). Only the tags that arrive take room: at
+  /// most 256 entries of 8 bytes per in-link (step_table_max_bytes()).
+  bool enable_step_table(int in_link);
+  /// Whether the in-link has a step table (without one: next() per record).
+  [[nodiscard]] bool has_step_table(int in_link) const noexcept {
+    return steps_[static_cast<std::size_t>(in_link)].enabled;
+  }
+  /// The step of a record with `tag` on `in_link` (which has a step table): a load, or on
+  /// the first sight of the tag, next() and a new entry. A step whose next tag does not fit
+  /// 32 bits is not cached: the result is then `unknown` and the caller takes next().
+  [[nodiscard]] next_step step_of(int in_link, std::uint64_t tag) {
+    const auto& t = steps_[static_cast<std::size_t>(in_link)].entries;
+    if (tag < t.size() && t[tag].out_link != next_step::unknown) [[likely]]
+      return t[tag];
+    return learn(in_link, tag);
+  }
+  /// The entries of the in-link's step table filled so far, indexed by tag (`unknown`
+  /// where not yet seen); valid until the next step_of on that link.
+  [[nodiscard]] std::span<const next_step> step_entries(int in_link) const noexcept {
+    return steps_[static_cast<std::size_t>(in_link)].entries;
+  }
+  /// Bytes the step tables hold now / at most.
+  [[nodiscard]] std::size_t step_table_bytes() const noexcept;
+  [[nodiscard]] std::size_t step_table_max_bytes() const noexcept;
+
  private:
   std::shared_ptr<const route_plan> plan_;
   int rank_;
@@ -91,6 +133,12 @@ class forwarder {
   std::vector<link_end> out_, in_;
   std::vector<int> out_base_;  // first out-link of each stage; n_stages + 1 entries
   std::vector<int> tag_bytes_;
+  struct step_table_of_link {
+    bool enabled = false;
+    std::vector<next_step> entries;  // indexed by tag; grows to the largest tag seen
+  };
+  std::vector<step_table_of_link> steps_;  // per in-link
+  next_step learn(int in_link, std::uint64_t tag);
 };
 
 }  // namespace convoy::router

@@ -126,12 +126,12 @@ class engine {
   /// error_state in DORMANT. On an elastic engine with rigid==true, an item whose size
   /// is not item_bytes() is not pulled: returns error_elastic and leaves it to be pulled.
   [[nodiscard]] int pull(item_view& out, bool rigid = true) noexcept {
-    // Hot path: the next item of the delivery window (rigid items of one source, no tags:
-    // last-stage buffers of tag-free stages and items to self).
+    // Hot path: the next item of the delivery window (rigid items for this rank: last-stage
+    // buffers, their source from the link or a one-byte tag, and items to self).
     if (window_.cur < window_.end) [[likely]] {
       out.data = window_.cur;
       out.bytes = item_bytes_;
-      out.from = window_.from;
+      out.from = window_.source();
       window_.cur += window_.stride;
       window_.pulled = true;
       ++pulls_;
