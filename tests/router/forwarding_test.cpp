@@ -52,6 +52,7 @@ std::vector<plan_ptr> plans() {
 
 std::vector<forwarder> forwarders(const plan_ptr& plan) {
   std::vector<forwarder> f;
+  f.reserve(static_cast<std::size_t>(plan->n_ranks()));
   for (int r = 0; r < plan->n_ranks(); ++r) f.emplace_back(plan, r);
   return f;
 }

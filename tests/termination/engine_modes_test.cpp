@@ -323,7 +323,8 @@ std::vector<std::vector<std::uint32_t>> runs_round(const plan_ptr& plan, std::si
     for (auto& [d, k] : w) k = next[static_cast<std::size_t>(d)]++;
     if (sim.at(r).begin(item) != 1) ADD_FAILURE() << "begin";
   }
-  std::vector<std::vector<std::uint32_t>> got(static_cast<std::size_t>(p * p));
+  std::vector<std::vector<std::uint32_t>> got(static_cast<std::size_t>(p) *
+                                              static_cast<std::size_t>(p));
   std::vector<std::size_t> done(static_cast<std::size_t>(p), 0);
   int live = p;
   for (int round = 0; live > 0 && round < 100000; ++round) {
@@ -346,7 +347,8 @@ std::vector<std::vector<std::uint32_t>> runs_round(const plan_ptr& plan, std::si
           if (e.unpull() != 1 || e.pull(v) != 1 || v.data != first.data || v.from != first.from)
             ADD_FAILURE() << "unpull did not give the same item back";
         }
-        auto& seqs = got[static_cast<std::size_t>(v.from * p + r)];
+        auto& seqs = got[static_cast<std::size_t>(v.from) * static_cast<std::size_t>(p) +
+                         static_cast<std::size_t>(r)];
         const auto want = static_cast<std::uint32_t>(seqs.size());
         if (!item_ok(v, r, want, item))
           ADD_FAILURE() << plan->name() << ": " << v.from << "->" << r << " item " << want;

@@ -560,9 +560,9 @@ std::size_t run_tables_bytes(const plan_ptr& plan, int r) {
     const int tb = plan->tag_bytes(stage);
     if (tb > 1 || f.single_source(static_cast<int>(i)) >= 0) continue;
     if (stage + 1 < plan->n_stages())
-      n += 256 * (8 + 4);
+      n += std::size_t{256} * (8 + 4);
     else if (tb == 1)
-      n += 256 * 4;
+      n += std::size_t{256} * 4;
   }
   return n;
 }
