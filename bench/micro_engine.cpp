@@ -23,11 +23,16 @@ std::uint64_t mix(std::uint64_t x) {
   return x ^ (x >> 31);
 }
 
-// 0: tensor order 1 over 2 ranks (the np=2 target run); 1: mesh 4x4; 2: tensor 3 over 64.
+// 0: tensor order 1 over 2 ranks (the np=2 target run); 1: mesh 4x4; 2: tensor 3 over 64;
+// 3: mesh 4x4x4 (three forwarding stages over 64 ranks).
 std::shared_ptr<const router::route_plan> make(int which) {
   if (which == 0) return router::make_tensor_plan(1, 2, 2);
   if (which == 1) {
     const std::vector<int> shape{4, 4};
+    return router::make_mesh_plan(topology::mesh::cartesian(shape));
+  }
+  if (which == 3) {
+    const std::vector<int> shape{4, 4, 4};
     return router::make_mesh_plan(topology::mesh::cartesian(shape));
   }
   return router::make_tensor_plan(3, 64, 4);
@@ -82,9 +87,11 @@ void BM_push_pull(benchmark::State& state) {
   }
   state.SetItemsProcessed(items);
   state.SetBytesProcessed(items * static_cast<std::int64_t>(item_bytes));
-  static const char* labels[] = {"tensor1 P=2", "mesh 4x4", "tensor3 P=64"};
+  static const char* labels[] = {"tensor1 P=2", "mesh 4x4", "tensor3 P=64", "mesh 4x4x4"};
   state.SetLabel(labels[state.range(0)]);
 }
-BENCHMARK(BM_push_pull)->ArgsProduct({{0, 1, 2}, {8, 32, 128}})->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_push_pull)
+    ->ArgsProduct({{0, 1, 2, 3}, {8, 16, 32, 128}})
+    ->Unit(benchmark::kMillisecond);
 
 }  // namespace

@@ -32,7 +32,7 @@ void hybrid_transport::open(const link_layout& layout) {
   mpi_links_ = n_shm_links_ < layout.out_links.size() + layout.in_links.size();
   // shm first: its open() is collective over the node and throws on every node rank
   // alike, so a bad layout cannot leave one rank's MPI side open and another's not.
-  // With a buffer source mpi_.open() is collective over all ranks (T11): a failure on
+  // With a buffer source mpi_.open() is collective over all ranks (AGG-11): a failure on
   // one node's shared-memory side is carried into it, so other nodes do not wait.
   std::exception_ptr shm_failure;
   try {

@@ -107,7 +107,7 @@ mpi_transport::~mpi_transport() {
   if (leaked_credit_buffer) static_cast<void>(credit_send_buf_.release());
   MPI_Comm_free(&comm_);
   // The block goes back last, after every receive was cancelled and every send completed
-  // (T11). A send abandoned above may still read its slice: then the whole block is left
+  // (AGG-11). A send abandoned above may still read its slice: then the whole block is left
   // allocated, as an own buffer would be.
   if (block_.grabbed && !leaked_send_buffer) memory_->release(block_.grabbed);
 }
@@ -155,7 +155,7 @@ void mpi_transport::check_open(const link_layout& layout, const std::vector<bool
 void mpi_transport::open(const link_layout& layout, std::vector<bool> serve_out,
                          std::vector<bool> serve_in, std::exception_ptr failed_before) {
   if (opened_) throw convoy::error("mpi_transport: open() called twice");
-  // With a buffer source open() is collective (T11): every rank takes part in the size
+  // With a buffer source open() is collective (AGG-11): every rank takes part in the size
   // agreement even when its own checks failed, and then all of them throw together.
   std::exception_ptr failure = std::move(failed_before);
   if (failure && !memory_) std::rethrow_exception(failure);

@@ -427,7 +427,7 @@ bool shm_transport::poll(received& out) {
     out.slot = static_cast<int>(slot);
     out.data = slot_ptr(i.base, static_cast<int>(slot));
     out.bytes = static_cast<std::size_t>(bytes);
-    cursor_ = (pos + 1) % m;  // the next poll starts after this link (T9)
+    cursor_ = (pos + 1) % m;  // the next poll starts after this link (AGG-9)
     return true;
   }
   return false;

@@ -98,7 +98,7 @@ class sim_endpoint final : public transport {
   std::shared_ptr<sim_state> state_;
   int rank_;
   std::shared_ptr<buffer_source> memory_;
-  source_block block_;  ///< from memory_, released at the end of the destructor (T11)
+  source_block block_;  ///< from memory_, released at the end of the destructor (AGG-11)
   bool opened_ = false;
   std::vector<int> out_channel_;
   std::vector<int> in_channel_;

@@ -1,6 +1,6 @@
 #pragma once
 // A buffer_source that records every grab and release and checks that blocks come back
-// last-in first-out (aggregation/README.md, T11). Deliberately misaligned by 8 bytes, so
+// last-in first-out (aggregation/README.md, AGG-11). Deliberately misaligned by 8 bytes, so
 // the transport's own alignment inside the block is exercised.
 #include <convoy/aggregation/transport.hpp>
 #include <cstddef>

@@ -1,4 +1,4 @@
-// The MPI transport (aggregation/README.md, "Transports": T1–T10). Every loop is bounded
+// The MPI transport (aggregation/README.md, "Transports": AGG-1–AGG-10). Every loop is bounded
 // by a deadline that fails the test instead of hanging.
 #include <gtest/gtest.h>
 #include <mpi.h>
@@ -35,7 +35,7 @@ using clock_type = std::chrono::steady_clock;
 
 }  // namespace
 
-// T1 FIFO per link, T2 exactly once, T5 memory bound, T6 idle: all-to-all with random
+// AGG-1 FIFO per link, AGG-2 exactly once, AGG-5 memory bound, AGG-6 idle: all-to-all with random
 // sizes up to the capacity, receivers releasing out of order.
 TEST(MpiTransport, AllToAllFifoExactlyOnce) {
   const int rank = world_rank(), p = world_size();
@@ -59,7 +59,7 @@ TEST(MpiTransport, AllToAllFifoExactlyOnce) {
   }
 }
 
-// T3: links of two stages between the same two ranks never mix.
+// AGG-3: links of two stages between the same two ranks never mix.
 TEST(MpiTransport, TwoStagesSamePairDoNotMix) {
   const int rank = world_rank(), p = world_size();
   const auto lay = all_to_all(rank, p, 2, 256, 2);
@@ -74,7 +74,7 @@ TEST(MpiTransport, TwoStagesSamePairDoNotMix) {
   MPI_Barrier(MPI_COMM_WORLD);
 }
 
-// T7: 100 transports alive at once on MPI_COMM_WORLD, all exchanging at the same time,
+// AGG-7: 100 transports alive at once on MPI_COMM_WORLD, all exchanging at the same time,
 // no buffer reaches another transport. AGG-63: each settles its credits before its
 // communicator is freed, so none reaches the next one created.
 TEST(MpiTransport, HundredTransportsNoCrosstalk) {
@@ -96,7 +96,7 @@ TEST(MpiTransport, HundredTransportsNoCrosstalk) {
   MPI_Barrier(MPI_COMM_WORLD);
 }
 
-// T4, AGG-64: rank 1 does not release. Rank 0 gets n_buffers sent and n_buffers queued, then
+// AGG-4, AGG-64: rank 1 does not release. Rank 0 gets n_buffers sent and n_buffers queued, then
 // acquire() returns nullptr; rank 1 sees exactly n_buffers (MPI's queue holds no more).
 // One release lets exactly one more through, in order.
 TEST(MpiTransport, CreditLimitIsBackpressure) {
@@ -186,7 +186,7 @@ TEST(MpiTransport, CreditLimitIsBackpressure) {
   MPI_Barrier(MPI_COMM_WORLD);
 }
 
-// T8: a serving subset (the hybrid transport's building block): two transports split
+// AGG-8: a serving subset (the hybrid transport's building block): two transports split
 // the links by (rank + peer) parity, both ends choosing alike; together they deliver all.
 TEST(MpiTransport, SubsetOfLinks) {
   const int rank = world_rank(), p = world_size();
@@ -227,7 +227,7 @@ TEST(MpiTransport, SubsetOfLinks) {
   MPI_Barrier(MPI_COMM_WORLD);
 }
 
-// T10: bad layouts are rejected by open() with a message naming the problem, before MPI
+// AGG-10: bad layouts are rejected by open() with a message naming the problem, before MPI
 // sees them; the transport stays usable.
 TEST(MpiTransport, BadLayoutIsAConvoyError) {
   const int rank = world_rank(), p = world_size();
@@ -259,7 +259,7 @@ TEST(MpiTransport, BadLayoutIsAConvoyError) {
   MPI_Barrier(MPI_COMM_WORLD);
 }
 
-// T10: a failure inside MPI is a convoy::error carrying MPI's code: a receiver whose buffers
+// AGG-10: a failure inside MPI is a convoy::error carrying MPI's code: a receiver whose buffers
 // are smaller than the sender's message gets MPI_ERR_TRUNCATE from poll().
 TEST(MpiTransport, MpiErrorIsAConvoyError) {
   const int rank = world_rank(), p = world_size();
@@ -316,9 +316,9 @@ TEST(MpiTransport, MpiErrorIsAConvoyError) {
   MPI_Barrier(MPI_COMM_WORLD);
 }
 
-// T11: with a buffer source, every link buffer (send and receive) comes from ONE grab at
+// AGG-11: with a buffer source, every link buffer (send and receive) comes from ONE grab at
 // open(), of the same size on every rank even when ranks serve different numbers of links
-// (the (rank + peer) parity split of T8 gives odd rank counts unequal subsets); slices are
+// (the (rank + peer) parity split of AGG-8 gives odd rank counts unequal subsets); slices are
 // 64-byte aligned inside the block; delivery is unchanged; the block goes back at
 // destruction, LIFO across two transports.
 TEST(MpiTransport, BufferSourceOneGrabSameSizeEverywhere) {
@@ -403,7 +403,7 @@ TEST(MpiTransport, BufferSourceOneGrabSameSizeEverywhere) {
   EXPECT_TRUE(convoy_test::all_ranks(!HasFailure()));
 }
 
-// T11 with T10: with a buffer source open() is collective, so a bad layout on ONE rank
+// AGG-11 with AGG-10: with a buffer source open() is collective, so a bad layout on ONE rank
 // makes open() throw on every rank (none is left waiting), and a source failing on one
 // rank makes every rank give its block back and throw.
 TEST(MpiTransport, BufferSourceFailuresThrowEverywhere) {

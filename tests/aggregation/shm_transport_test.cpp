@@ -1,5 +1,5 @@
 // The node shared-memory transport and the hybrid transport (aggregation/README.md,
-// "Transports" T1–T10 and "Shared memory" M1–M7). All ranks of these runs share one node;
+// "Transports" AGG-1–AGG-10 and "Shared memory" M1–M7). All ranks of these runs share one node;
 // the hybrid tests emulate remote peers by sending some links through MPI. Every loop is
 // bounded by a deadline that fails the test instead of hanging.
 #include <gtest/gtest.h>
@@ -61,7 +61,7 @@ void exchange(agg::transport& t, const agg::link_layout& lay, std::uint32_t tag,
 
 }  // namespace
 
-// T1 FIFO, T2 exactly once, M5 memory, M6 idle: all-to-all with random sizes up to the
+// AGG-1 FIFO, AGG-2 exactly once, M5 memory, M6 idle: all-to-all with random sizes up to the
 // capacity, receivers holding 30% of buffers and releasing them out of order.
 TEST(ShmTransport, AllToAllFifoExactlyOnce) {
   const int rank = world_rank(), p = world_size();
@@ -110,7 +110,7 @@ TEST(ShmTransport, SlotsAreAlignedAndDistinct) {
           EXPECT_GE(c > b ? c - b : b - c, 128);
         }
     }
-    // Unposted slots are not in flight (T6) and can be posted in any order.
+    // Unposted slots are not in flight (AGG-6) and can be posted in any order.
     EXPECT_TRUE(t.idle());
     traffic tr(t, lay, 1u, 1u);
     for (int i = 3; i >= 0; --i) tr.post_one(static_cast<int>(l), got[static_cast<std::size_t>(i)]);
@@ -123,7 +123,7 @@ TEST(ShmTransport, SlotsAreAlignedAndDistinct) {
   MPI_Barrier(MPI_COMM_WORLD);
 }
 
-// T3: links of two stages between the same two ranks never mix.
+// AGG-3: links of two stages between the same two ranks never mix.
 TEST(ShmTransport, TwoStagesSamePairDoNotMix) {
   const int rank = world_rank(), p = world_size();
   const auto lay = all_to_all(rank, p, 2, 256, 2);
@@ -133,7 +133,7 @@ TEST(ShmTransport, TwoStagesSamePairDoNotMix) {
   MPI_Barrier(MPI_COMM_WORLD);
 }
 
-// T7: many transports (each with its own window) alive and exchanging at once; no buffer
+// AGG-7: many transports (each with its own window) alive and exchanging at once; no buffer
 // reaches another transport.
 TEST(ShmTransport, ManyTransportsNoCrosstalk) {
   const int rank = world_rank(), p = world_size();
@@ -202,7 +202,7 @@ TEST(ShmTransport, StagedBufferIsPrivateAndCopied) {
   MPI_Barrier(MPI_COMM_WORLD);
 }
 
-// T4 / M4: the ring is the credit. Rank 1 holds everything: rank 0 gets exactly n_buffers
+// AGG-4 / M4: the ring is the credit. Rank 1 holds everything: rank 0 gets exactly n_buffers
 // slots (no queue beyond the ring), rank 1 sees exactly n_buffers. Releasing the newest
 // held buffer (out of order) gives back exactly one slot, whose buffer arrives next.
 TEST(ShmTransport, RingIsTheCredit) {
@@ -264,7 +264,7 @@ TEST(ShmTransport, RingIsTheCredit) {
   }
 }
 
-// T9: two senders fill rank 0's rings; poll() alternates between the links.
+// AGG-9: two senders fill rank 0's rings; poll() alternates between the links.
 TEST(ShmTransport, PollIsRoundRobin) {
   const int rank = world_rank(), p = world_size();
   if (p < 3) GTEST_SKIP() << "needs three ranks";
@@ -289,7 +289,7 @@ TEST(ShmTransport, PollIsRoundRobin) {
   MPI_Barrier(MPI_COMM_WORLD);
 }
 
-// T10: a bad layout on one rank is that rank's own message and, on the other node ranks,
+// AGG-10: a bad layout on one rank is that rank's own message and, on the other node ranks,
 // a message naming the rank; nobody is left waiting in a collective and the transport
 // can still be opened afterwards.
 TEST(ShmTransport, BadLayoutIsAConvoyErrorOnEveryRank) {
@@ -338,7 +338,7 @@ TEST(ShmTransport, BadLayoutIsAConvoyErrorOnEveryRank) {
   MPI_Barrier(MPI_COMM_WORLD);
 }
 
-// T8 for the hybrid: on-node links split by (rank + peer) parity between shared memory
+// AGG-8 for the hybrid: on-node links split by (rank + peer) parity between shared memory
 // and MPI (emulating remote peers); exactly once and FIFO over both, link ids preserved.
 TEST(HybridTransport, HalfShmHalfMpiExactlyOnce) {
   const int rank = world_rank(), p = world_size();
@@ -359,7 +359,7 @@ TEST(HybridTransport, HalfShmHalfMpiExactlyOnce) {
   }
 }
 
-// T11 for the hybrid: a buffer source gives the MPI side's buffers in one grab of the same
+// AGG-11 for the hybrid: a buffer source gives the MPI side's buffers in one grab of the same
 // size on every rank; the shared-memory rings stay in their window (the source never sees
 // them); delivery exact; the block goes back at destruction.
 TEST(HybridTransport, BufferSourceServesTheMpiSideOnly) {

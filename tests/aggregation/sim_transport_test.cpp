@@ -1,4 +1,5 @@
-// The in-process simulated transport (aggregation/README.md, "Transports": T1–T6, T9, T10, S1–S3).
+// The in-process simulated transport (aggregation/README.md, "Transports": AGG-1–AGG-6, AGG-9,
+// AGG-10, AGG-30–AGG-32).
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -117,7 +118,7 @@ std::vector<agg::link_layout> all_to_all_layouts(int p, int stages, std::size_t 
 
 }  // namespace
 
-// T1 (FIFO per link), T2 (exactly once), T5 (memory bound), T6 (idle): all-to-all,
+// AGG-1 (FIFO per link), AGG-2 (exactly once), AGG-5 (memory bound), AGG-6 (idle): all-to-all,
 // random buffer sizes, receivers holding buffers and releasing them out of order.
 TEST(SimTransport, AllToAllFifoExactlyOnce) {
   for (const int nb : {1, 2, 4}) {
@@ -129,14 +130,14 @@ TEST(SimTransport, AllToAllFifoExactlyOnce) {
   }
 }
 
-// T3: two stages between the same pair of ranks never mix.
+// AGG-3: two stages between the same pair of ranks never mix.
 TEST(SimTransport, TwoStagesSamePairDoNotMix) {
   auto run = make_run(all_to_all_layouts(5, 2, 128, 2), 3, 30, 20, 128);
   ASSERT_TRUE(drive(run, 100000));
   expect_clean(run);
 }
 
-// T4: after n_buffers sends to a receiver that does not release, n_buffers more are
+// AGG-4: after n_buffers sends to a receiver that does not release, n_buffers more are
 // queued at the sender, then acquire() returns nullptr; a release lets one more through.
 TEST(SimTransport, CreditLimitIsBackpressure) {
   for (const int nb : {1, 2, 4}) {
@@ -183,7 +184,7 @@ TEST(SimTransport, CreditLimitIsBackpressure) {
   }
 }
 
-// T5: memory_bytes grows lazily and stays within max_memory_bytes, which is the formula.
+// AGG-5: memory_bytes grows lazily and stays within max_memory_bytes, which is the formula.
 TEST(SimTransport, MemoryBytes) {
   agg::sim_network net(4, 1);
   auto t = net.endpoint(2);
@@ -212,7 +213,7 @@ TEST(SimTransport, MemoryBytes) {
   EXPECT_TRUE(t->idle());
 }
 
-// S1: 4096 virtual ranks of a 16×16×16 mesh (45 links each), random traffic, exactly once
+// AGG-30: 4096 virtual ranks of a 16×16×16 mesh (45 links each), random traffic, exactly once
 // and FIFO on every link.
 TEST(SimTransport, Mesh4096RandomTraffic) {
   std::vector<agg::link_layout> lays;
@@ -227,7 +228,7 @@ TEST(SimTransport, Mesh4096RandomTraffic) {
   EXPECT_GT(total, 1000000u);
 }
 
-// S2: the same seed gives the same delivery order; another seed another order.
+// AGG-31: the same seed gives the same delivery order; another seed another order.
 TEST(SimTransport, SeedDeterminesSchedule) {
   auto trace_of = [](std::uint64_t seed) {
     auto run = make_run(all_to_all_layouts(16, 1, 128, 2), seed, 20, 25, 128);
@@ -244,7 +245,7 @@ TEST(SimTransport, SeedDeterminesSchedule) {
   EXPECT_NE(a, c);
 }
 
-// S3: a buffer posted before its receiver opened waits in flight, then arrives.
+// AGG-32: a buffer posted before its receiver opened waits in flight, then arrives.
 TEST(SimTransport, ReceiverOpensLate) {
   agg::sim_network net(2, 5);
   auto a = net.endpoint(0);
@@ -262,9 +263,27 @@ TEST(SimTransport, ReceiverOpensLate) {
   EXPECT_TRUE(a->idle());
 }
 
+// AGG-33: endpoints share the network's state, so they may outlive the sim_network object
+// (ASan checks that nothing is used after free).
+TEST(SimTransport, EndpointsOutliveTheNetwork) {
+  auto net = std::make_unique<agg::sim_network>(2, 3);
+  auto a = net->endpoint(0);
+  auto b = net->endpoint(1);
+  a->open(all_to_all(0, 2, 1, 64, 2));
+  b->open(all_to_all(1, 2, 1, 64, 2));
+  traffic ta(*a, all_to_all(0, 2, 1, 64, 2), 1, 5);
+  ta.post_one(0, a->acquire(0));
+  net.reset();
+  a->progress();
+  agg::received r;
+  EXPECT_FALSE(b->poll(r)) << "nothing was delivered";
+  EXPECT_FALSE(a->idle()) << "the buffer is still in flight";
+  EXPECT_NE(a->acquire(0), nullptr);
+}
+
 using convoy_test::error_of;
 
-// T10: bad input is a convoy::error naming the problem, and changes nothing.
+// AGG-10: bad input is a convoy::error naming the problem, and changes nothing.
 TEST(SimTransport, MisuseIsReported) {
   EXPECT_NE(error_of([] { agg::sim_network n(0, 1); }).find("n_ranks"), std::string::npos);
   agg::sim_network net(3, 1);
@@ -314,7 +333,7 @@ TEST(SimTransport, MisuseIsReported) {
   EXPECT_NE(error_of([&] { other->release(bogus); }).find("did not hand out"), std::string::npos);
 }
 
-// T9: poll() serves in-links round-robin among those with arrived buffers; each link in
+// AGG-9: poll() serves in-links round-robin among those with arrived buffers; each link in
 // order.
 TEST(SimTransport, PollIsFairAcrossLinks) {
   agg::sim_network net(4, 8);
@@ -347,7 +366,7 @@ TEST(SimTransport, PollIsFairAcrossLinks) {
   }
 }
 
-// T11: endpoints given a buffer source take all their link buffers in one grab at open()
+// AGG-11: endpoints given a buffer source take all their link buffers in one grab at open()
 // (their own need: 2 × links × n_buffers × capacity rounded to 64, + 63), 64-byte aligned,
 // delivery unchanged, and give the blocks back when destroyed, LIFO.
 TEST(SimTransport, BufferSourceOneGrabPerEndpoint) {

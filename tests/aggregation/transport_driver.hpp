@@ -2,7 +2,7 @@
 // Drives one transport on one rank through a traffic plan and checks what it receives:
 // every buffer carries (source rank, stage, tag, per-link sequence number) and a filler
 // derived from them, so exactly-once, FIFO per link, no crosstalk between transports and
-// stages, and intact bytes are all checked on receipt (aggregation/README.md, T1–T4).
+// stages, and intact bytes are all checked on receipt (aggregation/README.md, AGG-1–AGG-4).
 #include <algorithm>
 #include <convoy/aggregation/transport.hpp>
 #include <cstdint>

@@ -1,6 +1,7 @@
-// The engine under simulation: the conveyor contract (termination/README.md, guarantees
-// 1-7) on many plans, traffic patterns and random schedules, P from 1 to 4096.
+// The engine under simulation: the conveyor contract (termination/README.md, TERM-1..7)
+// on many plans, traffic patterns and random schedules, P from 1 to 4096.
 #include <convoy/base/error.hpp>
+#include <convoy/router/forwarding.hpp>
 #include <convoy/router/memory.hpp>
 #include <convoy/router/route_plan.hpp>
 #include <convoy/topology/mesh.hpp>
@@ -125,7 +126,8 @@ std::vector<plan_case> small_plans() {
   };
 }
 
-// Guarantees 1-4 for every small plan x pattern over 100 random schedules each.
+// TERM-1, TERM-2, TERM-3, TERM-4 (and AGG-25: delivery windows with unpulls) for every small plan x
+// pattern over 100 random schedules each.
 TEST(EngineSim, ContractOnSmallPlansEveryPatternHundredSchedules) {
   const pattern patterns[] = {pattern::uniform,  pattern::all_to_one, pattern::one_to_all,
                               pattern::self,     pattern::nobody,     pattern::one_sender,
@@ -217,7 +219,8 @@ TEST(EngineSimLarge, SchedulesAt4096Ranks) {
   for (const auto& c : cases) run_schedules(c, 10);
 }
 
-// P from 1 to 4096 on the default (innermost-first) TRAM order of Cartesian meshes.
+// TERM-1, TERM-2, TERM-3, TERM-4: P from 1 to 4096 on the default (innermost-first) TRAM order of
+// Cartesian meshes.
 TEST(EngineSim, RankCountsFromOneTo4096) {
   const std::vector<std::vector<int>> shapes = {{1},    {2},       {3},          {2, 2},
                                                 {5, 3}, {4, 4, 4}, {2, 3, 5, 7}, {64, 64}};
@@ -234,7 +237,8 @@ TEST(EngineSim, RankCountsFromOneTo4096) {
   }
 }
 
-// An engine is reusable: several begin..reset cycles with different item sizes.
+// TERM-1, TERM-2, TERM-3, TERM-8. An engine is reusable: several begin..reset cycles with different
+// item sizes.
 TEST(EngineSim, ReuseAcrossCyclesWithDifferentItemSizes) {
   const plan_ptr plan = make_tensor_plan(3, 18, 3);
   simulation sim(plan, small_buffers(2, 256), 7);
@@ -248,8 +252,8 @@ TEST(EngineSim, ReuseAcrossCyclesWithDifferentItemSizes) {
   EXPECT_EQ(sim.at(3).stats().begins, 1u);
 }
 
-// Misuse: every illegal call returns its negative code and changes nothing: a round after
-// the misuse (and with misuse between its calls) still delivers every item intact.
+// TERM-9. Misuse: every illegal call returns its negative code and changes nothing: a round
+// after the misuse (and with misuse between its calls) still delivers every item intact.
 TEST(EngineSim, MisuseIsRejectedAndChangesNothing) {
   simulation sim(mesh_plan({2, 2}), small_buffers(), 3);
   auto& e = sim.at(0);
@@ -324,7 +328,7 @@ TEST(EngineSim, MisuseIsRejectedAndChangesNothing) {
   for (int r = 0; r < 4; ++r) ASSERT_EQ(sim.at(r).reset(), 1);
 }
 
-// Bounded memory and backpressure: everyone pushes to rank 0, which does not pull.
+// TERM-5. Bounded memory and backpressure: everyone pushes to rank 0, which does not pull.
 // Pushes fail once the paths toward rank 0 are full; no rank's buffer memory ever
 // exceeds its stated maximum; once rank 0 pulls, everything gets through.
 TEST(EngineSim, HotSpotBackpressureKeepsMemoryBounded) {
@@ -384,7 +388,7 @@ TEST(EngineSim, HotSpotBackpressureKeepsMemoryBounded) {
   EXPECT_EQ(seen, sent);
 }
 
-// A dependent chain: a token passed around the ring K times. Without steady mode the
+// TERM-6. A dependent chain: a token passed around the ring K times. Without steady mode the
 // token waits in a partly filled buffer forever (the loop cannot finish); with steady
 // mode (TRAM periodic dispatch) it always moves on.
 int token_ring_rounds(bool steady, int p, int laps, int max_rounds) {
@@ -428,7 +432,7 @@ TEST(EngineSim, DependentChainNeedsSteadyMode) {
   EXPECT_GT(rounds, 0) << "steady mode must deliver the token (" << rounds << ")";
 }
 
-// Two engines at once: queries and replies (seed 000 Fig. 4), with unpull when the
+// TERM-7. Two engines at once: queries and replies (seed 000 Fig. 4), with unpull when the
 // reply cannot be pushed.
 TEST(EngineSim, TwoEnginesQueryReply) {
   for (std::uint64_t seed = 1; seed <= 20; ++seed) {
@@ -498,7 +502,7 @@ TEST(EngineSim, TwoEnginesQueryReply) {
   }
 }
 
-// Steady mode delivers while nobody is in the endgame (guarantee 6).
+// Steady mode delivers while nobody is in the endgame (TERM-6).
 TEST(EngineSim, SteadyDeliversWithoutEndgame) {
   engine_options o = small_buffers(2, 1024);
   o.steady = true;
@@ -523,7 +527,7 @@ TEST(EngineSim, SteadyDeliversWithoutEndgame) {
   for (int r = 0; r < 18; ++r) EXPECT_EQ(sim.at(r).current_state(), state::working);
 }
 
-// An explicit flush sends a partly filled buffer at once, without steady mode.
+// TERM-6. An explicit flush sends a partly filled buffer at once, without steady mode.
 TEST(EngineSim, ExplicitFlushSendsPartialBuffers) {
   simulation sim(mesh_plan({4}), small_buffers(2, 4096), 2);
   for (int r = 0; r < 4; ++r) ASSERT_EQ(sim.at(r).begin(sizeof(tracer)), 1);
@@ -545,8 +549,27 @@ TEST(EngineSim, ExplicitFlushSendsPartialBuffers) {
   EXPECT_EQ(sim.at(2).reset(), convoy::termination::error_state);
 }
 
-// Memory: the engine reports the router's formula plus its fixed costs: n_buffers
-// loopback buffers and an 8-byte first-hop entry per rank (none above the table limit).
+// At most, the tables of TERM-13 on rank r of a rigid engine: on each in-link with one
+// byte of tag or none that is not single-source (ROUTE-23), a 256-entry source table of 4
+// bytes, and before the last stage a 256-entry step table of 8 bytes (ROUTE-24).
+std::size_t run_tables_bytes(const plan_ptr& plan, int r) {
+  const convoy::router::forwarder f(plan, r);
+  std::size_t n = 0;
+  for (std::size_t i = 0; i < f.in_links().size(); ++i) {
+    const int stage = f.in_links()[i].stage;
+    const int tb = plan->tag_bytes(stage);
+    if (tb > 1 || f.single_source(static_cast<int>(i)) >= 0) continue;
+    if (stage + 1 < plan->n_stages())
+      n += std::size_t{256} * (8 + 4);
+    else if (tb == 1)
+      n += std::size_t{256} * 4;
+  }
+  return n;
+}
+
+// TERM-5, TERM-13. Memory: the engine reports the router's formula plus its fixed costs:
+// n_buffers loopback buffers, an 8-byte first-hop entry per rank and the tables of TERM-13
+// (none above the table limit).
 TEST(EngineSim, MemoryMatchesFormula) {
   for (const auto& pc : small_plans()) {
     for (const bool table : {true, false}) {
@@ -557,7 +580,7 @@ TEST(EngineSim, MemoryMatchesFormula) {
       for (int r = 0; r < sim.n_ranks(); ++r)
         EXPECT_EQ(sim.at(r).max_memory_bytes(),
                   convoy::router::link_buffer_bytes(*pc.plan, r, 512, 4) + std::size_t{4} * 512 +
-                      (table ? 8 * p : 0))
+                      (table ? 8 * p + run_tables_bytes(pc.plan, r) : 0))
             << pc.label << " rank " << r << (table ? " with" : " without") << " route table";
     }
   }

@@ -1,6 +1,6 @@
 #pragma once
 // Drives engines of a simulation through random schedules and checks the conveyor
-// contract (termination/README.md, guarantees 1-5) on every delivered item.
+// contract (termination/README.md, TERM-1, TERM-2, TERM-3, TERM-4) on every delivered item.
 #include <gtest/gtest.h>
 
 #include <convoy/router/route_plan.hpp>
@@ -195,7 +195,7 @@ inline schedule_result run_cycle(simulation& sim, const workload& wl, std::size_
       const bool is_late = after == state::cleanup || after == state::complete;
       if (!was_late && is_late) ++n_late;
       if (after == state::complete) ++n_complete;
-      // Guarantee 4: CLEANUP/COMPLETE anywhere implies WORKING nowhere.
+      // TERM-4: CLEANUP/COMPLETE anywhere implies WORKING nowhere.
       if (n_late > 0 && n_working > 0)
         fail("a rank reached CLEANUP/COMPLETE while another is WORKING");
       sim.jitter(8);

@@ -1,7 +1,7 @@
 #pragma once
 /// @file
 /// The hybrid transport: node shared memory for on-node links, MPI point-to-point for the
-/// rest, behind one transport object (aggregation/README.md, T8 and "Shared memory").
+/// rest, behind one transport object (aggregation/README.md, AGG-8 and "Shared memory").
 #include <mpi.h>
 
 #include <convoy/aggregation/mpi_transport.hpp>
@@ -24,7 +24,7 @@ enum class link_medium : std::uint8_t { shm, mpi };
 /// agrees) and through an mpi_transport serving only the other links. "On this node"
 /// follows the node map (AGG-60): topology discovery's nodes, so an emulated node
 /// boundary is crossed by MPI. Link ids are the layout's; acquire/post/release are
-/// routed by link id, poll() alternates between the two so neither starves the other (T9).
+/// routed by link id, poll() alternates between the two so neither starves the other (AGG-9).
 class hybrid_transport final : public transport {
  public:
   /// `use_shm(rank, peer)` may restrict shared memory to some on-node links (tests use it
@@ -34,7 +34,7 @@ class hybrid_transport final : public transport {
 
   /// Collective over `comm` (duplicates it for MPI and splits it into the node).
   /// `memory` (may be null) supplies the buffers of the links that go through MPI
-  /// (mpi_transport, T11). The on-node links keep their rings in the node's
+  /// (mpi_transport, AGG-11). The on-node links keep their rings in the node's
   /// MPI_Win_allocate_shared window: a client allocator cannot provide memory that other
   /// processes map, so those never come from `memory`.
   /// `filling`: how the on-node links' buffers are filled (shm_transport).
@@ -90,7 +90,7 @@ class hybrid_transport final : public transport {
 /// `memory` is not used); automatic -> shm if any node holds more than one rank of `comm`,
 /// else mpi. Which ranks share a node comes from topology discovery (discover_node_map: the
 /// emulated nodes when CONVOY_EMULATE_NODES etc. are set, AGG-60). Collective over `comm`.
-/// `memory` (may be null) supplies the buffers of every link that goes through MPI (T11).
+/// `memory` (may be null) supplies the buffers of every link that goes through MPI (AGG-11).
 /// Throws convoy::error if `comm` is MPI_COMM_NULL, discovery fails (on every rank alike) or
 /// MPI fails.
 [[nodiscard]] std::unique_ptr<transport> make_transport(MPI_Comm comm, base::transport_kind kind,

@@ -31,7 +31,7 @@ struct mpi_counters {
 /// Moves buffers with MPI_Isend / pre-posted MPI_Irecv on its own duplicate of a
 /// communicator, so any number of transports (engines) coexist on one communicator.
 ///
-/// Protocol (README invariants AGG-1..8, AGG-61..66): every served in-link has n_buffers
+/// Protocol (README invariants AGG-1..AGG-8, AGG-61..66): every served in-link has n_buffers
 /// receive buffers, each with a posted MPI_Irecv; a sender holds one credit per free
 /// receive buffer of the peer, starting with n_buffers. post() sends at once if the link
 /// has a credit and queues the buffer (inside the link's n_buffers) otherwise; release()
@@ -56,13 +56,13 @@ class mpi_transport final : public transport {
   /// Duplicates `comm` (collective over it, like MPI_Comm_dup), sets MPI_ERRORS_RETURN
   /// on the duplicate. Throws convoy::error if `comm` is MPI_COMM_NULL or MPI fails.
   /// `memory` (may be null: own 64-byte aligned allocations, send buffers lazily per
-  /// link) supplies every link buffer in one block (T11); open() is then collective.
+  /// link) supplies every link buffer in one block (AGG-11); open() is then collective.
   explicit mpi_transport(MPI_Comm comm, std::shared_ptr<buffer_source> memory = {});
   ~mpi_transport() override;
 
   /// Serves every link of `layout`. Without a buffer source: not collective, does not
   /// communicate; allocates the receive buffers and posts their receives; send buffers
-  /// come lazily on first acquire(). With one (T11): collective over the communicator
+  /// come lazily on first acquire(). With one (AGG-11): collective over the communicator
   /// (one MPI_Allreduce MAX of the block size, one of the grab's success), then ONE
   /// grab of that size on every rank, carved into every served link's send and receive
   /// buffers; a bad layout on any rank makes open() throw on every rank. Throws convoy::error on a

@@ -39,7 +39,7 @@ enum class shm_filling {
 /// line). acquire() hands out a slot of the receiver's ring itself, so the engine packs
 /// items straight into the receiver's memory (zero copy). A slot is a credit: a link has
 /// n_buffers slots, so at most n_buffers buffers are acquired, posted or held per link
-/// (T4), and a released slot is a credit again at once, whatever order the receiver
+/// (AGG-4), and a released slot is a credit again at once, whatever order the receiver
 /// releases in.
 ///
 /// Preconditions: every rank of the node communicator constructs, opens and destroys its
@@ -81,7 +81,7 @@ class shm_transport final : public transport {
   /// once. Throws convoy::error on a buffer that is not the link's acquired buffer, a size
   /// outside [header, capacity], or an unserved link.
   void post(int out_link, std::byte* buffer, std::size_t bytes) override;
-  /// Acquire-loads the posted tails of the served in-links, round-robin (T9). Non-blocking.
+  /// Acquire-loads the posted tails of the served in-links, round-robin (AGG-9). Non-blocking.
   [[nodiscard]] bool poll(received& out) override;
   /// Publishes the slot as free to the sender (release-store of the freed tail). Throws
   /// convoy::error on a buffer poll() did not hand out or that was released already.

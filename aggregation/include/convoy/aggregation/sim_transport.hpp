@@ -1,7 +1,7 @@
 #pragma once
 /// @file
 /// The in-process simulated transport: P virtual ranks in one process, no MPI
-/// (aggregation/README.md, "Transports", invariants T1–T6 and S1–S4).
+/// (aggregation/README.md, "Transports", invariants AGG-1–AGG-6 and AGG-30–AGG-33).
 #include <convoy/aggregation/transport.hpp>
 #include <cstddef>
 #include <cstdint>
@@ -40,7 +40,7 @@ class sim_network {
   /// network (not collective: the two ends of a link may open in any order; a buffer
   /// posted before its receiver opened waits in flight). Throws convoy::error if `rank`
   /// is out of range. `memory` (may be null) supplies all the endpoint's link buffers in
-  /// one grab at open(), released when the endpoint is destroyed (T11); the grab is this
+  /// one grab at open(), released when the endpoint is destroyed (AGG-11); the grab is this
   /// virtual rank's own need (no collective agreement in one process).
   [[nodiscard]] std::unique_ptr<transport> endpoint(int rank,
                                                     std::shared_ptr<buffer_source> memory = {});

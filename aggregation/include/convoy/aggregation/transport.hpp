@@ -22,7 +22,7 @@
 namespace convoy::aggregation {
 
 /// Where a transport may take its buffer memory from instead of its own allocation
-/// (aggregation/README.md, invariant T11): e.g. the C façade's convey_alc8r_t, which
+/// (aggregation/README.md, invariant AGG-11): e.g. the C façade's convey_alc8r_t, which
 /// carves a symmetric region. A transport given a source takes ALL its link buffers (send
 /// and receive) in ONE grab() at open(), carves 64-byte aligned slices from it, and
 /// release()s it once, in its destructor. Transports over MPI make the grab collective:

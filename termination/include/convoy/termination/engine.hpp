@@ -1,7 +1,10 @@
 #pragma once
 /// @file
-/// The streaming engine of one rank: aggregation at every hop, dimension-ordered
-/// termination, and the conveyor state machine (seed 000 sec. 3.2-3.3, TRAM sec. III).
+/// The streaming engine of one rank (seed 000 sec. 3, TRAM sec. III). It composes the
+/// user's components: the router's forwarding step (router/forwarding.hpp: first hops, the
+/// next hop of an arrived record), aggregation's per-peer buffers (send lanes, receive
+/// queues, the delivery window) and termination's counting protocol and state machine
+/// (counting.hpp, state_machine.hpp).
 ///
 /// An engine moves untyped items (fixed size per begin/reset cycle, or elastic: each item
 /// with its own size) from push() on any rank to pull() on the destination rank, over the
@@ -9,20 +12,17 @@
 /// once (each owns its transport; MPI transports duplicate their communicator).
 ///
 /// States (seed 000 sec. 3.2): DORMANT -begin-> WORKING -advance(true)-> ENDGAME ->
-/// CLEANUP -> COMPLETE -reset-> DORMANT. Guarantees (termination/README.md):
-///  1. every pushed item is pulled exactly once on its destination before the next reset;
-///  2. items from one rank to another are pulled in push order (FIFO per pair);
-///  3. pull reports the pushing rank;
-///  4. if any rank is in CLEANUP or COMPLETE, no rank is WORKING;
-///  5. repeated push attempts interleaved with advance() eventually succeed while the
-///     destinations keep pulling (backpressure, bounded memory);
-///  6. steady engines deliver every pushed item while ranks keep calling advance() and
-///     pull(), without anyone entering the endgame;
-///  7. no collective operation on the advance path: advance() never blocks.
+/// CLEANUP -> COMPLETE -reset-> DORMANT. Its guarantees are TERM-1..12 of
+/// termination/README.md (exactly once, FIFO per pair, source, no CLEANUP while anyone
+/// works, bounded memory and backpressure, steady, non-blocking advance, cycles).
 /// Return convention (as bale): positive success, 0 ordinary failure, negative misuse
 /// (an engine_error value); a failed call moves no data and changes no state.
+#include <convoy/aggregation/delivery_window.hpp>
 #include <convoy/aggregation/packing.hpp>
+#include <convoy/aggregation/send_lanes.hpp>
+#include <convoy/router/forwarding.hpp>
 #include <convoy/router/route_plan.hpp>
+#include <convoy/termination/state_machine.hpp>
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
@@ -31,25 +31,6 @@
 #include <vector>
 
 namespace convoy::termination {
-
-enum class state : int { dormant = 0, working, endgame, cleanup, complete };
-[[nodiscard]] const char* to_string(state s) noexcept;
-
-/// Values returned by advance() (same numbers as bale's convey_DONE/OK/NEAR).
-enum status : int { done = 0, ok = 1, near = 2 };
-
-/// Negative return codes. Each has a message (error_string).
-enum engine_error : int {
-  error_state = -1,      ///< operation not legal in the current state
-  error_rank = -2,       ///< destination rank out of range
-  error_size = -3,       ///< item size invalid (0 for rigid items, too large, mismatch)
-  error_argument = -4,   ///< null pointer or invalid argument
-  error_unpull = -5,     ///< nothing to unpull (no pull since the last pull/advance)
-  error_elastic = -6,    ///< elastic call on a rigid engine, or rigid size mismatch
-  error_transport = -7,  ///< the transport failed (MPI error); message in last_message()
-  error_alloc = -8,      ///< out of memory
-};
-[[nodiscard]] const char* error_string(int code) noexcept;
 
 struct engine_options {
   /// Bytes per buffer, 16-byte header included. An item (tag + size field + payload)
@@ -121,25 +102,17 @@ class engine {
   /// the typed API passes sizeof(T)), so that the copy is a fixed-size move.
   template <std::size_t N = 0>
   [[nodiscard]] int push(const void* item, int dest) noexcept {
-    // Hot path (rigid, WORKING, route table present): one table load and a copy into the
-    // buffer toward the first hop; everything else goes through push_slow().
+    // Hot path (rigid, WORKING, first-hop table present): one table load and a copy into
+    // the lane toward the first hop; everything else goes through push_slow().
     if (fast_push_ && static_cast<unsigned>(dest) < n_ranks_u_ && item &&
         (N == 0 || N == item_bytes_)) [[likely]] {
-      const route_entry r = routes_[static_cast<std::size_t>(dest)];
-      lane& l = lanes_[r.lane];
-      if (l.used <= l.limit) [[likely]] {
-        std::byte* p = l.buf + l.used;
-        const std::uint64_t tag = r.tag;
-        std::memcpy(p, &tag, sizeof tag);  // the limit leaves room for 8 bytes
-        if constexpr (N != 0)
-          std::memcpy(p + l.tag_bytes, item, N);
-        else
-          aggregation::copy_item(p + l.tag_bytes, item, item_bytes_);
-        l.used += l.record_bytes;
-        ++l.items;
+      const router::first_hop h = first_hops_[static_cast<std::size_t>(dest)];
+      aggregation::send_lane& lane = lanes_[h.out_link];
+      if (lane.used <= lane.limit) [[likely]] {
+        const bool full = lane.put_rigid<N>(h.tag, item, item_bytes_);
         ++pushes_;
-        if (l.used > l.limit) [[unlikely]]
-          lane_full(r.lane);
+        if (full) [[unlikely]]
+          lane_full(h.out_link);
         return 1;
       }
     }
@@ -153,12 +126,12 @@ class engine {
   /// error_state in DORMANT. On an elastic engine with rigid==true, an item whose size
   /// is not item_bytes() is not pulled: returns error_elastic and leaves it to be pulled.
   [[nodiscard]] int pull(item_view& out, bool rigid = true) noexcept {
-    // Hot path: the next item of the buffer being delivered whole (rigid items of one
-    // source, no tags: last-stage buffers of tag-free stages and items to self).
+    // Hot path: the next item of the delivery window (rigid items for this rank: last-stage
+    // buffers, their source from the link or a one-byte tag, and items to self).
     if (window_.cur < window_.end) [[likely]] {
       out.data = window_.cur;
       out.bytes = item_bytes_;
-      out.from = window_.from;
+      out.from = window_.source();
       window_.cur += window_.stride;
       window_.pulled = true;
       ++pulls_;
@@ -182,7 +155,7 @@ class engine {
   /// COMPLETE -> DORMANT (no-op in DORMANT). Returns 1 or error_state.
   int reset() noexcept;
 
-  [[nodiscard]] state current_state() const noexcept { return state_; }
+  [[nodiscard]] state current_state() const noexcept { return state_.current(); }
   [[nodiscard]] int rank() const noexcept { return rank_; }
   [[nodiscard]] int n_ranks() const noexcept;
   [[nodiscard]] std::size_t item_bytes() const noexcept { return item_bytes_; }
@@ -201,49 +174,24 @@ class engine {
 
  private:
   struct impl;
-  // The buffer being filled toward one out-link (or toward this rank itself: the last
-  // lane). Pushes may write while used <= limit; limit leaves room for one more record
-  // and an 8-byte tag store. No buffer: buf == nullptr, used 1, limit 0.
-  struct lane {
-    std::byte* buf = nullptr;
-    std::uint32_t used = 1;
-    std::uint32_t limit = 0;
-    std::uint32_t record_bytes = 0;  // tag + payload of this cycle's rigid items
-    std::uint32_t tag_bytes = 0;
-    std::uint64_t items = 0;  // records appended this cycle
-  };
-  // First hop of a freshly pushed item, per destination.
-  struct route_entry {
-    std::uint32_t lane;
-    std::uint32_t tag;
-  };
-  // The delivered buffer being pulled item by item (cur == end: none).
-  struct window {
-    const std::byte* cur = nullptr;
-    const std::byte* end = nullptr;
-    std::size_t stride = 0;
-    int from = -1;
-    int link = -1;        // in-link whose front buffer this is
-    bool pulled = false;  // the last pull came from here (for unpull)
-  };
 
   [[nodiscard]] int push_slow(const void* item, int dest) noexcept;
   [[nodiscard]] int pull_slow(item_view& out, bool rigid) noexcept;
-  void lane_full(std::uint32_t link) noexcept;
+  void lane_full(std::uint32_t lane) noexcept;
 
   // Hot-path state first (one or two cache lines).
-  bool fast_push_ = false;  // WORKING, rigid, route table present
+  bool fast_push_ = false;  // WORKING, rigid, first-hop table present
   unsigned n_ranks_u_ = 0;
   std::size_t item_bytes_ = 0;
-  lane* lanes_ = nullptr;  // impl's storage
-  const route_entry* routes_ = nullptr;
-  window window_;
+  aggregation::send_lane* lanes_ = nullptr;        // impl's send lanes
+  const router::first_hop* first_hops_ = nullptr;  // impl's table, per destination
+  aggregation::delivery_window window_;
   std::uint64_t pushes_ = 0, pulls_ = 0;  // this cycle
 
   std::shared_ptr<const router::route_plan> plan_;
   int rank_;
   engine_options options_;
-  state state_ = state::dormant;
+  conveyor_state state_;
   std::string last_message_;
   std::unique_ptr<impl> impl_;
 };

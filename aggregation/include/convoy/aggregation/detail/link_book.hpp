@@ -1,12 +1,12 @@
 #pragma once
 /// @file
 /// The credit and slot bookkeeping shared by every transport (aggregation/README.md,
-/// "Transports", invariants T1–T6). It knows nothing about how bytes move: a transport
+/// "Transports", invariants AGG-1–AGG-6). It knows nothing about how bytes move: a transport
 /// (MPI, simulation, later node shared memory or a hybrid of them) asks the books which
 /// buffer may go now and tells them what completed. Both books are flat arrays indexed
 /// by link id × n_buffers + slot, allocated once in init(); buffers are allocated per
 /// link on its first use, 64-byte aligned — or, when the transport has a buffer_source
-/// (T11), all carved from one block handed over by use_block() right after init().
+/// (AGG-11), all carved from one block handed over by use_block() right after init().
 #include <convoy/aggregation/transport.hpp>
 #include <cstddef>
 #include <cstdint>

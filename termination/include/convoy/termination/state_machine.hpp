@@ -1,0 +1,61 @@
+#pragma once
+/// @file
+/// The conveyor state machine (seed 000 sec. 3.2): the five states, which call is legal in
+/// each, and the transitions (termination/README.md, TERM-9 and TERM-10), with the return
+/// codes the engine's calls use.
+
+namespace convoy::termination {
+
+enum class state : int { dormant = 0, working, endgame, cleanup, complete };
+[[nodiscard]] const char* to_string(state s) noexcept;
+
+/// Values returned by advance() (same numbers as bale's convey_DONE/OK/NEAR).
+enum status : int { done = 0, ok = 1, near = 2 };
+
+/// Negative return codes. Each has a message (error_string).
+enum engine_error : int {
+  error_state = -1,      ///< operation not legal in the current state
+  error_rank = -2,       ///< destination rank out of range
+  error_size = -3,       ///< item size invalid (0 for rigid items, too large, mismatch)
+  error_argument = -4,   ///< null pointer or invalid argument
+  error_unpull = -5,     ///< nothing to unpull (no pull since the last pull/advance)
+  error_elastic = -6,    ///< elastic call on a rigid engine, or rigid size mismatch
+  error_transport = -7,  ///< the transport failed (MPI error); message in last_message()
+  error_alloc = -8,      ///< out of memory
+};
+[[nodiscard]] const char* error_string(int code) noexcept;
+
+/// The calls whose legality depends on the state. `advance` is advance(false),
+/// `advance_done` advance(true).
+enum class call { begin, push, pull, unpull, advance, advance_done, flush, reset };
+
+/// What a call may do in the current state (TERM-9).
+enum class verdict {
+  proceed,  ///< legal: do the work
+  fail,     ///< legal, does nothing, returns 0 (pull, unpull, advance in COMPLETE)
+  no_op,    ///< legal, nothing to do, returns 1 (reset in DORMANT)
+  illegal,  ///< misuse: returns error_state and changes nothing
+};
+
+/// One rank's conveyor state.
+class conveyor_state {
+ public:
+  [[nodiscard]] state current() const noexcept { return now_; }
+  [[nodiscard]] verdict check(call c) const noexcept;
+
+  /// DORMANT -> WORKING. Precondition: check(call::begin) == verdict::proceed.
+  void begin() noexcept { now_ = state::working; }
+  /// The transition at the end of an advance that did its work (TERM-10): whether this rank
+  /// has called advance(true), whether all traffic of the cycle has reached it and left it
+  /// (every stage closed, every in-link finished, nothing in flight), and whether nothing
+  /// is left to pull. Returns advance's status: ok (WORKING or ENDGAME), near (CLEANUP),
+  /// done (COMPLETE).
+  int after_advance(bool done_pushing, bool all_delivered, bool nothing_to_pull) noexcept;
+  /// COMPLETE -> DORMANT. Precondition: check(call::reset) == verdict::proceed.
+  void reset() noexcept { now_ = state::dormant; }
+
+ private:
+  state now_ = state::dormant;
+};
+
+}  // namespace convoy::termination

@@ -1,0 +1,154 @@
+// The engine's set-up, its begin/reset cycle and its statistics.
+#include <convoy/aggregation/packing.hpp>
+
+#include "engine_impl.hpp"
+
+namespace convoy::termination {
+
+namespace agg = convoy::aggregation;
+
+namespace {
+
+std::vector<int> tag_bytes_per_out_link(const router::forwarder& f) {
+  std::vector<int> t;
+  t.reserve(f.out_links().size());
+  for (const auto& l : f.out_links()) t.push_back(f.tag_bytes(l.stage));
+  return t;
+}
+
+std::vector<int> stages_of(const std::vector<router::link_end>& links) {
+  std::vector<int> s;
+  s.reserve(links.size());
+  for (const auto& l : links) s.push_back(l.stage);
+  return s;
+}
+
+}  // namespace
+
+engine::impl::impl(engine& owner, std::unique_ptr<agg::transport> t)
+    : e(owner),
+      transport(std::move(t)),
+      route(owner.plan_, owner.rank_),
+      lanes(tag_bytes_per_out_link(route), owner.options_.capacity_bytes, owner.options_.n_buffers,
+            owner.options_.elastic),
+      counting(route.n_stages(), stages_of(route.out_links()), stages_of(route.in_links())) {
+  agg::link_layout layout;
+  layout.rank = e.rank_;
+  layout.n_ranks = e.plan_->n_ranks();
+  layout.capacity_bytes = e.options_.capacity_bytes;
+  layout.n_buffers = e.options_.n_buffers;
+  for (const auto& l : route.out_links()) layout.out_links.push_back({l.stage, l.peer});
+  const auto& in_ends = route.in_links();
+  ins.resize(in_ends.size() + 1);
+  for (std::size_t i = 0; i < in_ends.size(); ++i) {
+    layout.in_links.push_back({in_ends[i].stage, in_ends[i].peer});
+    ins[i].stage = in_ends[i].stage;
+    ins[i].tag_bytes = route.tag_bytes(in_ends[i].stage);
+    // Whole-buffer delivery where every record is this rank's and of one source (ROUTE-23),
+    // e.g. the last stage of a 1-D mesh, tensor order 1, or tensor order 2's local stage
+    // when there is one group.
+    if (!elastic()) ins[i].whole_from = route.single_source(static_cast<int>(i));
+  }
+  loopback_in = static_cast<int>(in_ends.size());
+  in_link& self = ins.back();
+  self.stage = route.n_stages() - 1;
+  self.loopback = true;
+  self.whole_from = elastic() ? -1 : e.rank_;
+  const int cap = e.options_.n_buffers;
+  ring_slots.resize(ins.size() * static_cast<std::size_t>(cap));
+  for (std::size_t i = 0; i < ins.size(); ++i)
+    ins[i].queue.bind(ring_slots.data() + i * static_cast<std::size_t>(cap), cap);
+  transport->open(layout);
+  max_item_bytes = e.options_.capacity_bytes - agg::header_bytes -
+                   static_cast<std::size_t>(route.max_tag_bytes()) -
+                   (elastic() ? agg::size_field_bytes : 0);
+  first_hops = route.first_hop_table(e.options_.route_table_max_ranks);
+  if (!first_hops.empty() && !elastic()) use_step_tables();
+  now.stages.resize(static_cast<std::size_t>(route.n_stages()));
+  life.stages.resize(static_cast<std::size_t>(route.n_stages()));
+  e.lanes_ = lanes.data();
+  e.first_hops_ = first_hops.empty() ? nullptr : first_hops.data();
+  e.n_ranks_u_ = static_cast<unsigned>(layout.n_ranks);
+}
+
+// Plans small enough for a first-hop table also get the per-link tables of ROUTE-24: rigid
+// records of tagged last stages are delivered in whole-buffer windows (their source from a
+// one-byte tag), those of earlier stages forwarded by runs (TERM-13).
+void engine::impl::use_step_tables() {
+  const int last_stage = route.n_stages() - 1;
+  for (int id = 0; id < loopback_in; ++id) {
+    in_link& l = ins[static_cast<std::size_t>(id)];
+    if (l.whole_from >= 0) continue;
+    if (l.stage == last_stage)
+      l.tagged_window = l.tag_bytes == 1;
+    else
+      l.runs = route.enable_step_table(id);
+  }
+}
+
+void engine::impl::start_cycle(std::size_t item_bytes) {
+  fold_counters();
+  counting.begin_cycle();
+  tick = 0;
+  last = {};
+  now = {};
+  now.stages.resize(static_cast<std::size_t>(route.n_stages()));
+  ready.clear();
+  e.window_ = {};
+  lanes.start_cycle(item_bytes);
+  for (auto& l : ins) {
+    l.ready = false;
+    l.queue.offset = agg::header_bytes;
+    l.kept = agg::header_bytes;
+  }
+  // Buffers that arrived early for this cycle are accepted now, in arrival order (TERM-8).
+  for (int id = 0; id < loopback_in; ++id) {
+    in_link& l = ins[static_cast<std::size_t>(id)];
+    int n = 0;
+    while (n < l.queue.size() &&
+           counting.admit_held(id, agg::receive_queue::header_of(l.queue.at(n))))
+      ++n;
+    l.queue.set_now(n);
+    if (n > 0) examine(id);
+  }
+}
+
+// Folds this cycle's hot-path counters into the lifetime statistics.
+void engine::impl::fold_counters() noexcept {
+  life.pushes += e.pushes_;
+  life.pulls += e.pulls_;
+  e.pushes_ = e.pulls_ = 0;
+  const auto& outs = route.out_links();
+  for (std::size_t k = 0; k < outs.size(); ++k)
+    life.stages[static_cast<std::size_t>(outs[k].stage)].items +=
+        lanes.take_items(static_cast<int>(k));
+  (void)lanes.take_items(loopback_lane());
+}
+
+engine_stats engine::impl::stats(bool cumulative) const {
+  engine_stats s = cumulative ? life : now;
+  s.pushes += e.pushes_;
+  s.pulls += e.pulls_;
+  const auto& outs = route.out_links();
+  for (std::size_t k = 0; k < outs.size(); ++k)
+    s.stages[static_cast<std::size_t>(outs[k].stage)].items += lanes[static_cast<int>(k)].items;
+  return s;
+}
+
+// Memory of this engine's own: the loopback pool, the first-hop table and the per-link
+// tables (TERM-5): those that exist now, or at most.
+std::size_t engine::impl::fixed_bytes(bool at_most) const noexcept {
+  std::size_t n = lanes.memory_bytes() + first_hops.size() * sizeof(router::first_hop);
+  n += at_most ? route.step_table_max_bytes() : route.step_table_bytes();
+  for (const in_link& l : ins)
+    if (l.tagged_window || l.runs)
+      n += (at_most ? std::size_t{256} : l.source_of_tag.capacity()) * sizeof(std::int32_t);
+  return n;
+}
+
+// Everything that shows progress, summed (only compared for change).
+std::uint64_t engine::impl::activity() const noexcept {
+  return e.pushes_ + e.pulls_ + life.buffers_sent + life.buffers_received + life.unpulls;
+}
+
+}  // namespace convoy::termination

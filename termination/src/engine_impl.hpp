@@ -1,0 +1,149 @@
+#pragma once
+// The engine's composition (private): the router's forwarder and first-hop table,
+// aggregation's send lanes and receive queues, termination's counting protocol, and the
+// glue between them — what happens to a buffer from the moment a lane opens until its
+// last record is forwarded or pulled. termination/README.md states the guarantees
+// (TERM-n) cited here.
+#include <convoy/aggregation/receive_queue.hpp>
+#include <convoy/aggregation/send_lanes.hpp>
+#include <convoy/aggregation/transport.hpp>
+#include <convoy/router/forwarding.hpp>
+#include <convoy/termination/counting.hpp>
+#include <convoy/termination/engine.hpp>
+#include <cstddef>
+#include <cstdint>
+#include <deque>
+#include <memory>
+#include <vector>
+
+namespace convoy::termination {
+
+struct engine::impl final : link_layer {
+  // One in-link as the engine sees it: its buffers (aggregation) and how they are
+  // delivered. The last in-link is the loopback, fed by this rank's own loopback lane.
+  struct in_link {
+    int stage = 0;
+    int tag_bytes = 0;                 // of the link's stage (0 on the loopback)
+    aggregation::receive_queue queue;  // received buffers, front being processed
+    bool ready = false;                // on the ready list: head record or whole buffer
+    // Whole buffers become the delivery window (rigid records, all for this rank): all from
+    // `whole_from` (>= 0), or each from source_of_tag[its one-byte tag] (`tagged_window`).
+    int whole_from = -1;
+    bool tagged_window = false;
+    std::vector<std::int32_t> source_of_tag;  // 256 entries, -1 until a tag is seen
+    // Rigid records forwarded by runs (step table); those for this rank are moved to the
+    // front of their buffer, [header, kept), which becomes a window once every other
+    // record of it has left (TERM-13).
+    bool runs = false;
+    std::size_t kept = aggregation::header_bytes;
+    bool loopback = false;     // items this rank pushed to itself (not counted)
+    aggregation::record head;  // the decoded head record (per-record delivery)
+    int head_src = -1;
+    [[nodiscard]] bool windowed() const noexcept { return whole_from >= 0 || tagged_window; }
+    // The front buffer is delivered as a window: always on windowed links; on runs links
+    // once every record has been forwarded or kept.
+    [[nodiscard]] bool window_ready() const noexcept {
+      return windowed() || (runs && queue.offset >= queue.front_bytes());
+    }
+  };
+
+  // Where the last per-record pull came from, for unpull (window pulls: window_.pulled).
+  struct last_pull {
+    bool valid = false;
+    int in_link = -1;
+    std::size_t offset = 0;
+    bool buffer_popped = false;
+    aggregation::record record;  // what was pulled: the head to restore
+    int src = -1;
+  };
+
+  impl(engine& owner, std::unique_ptr<aggregation::transport> t);
+
+  engine& e;
+  std::unique_ptr<aggregation::transport> transport;
+  router::forwarder route;
+  std::vector<router::first_hop> first_hops;  // per destination; empty above the limit
+  aggregation::send_lanes lanes;              // one per out-link, then the loopback lane
+  stage_counting counting;
+  std::vector<in_link> ins;  // the transport's in-links, then the loopback
+  int loopback_in = 0;
+  std::vector<aggregation::received> ring_slots;  // storage of every in-link's queue
+  std::deque<int> ready;                          // in-links whose head is deliverable
+  last_pull last;
+  aggregation::received pending_release;  // fully pulled buffer kept until settle()
+  bool has_pending_release = false;
+  std::size_t max_item_bytes = 0;  // largest payload that fits every stage
+  bool post_failed = false;        // the transport threw in a post from the push hot path
+  std::uint64_t tick = 0;          // advance calls this cycle (steady dispatch)
+  // Idle detection: advance() calls in a row that saw no push, pull or buffer move.
+  static constexpr int idle_rounds_before_yield = 8;
+  std::uint64_t activity_mark = 0;
+  int idle_advances = 0;
+  engine_stats now, life;  // pushes, pulls and per-stage items live in the engine/lanes
+
+  [[nodiscard]] bool elastic() const noexcept { return e.options_.elastic; }
+  [[nodiscard]] int loopback_lane() const noexcept { return lanes.loopback(); }
+
+  // ---- cycle and statistics (engine_cycle.cpp) ----
+  void start_cycle(std::size_t item_bytes);
+  void fold_counters() noexcept;
+  [[nodiscard]] engine_stats stats(bool cumulative) const;
+  [[nodiscard]] std::size_t fixed_bytes(bool at_most) const noexcept;
+  void use_step_tables();
+  [[nodiscard]] std::uint64_t activity() const noexcept;
+
+  // ---- sending (engine_send.cpp) ----
+  [[nodiscard]] bool open_lane(int lane);
+  void post(int lane, std::uint32_t seq, std::uint32_t flags);
+  void post_data(int lane);
+  // Appends a record to `lane`. Returns false (nothing written) if the lane has no free
+  // buffer: backpressure (TERM-5). Inline: the per-record forwarding path calls it.
+  [[nodiscard]] bool append(int lane, std::uint64_t tag, const void* payload, std::size_t n) {
+    if (lanes.has_buffer(lane) && !lanes.fits(lane, n)) post_data(lane);
+    if (!lanes.has_buffer(lane) && !open_lane(lane)) return false;
+    if (lanes.put(lane, tag, payload, n)) post_data(lane);
+    return true;
+  }
+  [[nodiscard]] int push_item(const void* item, std::size_t n, int dest) noexcept;
+  void flush_older_than(std::uint64_t period);
+  bool flush_loopback();
+  bool send_last(int out_link, std::uint32_t count) override;
+
+  // ---- receiving (engine_receive.cpp) ----
+  void release_buffer(const aggregation::received& r);
+  void settle();
+  void drain_transport();
+  void deliver_loopback(const aggregation::sealed_buffer& b);
+  void examine(int id);
+  void forward_all();
+  [[nodiscard]] int take_ready(item_view& out, bool rigid);
+  void unpull_record();
+  [[nodiscard]] bool drained(int id) const override {
+    return ins[static_cast<std::size_t>(id)].queue.empty();
+  }
+  [[nodiscard]] bool nothing_to_pull() const noexcept;
+
+ private:
+  void accept(int id, const aggregation::received& r);
+  void make_ready(int id) {
+    in_link& l = ins[static_cast<std::size_t>(id)];
+    if (!l.ready) {
+      l.ready = true;
+      ready.push_back(id);
+    }
+  }
+  void close_window();
+  void release_pending();
+  void open_window(int id);
+  // Forwarding by runs (ROUTE-24, TERM-13): the front buffer's rigid records, each a step
+  // table load and a fixed-size copy into its next lane (or, for this rank, to the kept
+  // front of the buffer), until one needs next() (an uncached step) or a lane has no free
+  // buffer.
+  enum class run_end { buffer_done, stopped, per_record };
+  template <std::size_t N>
+  [[nodiscard]] run_end forward_run(int id);
+  [[nodiscard]] run_end forward_run_any(int id);
+  [[nodiscard]] bool forward_record(int id);
+};
+
+}  // namespace convoy::termination
