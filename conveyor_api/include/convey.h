@@ -85,18 +85,24 @@ enum convey_option {
 /** Expert options (accepted and ignored: they concern bale's SHMEM internals). */
 enum convey_expert_option { convey_opt_STANDARD = 0x100000, convey_opt_BLOCKING = 0x200000 };
 
-/** Negative return codes (convoy's own numbering; bale's are private). */
+/** Negative return codes: bale's names and values (so that code compiled against either
+ *  header agrees), plus convoy's own below -13. convey_error_string() describes each. */
 enum convey_error {
   convey_error_STATE = -1,    /**< operation illegal in the current state */
-  convey_error_NULL = -2,     /**< conveyor or a required pointer is NULL */
-  convey_error_RANGE = -3,    /**< PE number out of range */
-  convey_error_RIGID = -4,    /**< elastic operation on a conveyor that is not elastic */
-  convey_error_ZERO = -5,     /**< item size is zero */
-  convey_error_OFLO = -6,     /**< item too large for this conveyor */
-  convey_error_USAGE = -7,    /**< invalid argument, e.g. advance(false) after advance(true) */
-  convey_error_ALLOC = -8,    /**< memory allocation failed */
-  convey_error_COMMS = -9,    /**< communication (MPI) failed */
-  convey_error_INTERNAL = -10 /**< internal error (a bug in the library) */
+  convey_error_USAGE = -2,    /**< the caller violated the contract */
+  convey_error_NULL = -3,     /**< conveyor or a required pointer is NULL */
+  convey_error_RANGE = -4,    /**< PE number out of range */
+  convey_error_TEAM = -5,     /**< collective call on the wrong communicator (never
+                                   returned: convoy conveyors span MPI_COMM_WORLD) */
+  convey_error_COMMS = -6,    /**< communication (MPI) failed */
+  convey_error_ALLOC = -7,    /**< memory allocation failed */
+  convey_error_RIGID = -8,    /**< elastic operation on a conveyor that is not elastic */
+  convey_error_MISFIT = -9,   /**< the next item has the wrong size for a rigid pull */
+  convey_error_OFLO = -10,    /**< item too large for this conveyor */
+  convey_error_ZERO = -11,    /**< item size is zero */
+  convey_error_TOOBIG = -12,  /**< buffer capacity too large */
+  convey_error_NOFUNC = -13,  /**< a required function pointer is NULL */
+  convey_error_INTERNAL = -14 /**< internal error (a bug in the library; convoy's own) */
 };
 
 /** The opaque conveyor. */

@@ -5,7 +5,8 @@
 #include <convoy/base/error.hpp>
 #include <convoy/base/mesh_spec.hpp>
 #include <convoy/base/settings.hpp>
-#include <convoy/conveyor_api/conveyor.hpp>
+#include <convoy/conveyor_api/layout_choice.hpp>
+#include <convoy/conveyor_api/options.hpp>
 #include <convoy/router/route_plan.hpp>
 #include <convoy/topology/build_mesh.hpp>
 #include <convoy/topology/machine.hpp>
@@ -28,14 +29,8 @@ std::shared_ptr<const router::route_plan> make_plan(MPI_Comm comm, const conveyo
   const int p = comm_size(comm);
   if (o.tensor_order != 0) {
     int n_local = o.n_local;
-    if (n_local == 0 && o.tensor_order > 1) {
-      // Ranks per node from discovery; 1 if nodes differ or it does not divide P.
-      const auto m = topology::discover(comm, s);
-      n_local = static_cast<int>(m.nodes.at(0).ranks.size());
-      for (const auto& node : m.nodes)
-        if (static_cast<int>(node.ranks.size()) != n_local) n_local = 1;
-      if (p % n_local != 0) n_local = 1;
-    }
+    if (n_local == 0 && o.tensor_order > 1)  // API-1: groups never straddle nodes
+      n_local = static_cast<int>(node_group_size(topology::discover(comm, s)));
     return router::make_tensor_plan(o.tensor_order, p, o.tensor_order == 1 ? 1 : n_local);
   }
   const auto spec = base::parse_mesh_spec(o.mesh.empty() ? s.mesh_text() : o.mesh);
@@ -90,8 +85,13 @@ std::unique_ptr<termination::engine> make_mpi_engine(MPI_Comm comm,
   opts.n_buffers = static_cast<int>(sizes[1]);
   int rank = 0;
   CONVOY_MPI_CHECK(MPI_Comm_rank(comm, &rank));
-  auto transport = make_transport ? make_transport(comm, plan)
-                                  : aggregation::make_transport(comm, s.transport_or_auto());
+  std::unique_ptr<aggregation::transport> transport;
+  if (make_transport)
+    transport = make_transport(comm, plan);
+  else if (o.make_transport)
+    transport = o.make_transport(comm, plan);
+  else
+    transport = aggregation::make_transport(comm, s.transport_or_auto(), o.buffers);
   return std::make_unique<termination::engine>(std::move(plan), rank, std::move(transport), opts);
 }
 

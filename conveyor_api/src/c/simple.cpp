@@ -9,7 +9,8 @@
 // buffers whose destination is on another node.
 #include <climits>
 #include <convoy/aggregation/packing.hpp>
-#include <convoy/base/error.hpp>
+#include <convoy/topology/error.hpp>
+#include <convoy/topology/machine.hpp>
 #include <cstring>
 #include <new>
 #include <vector>
@@ -51,9 +52,9 @@ class simple_conveyor final : public ::conveyor {
     if (opts & convey_opt_COMPRESS) {
       features |= convey_THRIFTY;
       off_node_.assign(P, 0);
-      const node_layout nodes = discover_nodes(comm_);
+      const topology::machine m = topology::discover(comm_);
       for (std::size_t d = 0; d < P; ++d)
-        off_node_[d] = nodes.node_of_rank[d] != nodes.node_of_rank[static_cast<std::size_t>(my_pe)];
+        off_node_[d] = m.ranks[d].node != m.ranks[static_cast<std::size_t>(my_pe)].node;
       codec_ = &convey_standard_codec;
     }
     if (!(opts & convey_opt_DYNAMIC)) allocate();
@@ -306,10 +307,6 @@ class simple_conveyor final : public ::conveyor {
 
 ::conveyor* make_simple(std::size_t capacity, const convey_alc8r_t* alloc, std::uint64_t options) {
   return new simple_conveyor(capacity, alloc, options);
-}
-
-std::size_t simple_memory_model(std::size_t capacity, std::size_t n_pes) {
-  return 2 * n_pes * round_up(capacity, k_region_align);
 }
 
 }  // namespace convoy::facade

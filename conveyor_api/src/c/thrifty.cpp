@@ -12,8 +12,9 @@
 
 #include <convoy/aggregation/mpi_transport.hpp>
 #include <convoy/aggregation/packing.hpp>
-#include <convoy/base/error.hpp>
-#include <convoy/conveyor_api/conveyor.hpp>
+#include <convoy/conveyor_api/options.hpp>
+#include <convoy/topology/error.hpp>
+#include <convoy/topology/machine.hpp>
 #include <cstring>
 #include <vector>
 
@@ -228,19 +229,19 @@ class thrifty_transport final : public agg::transport, public thrifty_control {
 
 }  // namespace
 
-std::unique_ptr<termination::engine> make_thrifty_engine(
-    std::shared_ptr<const router::route_plan> plan, const conveyor_options& o,
-    thrifty_control*& control, std::shared_ptr<aggregation::buffer_source> memory) {
-  return make_mpi_engine(
-      MPI_COMM_WORLD, std::move(plan), o,
-      [&control, &memory](MPI_Comm comm, const std::shared_ptr<const router::route_plan>& p)
-          -> std::unique_ptr<agg::transport> {
-        const node_layout nodes = discover_nodes(comm);
+transport_factory thrifty_transport_factory(std::shared_ptr<aggregation::buffer_source> memory,
+                                            std::function<void(thrifty_control&)> built) {
+  return
+      [memory = std::move(memory), built = std::move(built)](
+          MPI_Comm comm,
+          const std::shared_ptr<const router::route_plan>& p) -> std::unique_ptr<agg::transport> {
+        std::vector<int> node_of_rank;
+        for (const auto& r : topology::discover(comm).ranks) node_of_rank.push_back(r.node);
         auto t = std::make_unique<thrifty_transport>(
-            std::make_unique<agg::mpi_transport>(comm, memory), p, nodes.node_of_rank);
-        control = t.get();
+            std::make_unique<agg::mpi_transport>(comm, memory), p, std::move(node_of_rank));
+        built(*t);
         return t;
-      });
+      };
 }
 
 }  // namespace convoy::facade

@@ -4,9 +4,10 @@
 /// that leave the node (thrifty.cpp). Internal to the C façade.
 #include <convey_codec.h>
 
-#include <convoy/conveyor_api/conveyor.hpp>
+#include <convoy/conveyor_api/options.hpp>
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <memory>
 
 namespace convoy::facade {
@@ -25,11 +26,11 @@ class thrifty_control {
   [[nodiscard]] virtual std::uint64_t saved_bytes() const noexcept = 0;
 };
 
-/// make_mpi_engine(MPI_COMM_WORLD, plan, o) with the compressing transport (collective);
-/// `control` points into the engine's transport and lives as long as the engine.
-/// `memory` (may be null) supplies the link buffers of the inner MPI transport (T11).
-std::unique_ptr<termination::engine> make_thrifty_engine(
-    std::shared_ptr<const router::route_plan> plan, const conveyor_options& o,
-    thrifty_control*& control, std::shared_ptr<aggregation::buffer_source> memory = {});
+/// A transport factory (conveyor_options::make_transport) whose transports compress: an
+/// MPI transport (its link buffers from `memory`, may be null; T11) wrapped by the
+/// compressing one. Every transport it builds is handed to `built` (its control lives as
+/// long as the engine that owns the transport).
+transport_factory thrifty_transport_factory(std::shared_ptr<aggregation::buffer_source> memory,
+                                            std::function<void(thrifty_control&)> built);
 
 }  // namespace convoy::facade
