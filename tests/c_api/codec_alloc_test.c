@@ -213,6 +213,12 @@ static void test_codecs(void) {
     check_codecs("tensor order 3", convey_new_tensor(1024, 3, 2, 2, NULL, 0),
                  convey_new_tensor(1024, 3, 2, 2, NULL, z), multi);
   }
+  /* DYNAMIC with COMPRESS (CAPI-11): the engine, and so the compressing transport, is built
+   * at every begin; the codec set while DORMANT applies to it. */
+  check_codecs("simple DYNAMIC", convey_new_simple(2048, NULL, NULL, convey_opt_DYNAMIC),
+               convey_new_simple(2048, NULL, NULL, z | convey_opt_DYNAMIC), multi);
+  check_codecs("tensor order 1 DYNAMIC", convey_new_tensor(2048, 1, 1, 2, NULL, convey_opt_DYNAMIC),
+               convey_new_tensor(2048, 1, 1, 2, NULL, z | convey_opt_DYNAMIC), multi);
   H_CHECK(e && !(convey_features(e) & convey_THRIFTY), "etensor THRIFTY");
   H_EXPECT_RC(convey_set_codec(e, &convey_standard_codec, NULL), convey_FAIL);
   H_EXPECT_RC(convey_free(e), convey_OK);

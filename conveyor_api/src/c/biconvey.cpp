@@ -141,7 +141,14 @@ int biconvey_begin(biconvey_t* b, size_t query_bytes, size_t reply_bytes,
   int rc = convey_begin(b->q, k_slot + query_bytes, 0);
   if (rc < 0) return rc;
   rc = convey_begin(b->r, k_slot + reply_bytes, 0);
-  if (rc < 0) return rc;  // q stays WORKING: a collective misuse cannot be undone locally
+  if (rc < 0) {
+    // Every PE fails alike (sizes are collective arguments): take the empty q back to
+    // DORMANT together, so that the biconveyor is unchanged.
+    while (convey_advance(b->q, true) > 0) {
+    }
+    convey_reset(b->q);
+    return rc;
+  }
   b->qbytes = query_bytes;
   b->rbytes = reply_bytes;
   b->answer = answer;
