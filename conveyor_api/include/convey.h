@@ -12,6 +12,9 @@
  *  - COMPLETE: pull and unpull (they fail with 0), advance (returns DONE), reset, free.
  * An illegal call returns a negative `convey_error` code (apull: NULL), moves no data,
  * changes no state and prints one message per code and conveyor unless convey_opt_QUIET.
+ * The codes are bale's, call by call (conveyor_api/README.md, CAPI-2); as in bale,
+ * advance(false) after advance(true) counts as advance(true), and epull on an elastic
+ * conveyor in DORMANT fails with 0.
  *
  * Contract (seed 000 sec. 3.3): if every PE keeps calling pull and advance until
  * advance returns DONE, then repeated push attempts interleaved with advance succeed;
@@ -179,22 +182,25 @@ int convey_begin(convey_t* c, size_t item_bytes, size_t align);
  *  (no room: advance, pull, retry) or negative (STATE, RANGE). Never allocates. */
 int convey_push(convey_t* c, const void* item, int64_t pe);
 
-/** Elastic push of `bytes` bytes (0 allowed, up to the item bound). As convey_push();
- *  negative RIGID on a non-elastic conveyor, OFLO above the bound. */
+/** Elastic push of `bytes` bytes (0 allowed, up to the item bound: convey_new_elastic's
+ *  item_bound; etensor: a buffer's worth, or monster_bytes). As convey_push(); negative
+ *  RIGID on a non-elastic conveyor, OFLO above the bound (nothing is moved). */
 int convey_epush(convey_t* c, size_t bytes, const void* item, int64_t pe);
 
 /** Copies the next delivered item into `item` and its source into `*from` (if not
- *  NULL). Legal unless DORMANT. Returns OK, FAIL (nothing ready now; on an elastic
- *  conveyor also when the next item's size is not item_bytes: it stays for epull) or
- *  negative. */
+ *  NULL). Legal unless DORMANT. Returns OK, FAIL (nothing ready now) or negative; on an
+ *  elastic conveyor MISFIT when the next item's size is not item_bytes (it stays first,
+ *  for epull). */
 int convey_pull(convey_t* c, void* item, int64_t* from);
 
 /** As convey_pull(), returning a pointer aligned as set by begin, valid until the next
- *  pull or unpull; NULL on failure. */
+ *  pull or unpull; NULL on failure. Rigid tensor, twohop and mesh conveyors give a pointer
+ *  into the delivered buffer when it is aligned, else a copy. */
 void* convey_apull(convey_t* c, int64_t* from);
 
 /** Elastic pull: fills `*result` (size, aligned pointer valid until the next pull or
- *  unpull, source). Returns OK, FAIL, or negative (RIGID on a non-elastic conveyor). */
+ *  unpull, source). Returns OK, FAIL (also in DORMANT, with result->data NULL, as bale),
+ *  or negative (RIGID on a non-elastic conveyor). */
 int convey_epull(convey_t* c, convey_item_t* result);
 
 /** Puts back the most recently pulled item; it is pulled again next. Returns OK, or FAIL
@@ -202,9 +208,10 @@ int convey_epull(convey_t* c, convey_item_t* result);
  *  advance, or COMPLETE); negative in DORMANT. */
 int convey_unpull(convey_t* c);
 
-/** Makes progress; `done` declares that this PE will push no more items until reset.
- *  Returns OK, NEAR (CLEANUP: nothing more will arrive, items remain to pull) or DONE
- *  (COMPLETE); negative on misuse (DORMANT; done == false after advance(true)).
+/** Makes progress; `done` declares that this PE will push no more items until reset
+ *  (after advance(true), a false `done` is taken as true, as bale does: refusing it could
+ *  deadlock the other PEs). Returns OK, NEAR (CLEANUP: nothing more will arrive, items
+ *  remain to pull) or DONE (COMPLETE); negative on misuse (STATE in DORMANT).
  *  Nonblocking, except for simple conveyors (collective while WORKING or ENDGAME). */
 int convey_advance(convey_t* c, bool done);
 
@@ -216,7 +223,8 @@ int convey_reset(convey_t* c);
 int convey_free(convey_t* c);
 
 /** Sets the codec for compression (NULL: none), collective, DORMANT only. Returns OK,
- *  FAIL if the conveyor is not THRIFTY, negative on misuse. */
+ *  FAIL if the conveyor is not THRIFTY or the codec has no plan (as bale), negative on
+ *  misuse (STATE; NOFUNC: a plan without compress or decompress). */
 int convey_set_codec(convey_t* c, const convey_codec_t* codec, void* arg);
 
 /** The item size given to begin; 0 when DORMANT or c is NULL. */

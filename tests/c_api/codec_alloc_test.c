@@ -1,4 +1,4 @@
-/* Allocators (convey_alc8r.h: used for the large buffers, collective, LIFO) and
+/* CAPI-11, CAPI-15. Allocators (convey_alc8r.h: used for the large buffers, collective, LIFO) and
  * compression (convey_codec.h: COMPRESS gives THRIFTY simple and tensor conveyors whose
  * off-node buffers go through the codec; a codec that declines sends the buffer as it was).
  * Run with an emulated layout of at least two nodes, e.g. CONVOY_EMULATE_NODES=2,2. */

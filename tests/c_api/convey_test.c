@@ -12,7 +12,9 @@
  * keys: cap, order, nl (n_local), nb (n_buffers), mon (monster bound), max (max_bytes),
  *       n (items per PE), opt (or of: progress, scatter, compress, reckless, dynamic, quiet,
  *       alert).
- * Exit code 0 iff every check passed on every PE. Invariants: conveyor_api/README.md.
+ * Exit code 0 iff every check passed on every PE. Invariants (conveyor_api/README.md):
+ * histo CAPI-1, CAPI-3, CAPI-7, CAPI-12; misuse CAPI-1, CAPI-2, CAPI-6; elastic CAPI-5,
+ * CAPI-7; bigather CAPI-13; ctors CAPI-8, CAPI-10; ring: steady (seed 000 sec. 3.6).
  */
 #include <biconvey.h>
 #include <convey.h>
