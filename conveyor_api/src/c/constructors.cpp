@@ -15,18 +15,6 @@ using convoy::layout_plan;
 
 namespace {
 
-int world_rank() {
-  int r = 0;
-  MPI_Comm_rank(MPI_COMM_WORLD, &r);
-  return r;
-}
-
-int world_size() {
-  int n = 1;
-  MPI_Comm_size(MPI_COMM_WORLD, &n);
-  return n;
-}
-
 // Runs `build` (collective). A failure prints its message once, from the lowest rank that
 // failed (all ranks fail alike on invalid arguments or settings), unless QUIET (CAPI-8).
 template <class F>
@@ -45,18 +33,14 @@ convey_t* construct(const char* who, std::uint64_t options, F&& build) noexcept 
   } catch (...) {
     why = "unknown exception";
   }
-  const int me = world_rank(), n = world_size();
-  int mine = c ? n : me, lowest = mine;
-  if (MPI_Allreduce(&mine, &lowest, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD) != MPI_SUCCESS)
-    lowest = mine;
-  if (!c && lowest == me && !quiet) cf::print_once(std::string(who) + ": " + why);
+  if (cf::lowest_failing_pe(c == nullptr) && !quiet) cf::print_once(std::string(who) + ": " + why);
   return c;
 }
 
 // bale's argument rules for the explicit tensor constructors.
 layout_plan tensor_layout(std::size_t capacity, int order, std::size_t n_local,
                           std::size_t n_buffers) {
-  const auto p = static_cast<std::size_t>(world_size());
+  const auto p = static_cast<std::size_t>(cf::world_size());
   if (capacity == 0) throw convoy::error("buffer capacity must be positive");
   if (order < 1 || order > 3)
     throw convoy::error("order " + std::to_string(order) + " is not 1, 2 or 3");
@@ -104,7 +88,7 @@ convey_t* build_chosen(const convoy::layout_request& lr, const convey_alc8r_t* a
         }
         return kept->max_memory_bytes_();
       });
-  if (!t.note.empty() && (options & convey_opt_ALERT) && world_rank() == 0)
+  if (!t.note.empty() && (options & convey_opt_ALERT) && cf::world_rank() == 0)
     cf::print_once("warning: " + t.note);
   return kept.release();
 }

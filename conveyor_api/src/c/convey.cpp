@@ -20,11 +20,8 @@ using convoy::facade::to_convey;
 extern "C" const char convey_version[] = "0.5.0";
 
 conveyor::conveyor(const char* k, std::uint64_t opts) : options(opts), kind(k) {
-  int r = 0, n = 1;
-  MPI_Comm_rank(MPI_COMM_WORLD, &r);
-  MPI_Comm_size(MPI_COMM_WORLD, &n);
-  my_pe = r;
-  n_pes = n;
+  my_pe = convoy::facade::world_rank();
+  n_pes = convoy::facade::world_size();
 }
 
 conveyor::~conveyor() = default;

@@ -30,6 +30,11 @@ using termination::state;
 /// Initializes MPI if the program has not (and registers MPI_Finalize at exit); returns
 /// false (with a message in `why`) if MPI was already finalized.
 bool ensure_mpi(std::string& why) noexcept;
+/// This PE and the PE count (MPI_COMM_WORLD).
+int world_rank() noexcept;
+int world_size() noexcept;
+/// Collective: true on the lowest PE for which `failed` is true (CAPI-8: that PE reports).
+bool lowest_failing_pe(bool failed) noexcept;
 
 /// An engine code (termination::engine_error) as a convey code (CAPI-2); >= 0 unchanged.
 int to_convey(int engine_code) noexcept;
