@@ -168,6 +168,7 @@ layout_plan choose_layout(const layout_request& r, const layout_inputs& in,
   // Hard limit: fewer buffers, then narrower routes, then smaller buffers (bale's
   // convey_parameters steps 1-4, each candidate checked against its worst rank).
   std::vector<metered_plan> metered;
+  metered.reserve(candidates.size());
   for (const auto& t : candidates) metered.push_back(meter(t));
   const std::size_t min_capacity = r.elastic ? 64 : 32;
   for (std::size_t cap = capacity; cap >= min_capacity; cap /= 2) {
@@ -218,7 +219,7 @@ layout_plan choose_and_build(MPI_Comm comm, const layout_request& request,
   const layout_meter meter = collective_meter(comm);
   layout_request r = request;
   for (int attempt = 0; attempt < 6; ++attempt) {
-    const layout_plan t = choose_layout(r, in, meter);
+    layout_plan t = choose_layout(r, in, meter);
     const unsigned long long mine = build(t);
     if (r.max_bytes == SIZE_MAX) return t;
     unsigned long long worst = 0;
