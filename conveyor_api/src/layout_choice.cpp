@@ -1,10 +1,10 @@
 // Choosing a conveyor's layout under a memory limit (layout_choice.hpp; bale's
 // convey_parameters, seed 000 sec. 4.3 and 4.6).
+#include <convoy/base/error.hpp>
+#include <convoy/base/mesh_spec.hpp>
 #include <convoy/conveyor_api/layout_choice.hpp>
 #include <convoy/router/memory.hpp>
 #include <convoy/topology/build_mesh.hpp>
-#include <convoy/topology/error.hpp>
-#include <convoy/topology/mesh_spec.hpp>
 #include <numeric>
 #include <string>
 
@@ -116,7 +116,7 @@ layout_meter machine_meter(const topology::machine& m) {
     metered_plan out;
     if (t.kind == layout_kind::mesh)
       out.plan = router::make_mesh_plan(
-          topology::build_mesh(m, topology::parse_mesh_spec(t.mesh.empty() ? "auto" : t.mesh)));
+          topology::build_mesh(m, convoy::base::parse_mesh_spec(t.mesh.empty() ? "auto" : t.mesh)));
     else
       out.plan =
           router::make_tensor_plan(t.order, p, t.order == 1 ? 1 : static_cast<int>(t.n_local));
@@ -197,12 +197,14 @@ layout_plan choose_layout(const layout_request& r, const layout_inputs& in,
 namespace {
 layout_inputs collective_inputs(MPI_Comm comm, const layout_request& r) {
   layout_inputs in;
-  in.settings = topology::settings::from_env(comm);
+  in.settings = convoy::base::settings::from_env(comm);
   CONVOY_MPI_CHECK(MPI_Comm_size(comm, &in.n_ranks));
   if (r.n_local == 0 && !in.settings.convey_nlocal && !in.settings.mesh)
     in.node_group = node_group_size(topology::discover(comm, in.settings));
   // The engine default comes from this rank's tuning file too: rank 0's wins.
-  unsigned long long cap = resolve_engine_options(conveyor_options{}).capacity_bytes;
+  unsigned long long cap =
+      resolve_engine_options(conveyor_options{}, convoy::base::settings::from_env(MPI_COMM_WORLD))
+          .capacity_bytes;
   CONVOY_MPI_CHECK(MPI_Bcast(&cap, 1, MPI_UNSIGNED_LONG_LONG, 0, comm));
   in.engine_capacity_bytes = static_cast<std::size_t>(cap);
   return in;

@@ -1,6 +1,6 @@
 // untyped_conveyor: the engine plus DYNAMIC buffers and lifetime statistics.
+#include <convoy/base/error.hpp>
 #include <convoy/conveyor_api/untyped_conveyor.hpp>
-#include <convoy/topology/error.hpp>
 #include <utility>
 
 namespace convoy {

@@ -2,9 +2,9 @@
 // machines, settings from values, plans metered over every rank.
 #include <gtest/gtest.h>
 
+#include <convoy/base/error.hpp>
 #include <convoy/conveyor_api/layout_choice.hpp>
 #include <convoy/router/memory.hpp>
-#include <convoy/topology/error.hpp>
 #include <string>
 #include <vector>
 
@@ -15,8 +15,8 @@ using convoy::layout_inputs;
 using convoy::layout_kind;
 using convoy::layout_plan;
 using convoy::layout_request;
+using convoy::base::placement;
 using convoy::topology::emulate_machine;
-using convoy::topology::placement;
 
 convoy::topology::machine nodes(const std::vector<int>& sizes, placement map = placement::block) {
   int p = 0;
@@ -29,7 +29,7 @@ layout_inputs inputs(const convoy::topology::machine& m,
   layout_inputs in;
   in.n_ranks = static_cast<int>(m.ranks.size());
   in.node_group = convoy::node_group_size(m);
-  in.settings = convoy::topology::settings::from_values(env);
+  in.settings = convoy::base::settings::from_values(env);
   return in;
 }
 
@@ -97,8 +97,7 @@ TEST(LayoutChoice, Settings) {
     EXPECT_EQ(t.order, 1);
     EXPECT_NE(t.note.find("n_local 4"), std::string::npos) << t.note;
   }
-  EXPECT_THROW((void)convoy::topology::settings::from_values({{"CONVEY_NLOCAL", "x"}}),
-               convoy::error);
+  EXPECT_THROW((void)convoy::base::settings::from_values({{"CONVEY_NLOCAL", "x"}}), convoy::error);
 }
 
 // API-8: max_bytes is a hard limit on the modelled memory of the worst rank.

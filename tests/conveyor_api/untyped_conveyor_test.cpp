@@ -131,7 +131,7 @@ TEST(UntypedConveyor, CustomTransport) {
   o.dynamic = true;
   o.make_transport = [&built](MPI_Comm comm, const auto&) {
     ++built;
-    return convoy::aggregation::make_transport(comm, convoy::aggregation::transport_kind::mpi);
+    return convoy::aggregation::make_transport(comm, convoy::base::transport_kind::mpi);
   };
   untyped_conveyor c(MPI_COMM_WORLD, o);
   cycle(c, 200);

@@ -1,7 +1,7 @@
 // The constructors of convey.h (collective): bale's arguments checked and turned into a
 // layout (convoy::layout_plan), the generic ones through convoy::choose_and_build; NULL and
 // one message on failure (CAPI-8).
-#include <convoy/topology/error.hpp>
+#include <convoy/base/error.hpp>
 #include <cstdint>
 #include <exception>
 #include <memory>

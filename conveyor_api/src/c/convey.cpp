@@ -7,7 +7,7 @@
 #include <convoy/convey_ext.h>
 
 #include <convoy/aggregation/packing.hpp>
-#include <convoy/topology/error.hpp>
+#include <convoy/base/error.hpp>
 #include <cstring>
 #include <exception>
 #include <new>

@@ -14,7 +14,7 @@
 // it (the core, T11) and so do the two monster buffers, grabbed after the engine's and
 // given back before them (LIFO); with convey_opt_DYNAMIC both exist from begin to reset.
 #include <algorithm>
-#include <convoy/topology/error.hpp>
+#include <convoy/base/error.hpp>
 #include <cstring>
 #include <new>
 #include <vector>

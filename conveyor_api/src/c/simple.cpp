@@ -9,7 +9,7 @@
 // buffers whose destination is on another node.
 #include <climits>
 #include <convoy/aggregation/packing.hpp>
-#include <convoy/topology/error.hpp>
+#include <convoy/base/error.hpp>
 #include <convoy/topology/machine.hpp>
 #include <cstring>
 #include <new>

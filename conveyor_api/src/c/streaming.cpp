@@ -2,7 +2,7 @@
 // path is the core's (convey.cpp calls it inline); this file only translates the
 // per-cycle calls, the statistics and THRIFTY's codec (thrifty.cpp) to the C++ core.
 #include <algorithm>
-#include <convoy/topology/error.hpp>
+#include <convoy/base/error.hpp>
 #include <string>
 
 #include "facade.hpp"

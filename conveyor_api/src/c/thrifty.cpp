@@ -12,8 +12,8 @@
 
 #include <convoy/aggregation/mpi_transport.hpp>
 #include <convoy/aggregation/packing.hpp>
+#include <convoy/base/error.hpp>
 #include <convoy/conveyor_api/options.hpp>
-#include <convoy/topology/error.hpp>
 #include <convoy/topology/machine.hpp>
 #include <cstring>
 #include <vector>

@@ -12,9 +12,9 @@
 /// entry (issue 14) can drive it through layout_inputs::preferred.
 #include <mpi.h>
 
+#include <convoy/base/settings.hpp>
 #include <convoy/conveyor_api/options.hpp>
 #include <convoy/topology/machine.hpp>
-#include <convoy/topology/settings.hpp>
 #include <cstddef>
 #include <cstdint>
 #include <functional>
@@ -79,7 +79,7 @@ struct layout_inputs {
   /// CONVEY_NLOCAL gives one.
   std::size_t node_group = 1;
   /// CONVEY_NLOCAL, CONVEY_BUFFER_SIZE, CONVOY_MESH.
-  topology::settings settings;
+  convoy::base::settings settings;
   /// The engine's default buffer bytes, header included, for when CONVEY_BUFFER_SIZE is
   /// unset (resolve_engine_options: CONVOY_BUFFER_BYTES, the tuning file, 16384).
   std::size_t engine_capacity_bytes = 16384;
