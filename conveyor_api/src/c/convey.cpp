@@ -68,6 +68,8 @@ int convey_begin(convey_t* c, size_t item_bytes, size_t align) {
   ++c->life[k_begins];
   c->item_bytes = item_bytes;
   c->align = align;
+  c->held = nullptr;
+  c->retaken = false;
   c->state = state::working;
   return convey_OK;
 }
@@ -117,6 +119,8 @@ int convey_pull(convey_t* c, void* item, int64_t* from) {
   if (!item) [[unlikely]]
     return c->panic("convey_pull", convey_error_NULL);
   if (c->state == state::complete) return convey_FAIL;
+  c->held = nullptr;
+  c->retaken = false;
   if (c->streaming) [[likely]] {
     convoy::termination::item_view v;
     const int got = c->core.pull(v);
@@ -147,6 +151,8 @@ void* convey_apull(convey_t* c, int64_t* from) {
   if (c->state == state::complete) return nullptr;
   const void* p = nullptr;
   std::int64_t src = -1;
+  c->held = nullptr;
+  c->retaken = false;
   if (c->streaming) [[likely]] {
     convoy::termination::item_view v;
     const int got = c->core.pull(v);
@@ -159,6 +165,8 @@ void* convey_apull(convey_t* c, int64_t* from) {
     if (misaligned(p, c->align)) [[unlikely]] {  // aligned scratch copy (CAPI-7)
       std::memcpy(c->scratch.get(), p, c->item_bytes);
       p = c->scratch.get();
+    } else {
+      c->held = p;
     }
   } else {
     int rc = 0;
@@ -182,6 +190,8 @@ int convey_epull(convey_t* c, convey_item_t* result) {
     result->data = nullptr;  // bale: nothing to pull, not an error (CAPI-2)
     return convey_FAIL;
   }
+  c->held = nullptr;
+  c->retaken = false;
   const int rc = c->epull_(result);
   if (rc > 0) {
     ++c->life[k_pulls];
@@ -194,6 +204,8 @@ int convey_unpull(convey_t* c) {
   if (!c) return convey_error_NULL;
   if (c->state == state::dormant) return c->panic("convey_unpull", convey_error_STATE);
   if (c->state == state::complete) return convey_FAIL;
+  c->held = nullptr;
+  if (c->retaken) return convey_FAIL;  // the last pull was before an advance (CAPI-7)
   const int rc = c->streaming ? to_convey(c->core.unpull()) : c->unpull_();
   if (rc > 0) ++c->life[k_unpulls];
   return rc < 0 ? c->panic("convey_unpull", rc) : rc;
@@ -209,7 +221,18 @@ int convey_advance(convey_t* c, bool done) {
   // After advance(true), done stays true: bale takes a false as true rather than reject
   // it, since a PE that stops advancing could deadlock the others (CAPI-2).
   done = done || c->state != state::working;
+  // An apull/epull pointer stays valid until the next pull or unpull (bale), the engine's
+  // only until the next advance: put the item back, so that its buffer stays, and take it
+  // again. It is first in line, so the same bytes come back in the same place (CAPI-7).
+  const void* const held = c->held;
+  const bool put_back = held && c->core.unpull() > 0;
   const int rc = guarded(c, "convey_advance", [&] { return c->advance_(done); });
+  if (put_back) {
+    convoy::termination::item_view v;
+    if (c->core.pull(v, false) <= 0 || v.data != held)
+      return c->panic("convey_advance", convey_error_INTERNAL, "the held item moved");
+    c->retaken = true;
+  }
   if (rc < 0) return c->panic("convey_advance", rc);
   ++c->life[k_advances];
   if (rc == convey_DONE)
@@ -229,6 +252,7 @@ int convey_reset(convey_t* c) {
   if (rc < 0) return c->panic("convey_reset", rc);
   c->state = state::dormant;
   c->item_bytes = 0;
+  c->held = nullptr;
   return convey_OK;
 }
 

@@ -97,6 +97,14 @@ struct conveyor {
   /// An aligned copy of the last apull'ed item when the engine's was misaligned
   /// (max_item bytes; streaming kinds).
   convoy::facade::aligned_bytes scratch;
+  /// The pointer the last apull/epull returned when it points into the core's buffers (no
+  /// pull or unpull since), else null. bale keeps it valid until the next pull or unpull;
+  /// the engine only until the next advance, so advance puts the item back and takes it
+  /// again (CAPI-7). Kinds' pull_/epull_ set it; the dispatch functions clear it.
+  const void* held = nullptr;
+  /// The held item was taken back after an advance: an unpull now fails, as it would
+  /// after an advance without a held item.
+  bool retaken = false;
 
   // ---- Per-kind methods (called by the dispatch functions only when legal) ----
   /// Returns convey_OK or a negative convey code; on failure nothing changed.
@@ -144,8 +152,7 @@ struct engine_request {
   bool steady = false;            ///< PROGRESS
   bool elastic = false;           ///< etensor / convey_new_elastic
   std::size_t monster_bytes = 0;  ///< elastic: items above a buffer up to this travel apart
-  /// elastic: largest item epush accepts (CAPI-6); 0: whatever fits a buffer, monsters up
-  /// to monster_bytes (etensor, as bale)
+  /// elastic: largest item epush accepts (CAPI-6); 0: monster_bytes (etensor, as bale)
   std::size_t item_bound = 0;
 };
 
