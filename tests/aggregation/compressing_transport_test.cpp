@@ -300,7 +300,7 @@ TEST(CompressingTransport, DemandingLayout) {
   EXPECT_EQ(codec->bad_length, 0u);
 }
 
-// Elastic cycles (item size 0) are never compressed.
+// AGG-41: elastic cycles (item size 0) are never compressed.
 TEST(CompressingTransport, ElasticCycleNotCompressed) {
   rig g(3, {std::make_shared<agg::standard_codec>()}, {1}, {});
   g.item = 0;
@@ -309,7 +309,7 @@ TEST(CompressingTransport, ElasticCycleNotCompressed) {
   EXPECT_EQ(g.totals().considered, 0u);
 }
 
-// A compressed buffer reaching a rank without a codec is an error, not garbage.
+// AGG-42: a compressed buffer reaching a rank without a codec is an error, not garbage.
 TEST(CompressingTransport, ReceiverWithoutCodecThrows) {
   rig g(2, {std::make_shared<agg::standard_codec>(), nullptr}, {1}, {});
   const auto b = g.make_buffer(0, 0, 1, 30, false);
@@ -328,6 +328,7 @@ TEST(CompressingTransport, ReceiverWithoutCodecThrows) {
   }
 }
 
+// AGG-42: bad construction is a convoy::error naming the problem.
 TEST(CompressingTransport, Errors) {
   EXPECT_THROW(agg::compressing_transport(nullptr, nullptr, {1}, {}, {}), convoy::error);
   agg::sim_network net(2, 1);

@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <utility>
 #include <vector>
 
 namespace convoy::aggregation {
@@ -52,6 +53,9 @@ class compressing_transport final : public transport {
   /// codec: a compressed buffer that arrives while this rank has none throws from poll().
   void set_codec(std::shared_ptr<codec> c);
   [[nodiscard]] const std::shared_ptr<codec>& current_codec() const noexcept { return codec_; }
+  /// Where the cycle's item size comes from from now on (e.g. the engine built over this
+  /// transport, which does not exist yet when the transport is made).
+  void set_item_size_source(item_size_source item_bytes) { item_bytes_ = std::move(item_bytes); }
 
   /// Opens the inner transport, then decides which links compress. Throws convoy::error if
   /// a stage has no entry in stage_tag_bytes.
