@@ -1,6 +1,7 @@
 // Laying conveyors onto the machine: topology discovery -> route plan -> MPI transport ->
 // engine. Settings precedence: explicit option > environment > tuning file > default; the
 // settings are resolved once per construction (base::settings::from_env(comm), BASE-6).
+#include <convoy/aggregation/compressing_transport.hpp>
 #include <convoy/aggregation/hybrid_transport.hpp>
 #include <convoy/base/error.hpp>
 #include <convoy/base/mesh_spec.hpp>
@@ -11,6 +12,7 @@
 #include <convoy/topology/build_mesh.hpp>
 #include <convoy/topology/machine.hpp>
 #include <string>
+#include <vector>
 
 namespace convoy {
 
@@ -20,6 +22,22 @@ int comm_size(MPI_Comm comm) {
   int n = 0;
   CONVOY_MPI_CHECK(MPI_Comm_size(comm, &n));
   return n;
+}
+
+// Compression on the links that leave the node (seed 000 sec. 3.6), collective.
+std::unique_ptr<aggregation::compressing_transport> compress_off_node(
+    MPI_Comm comm, const router::route_plan& plan, const base::settings& s,
+    std::shared_ptr<aggregation::codec> codec, std::unique_ptr<aggregation::transport> inner) {
+  std::vector<int> node;
+  for (const auto& r : topology::discover(comm, s).ranks) node.push_back(r.node);
+  std::vector<int> tags(static_cast<std::size_t>(plan.n_stages()));
+  for (int k = 0; k < plan.n_stages(); ++k) tags[static_cast<std::size_t>(k)] = plan.tag_bytes(k);
+  return std::make_unique<aggregation::compressing_transport>(
+      std::move(inner), std::move(codec), std::move(tags),
+      [node = std::move(node)](int rank, int peer) {
+        return node.at(static_cast<std::size_t>(rank)) != node.at(static_cast<std::size_t>(peer));
+      },
+      aggregation::compressing_transport::item_size_source{});
 }
 
 }  // namespace
@@ -92,7 +110,21 @@ std::unique_ptr<termination::engine> make_mpi_engine(MPI_Comm comm,
     transport = o.make_transport(comm, plan);
   else
     transport = aggregation::make_transport(comm, s.transport_or_auto(), o.buffers);
-  return std::make_unique<termination::engine>(std::move(plan), rank, std::move(transport), opts);
+  aggregation::compressing_transport* squeeze = nullptr;
+  if (o.codec) {
+    auto c = compress_off_node(comm, *plan, s, o.codec, std::move(transport));
+    squeeze = c.get();
+    transport = std::move(c);
+  }
+  auto e = std::make_unique<termination::engine>(std::move(plan), rank, std::move(transport), opts);
+  if (squeeze) {
+    // The engine owns the transport, so the pointer outlives every call.
+    squeeze->set_item_size_source([engine = e.get()] {
+      return engine->options().elastic ? std::size_t{0} : engine->item_bytes();
+    });
+    if (o.on_compressing) o.on_compressing(*squeeze);
+  }
+  return e;
 }
 
 }  // namespace convoy

@@ -496,7 +496,10 @@ static void scenario_elastic(const spec_t* s) {
         } else {
           const int erc = convey_epull(c, &e);
           H_CHECK(erc >= 0, "epull %d", erc);
-          H_CHECK(prc != convey_error_MISFIT || (erc == convey_OK && e.bytes != 8),
+          /* After MISFIT epull takes that item, or says "nothing yet" while it is a large
+           * item whose bytes are still on their way (pulls never block, CAPI-5). */
+          H_CHECK(prc != convey_error_MISFIT || (erc == convey_OK && e.bytes != 8) ||
+                      (erc == convey_FAIL && mon > (size_t)convoy_convey_buffer_bytes(c) / 2),
                   "the item a rigid pull refused was not left for epull");
           if (erc <= 0) break;
           from = e.from;

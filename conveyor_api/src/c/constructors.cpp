@@ -1,6 +1,7 @@
 // The constructors of convey.h (collective): bale's arguments checked and turned into a
 // layout (convoy::layout_plan), the generic ones through convoy::choose_and_build; NULL and
 // one message on failure (CAPI-8).
+#include <convoy/base/collective.hpp>
 #include <convoy/base/error.hpp>
 #include <cstdint>
 #include <exception>
@@ -15,8 +16,8 @@ using convoy::layout_plan;
 
 namespace {
 
-// Runs `build` (collective). A failure prints its message once, from the lowest rank that
-// failed (all ranks fail alike on invalid arguments or settings), unless QUIET (CAPI-8).
+// Runs `build` (collective). A failure prints its message once for all PEs, the lowest
+// failing PE's (all fail alike on invalid arguments or settings), unless QUIET (CAPI-8).
 template <class F>
 convey_t* construct(const char* who, std::uint64_t options, F&& build) noexcept {
   const bool quiet = (options & convey_opt_QUIET) != 0;
@@ -33,7 +34,11 @@ convey_t* construct(const char* who, std::uint64_t options, F&& build) noexcept 
   } catch (...) {
     why = "unknown exception";
   }
-  if (cf::lowest_failing_pe(c == nullptr) && !quiet) cf::print_once(std::string(who) + ": " + why);
+  try {  // every PE learns the lowest failing PE's message (BASE-3); PE 0 prints it
+    convoy::base::raise_if_any_failed(MPI_COMM_WORLD, c ? nullptr : &why);
+  } catch (const std::exception& e) {
+    if (!quiet && cf::world_rank() == 0) cf::print_once(std::string(who) + ": " + e.what());
+  }
   return c;
 }
 

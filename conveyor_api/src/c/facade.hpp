@@ -12,8 +12,10 @@
 /// (convoy::termination::state) and check legality first (seed 000 sec. 3.2), so a
 /// kind's method is only ever called when the call is legal.
 #include <convey.h>
+#include <convey_codec.h>
 #include <mpi.h>
 
+#include <convoy/aggregation/codec.hpp>
 #include <convoy/conveyor_api/layout_choice.hpp>
 #include <convoy/conveyor_api/untyped_conveyor.hpp>
 #include <convoy/termination/engine.hpp>
@@ -33,8 +35,6 @@ bool ensure_mpi(std::string& why) noexcept;
 /// This PE and the PE count (MPI_COMM_WORLD).
 int world_rank() noexcept;
 int world_size() noexcept;
-/// Collective: true on the lowest PE for which `failed` is true (CAPI-8: that PE reports).
-bool lowest_failing_pe(bool failed) noexcept;
 
 /// An engine code (termination::engine_error) as a convey code (CAPI-2); >= 0 unchanged.
 int to_convey(int engine_code) noexcept;
@@ -58,6 +58,29 @@ class allocator {
 /// release() `a->free`. nullptr when `a` is NULL or lacks grab or free (then transports
 /// allocate their own buffers). The transports make the grab collective with one size.
 std::shared_ptr<aggregation::buffer_source> make_buffer_source(const convey_alc8r_t* a);
+
+/// A convey_codec_t (with its `arg`) as the C++ core's codec (THRIFTY, CAPI-11): every call
+/// is the C codec's with a convey_cargo_t; a link's destructor is its unlink. set() swaps
+/// the codec for the next cycle (links made before keep theirs). NULL: the standard codec.
+class c_codec final : public aggregation::codec {
+ public:
+  c_codec() noexcept { set(nullptr, nullptr); }
+  void set(const convey_codec_t* c, void* arg) noexcept;
+  [[nodiscard]] const char* name() const noexcept override { return codec_->name; }
+  [[nodiscard]] bool plan(const aggregation::cargo& c, aggregation::codec_layout& layout) override;
+  [[nodiscard]] std::unique_ptr<aggregation::codec_link> link(const aggregation::cargo& c,
+                                                              bool decompress) override;
+  [[nodiscard]] std::size_t compress(const aggregation::cargo& c, aggregation::codec_link* link,
+                                     std::size_t n_items, std::byte* in, std::size_t limit,
+                                     std::byte* out) override;
+  void decompress(const aggregation::cargo& c, aggregation::codec_link* link, std::size_t n_items,
+                  std::size_t n_bytes, std::byte* in, std::byte* out) override;
+
+ private:
+  static void* link_state(aggregation::codec_link* link) noexcept;
+  const convey_codec_t* codec_ = nullptr;
+  void* arg_ = nullptr;
+};
 
 /// Prints "convey: <what>" on stderr once per distinct text per process.
 void print_once(const std::string& what) noexcept;

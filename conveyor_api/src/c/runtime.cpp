@@ -1,5 +1,5 @@
-// Run-time helpers of the C façade: the MPI life cycle (init, finalize, the world, the
-// constructors' agreement on who reports), allocation, one-time messages.
+// Run-time helpers of the C façade: the MPI life cycle (init, finalize, this PE and the
+// PE count), allocation, one-time messages.
 #include <cstdio>
 #include <cstdlib>
 #include <mutex>
@@ -53,14 +53,6 @@ int world_size() noexcept {
   int n = 1;
   MPI_Comm_size(MPI_COMM_WORLD, &n);
   return n;
-}
-
-bool lowest_failing_pe(bool failed) noexcept {
-  const int me = world_rank();
-  int mine = failed ? me : world_size(), lowest = mine;
-  if (MPI_Allreduce(&mine, &lowest, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD) != MPI_SUCCESS)
-    lowest = mine;
-  return failed && lowest == me;
 }
 
 allocator::allocator(const convey_alc8r_t* a) noexcept {

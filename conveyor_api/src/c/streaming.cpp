@@ -1,12 +1,13 @@
 // The rigid engine conveyors: tensor (seed 000 sec. 4.3), twohop and mesh. Their hot
 // path is the core's (convey.cpp calls it inline); this file only translates the
-// per-cycle calls, the statistics and THRIFTY's codec (thrifty.cpp) to the C++ core.
+// per-cycle calls, the statistics and THRIFTY's codec (conveyor_options::codec, the
+// compressing transport of aggregation/) to the C++ core.
 #include <algorithm>
+#include <convoy/aggregation/compressing_transport.hpp>
 #include <convoy/base/error.hpp>
 #include <string>
 
 #include "facade.hpp"
-#include "thrifty.hpp"
 
 namespace convoy::facade {
 namespace {
@@ -19,8 +20,8 @@ class streaming_conveyor final : public ::conveyor {
         thrifty_mode_((opts & convey_opt_COMPRESS) && r.layout.kind == layout_kind::tensor) {
     conveyor_options o = engine_options_for(r, alloc, opts);
     if (thrifty_mode_) {
-      o.make_transport = thrifty_transport_factory(std::move(o.buffers),
-                                                   [this](thrifty_control& t) { attach_codec(t); });
+      o.codec = codec_;
+      o.on_compressing = [this](aggregation::compressing_transport& t) { thrifty_ = &t; };
       features |= convey_THRIFTY;
     }
     core = untyped_conveyor(MPI_COMM_WORLD, std::move(o));
@@ -38,9 +39,7 @@ class streaming_conveyor final : public ::conveyor {
 
   int begin_(std::size_t bytes, std::size_t) override {
     saved_mark_ = saved_total();
-    const int rc = to_convey(core.begin(bytes));  // DYNAMIC: builds the engine (T11 grab)
-    if (rc >= 0 && thrifty_) thrifty_->begin_cycle(bytes);
-    return rc;
+    return to_convey(core.begin(bytes));  // DYNAMIC: builds the engine (T11 grab)
   }
 
   int advance_(bool done) override {
@@ -51,20 +50,18 @@ class streaming_conveyor final : public ::conveyor {
   }
 
   int reset_() override {
-    if (thrifty_) thrifty_->end_cycle();
-    if (thrifty_ && (options & convey_opt_DYNAMIC)) {
-      saved_cum_ += thrifty_->saved_bytes();  // its transport goes with the engine
+    const std::uint64_t saved = saved_total();
+    const int rc = to_convey(core.reset());
+    if (rc >= 0 && thrifty_ && !core.engine()) {  // DYNAMIC: the transport went with the engine
+      saved_cum_ = saved;
       thrifty_ = nullptr;
     }
-    return to_convey(core.reset());
+    return rc;
   }
 
   int set_codec_(const convey_codec_t* codec, void* arg) override {
     if (!thrifty_mode_) return convey_FAIL;
-    codec_ = codec;
-    codec_arg_ = arg;
-    codec_set_ = true;
-    if (thrifty_) thrifty_->set_codec(codec, arg);  // DYNAMIC: applied when the engine is built
+    codec_->set(codec, arg);  // the transports plan it at the next begin
     return convey_OK;
   }
 
@@ -82,20 +79,14 @@ class streaming_conveyor final : public ::conveyor {
   }
 
  private:
-  // Called by the thrifty factory whenever the core builds an engine (DYNAMIC: at begin).
-  void attach_codec(thrifty_control& t) {
-    thrifty_ = &t;
-    if (codec_set_) t.set_codec(codec_, codec_arg_);
-  }
   [[nodiscard]] std::uint64_t saved_total() const noexcept {
-    return saved_cum_ + (thrifty_ ? thrifty_->saved_bytes() : 0);
+    return saved_cum_ + (thrifty_ ? thrifty_->stats().saved_bytes : 0);
   }
 
   bool thrifty_mode_;
-  thrifty_control* thrifty_ = nullptr;  // in the engine's transport, when THRIFTY
-  const convey_codec_t* codec_ = nullptr;
-  void* codec_arg_ = nullptr;
-  bool codec_set_ = false;
+  std::shared_ptr<c_codec> codec_ = std::make_shared<c_codec>();
+  // The engine's compressing transport, when THRIFTY (set each time an engine is built).
+  aggregation::compressing_transport* thrifty_ = nullptr;
   std::uint64_t saved_mark_ = 0;
   std::uint64_t saved_cum_ = 0;  // compression savings of dropped engines (DYNAMIC)
 };

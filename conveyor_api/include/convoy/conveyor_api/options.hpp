@@ -6,6 +6,8 @@
 /// > built-in default.
 #include <mpi.h>
 
+#include <convoy/aggregation/codec.hpp>
+#include <convoy/aggregation/compressing_transport.hpp>
 #include <convoy/aggregation/transport.hpp>
 #include <convoy/base/settings.hpp>
 #include <convoy/router/route_plan.hpp>
@@ -49,6 +51,14 @@ struct conveyor_options {
   /// The transport (e.g. a decorator over the MPI transport). Empty:
   /// aggregation::make_transport with CONVOY_TRANSPORT and `buffers`.
   transport_factory make_transport;
+  /// Compression (seed 000 sec. 3.6): buffers on links that leave the node go through this
+  /// codec — aggregation::compressing_transport around the transport, told the cycle's
+  /// rigid item size by the engine (elastic items are never compressed). Null: none. E.g.
+  /// std::make_shared<aggregation::standard_codec>(). Every rank uses the same codec.
+  std::shared_ptr<aggregation::codec> codec;
+  /// Sees every compressing transport built for `codec` (dynamic conveyors: one per
+  /// begin), e.g. to read its statistics or change its codec. Optional.
+  std::function<void(aggregation::compressing_transport&)> on_compressing;
 };
 
 /// Builds the route plan described by `options` for the ranks of `comm` (collective:
@@ -64,8 +74,8 @@ termination::engine_options resolve_engine_options(const conveyor_options& optio
 /// An engine over MPI for the calling rank of `comm` (collective). The transport comes
 /// from `make_transport`, else options.make_transport, else aggregation::make_transport
 /// with CONVOY_TRANSPORT and options.buffers (shared memory on the node, MPI point-to-point
-/// off it). Resolves the settings once (base::settings::from_env) for the plan and the
-/// engine. Throws convoy::error.
+/// off it); with options.codec it is wrapped by a compressing transport (off-node links). Resolves
+/// the settings once (base::settings::from_env) for the plan and the engine. Throws convoy::error.
 std::unique_ptr<termination::engine> make_mpi_engine(MPI_Comm comm, const conveyor_options& options,
                                                      const transport_factory& make_transport = {});
 /// As above over a plan built before (e.g. by make_plan, once for several engines: no
