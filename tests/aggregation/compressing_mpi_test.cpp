@@ -29,7 +29,7 @@ constexpr std::size_t k_capacity = 2048, k_item = 40, k_tag = 2;
 // whose first 8 bytes vary; the receiver rebuilds it from (src, dst, seq).
 std::vector<std::byte> make_buffer(int src, int dst, std::uint32_t seq) {
   const std::size_t packet = k_tag + k_item;
-  const std::size_t n = (seq * 7u) % ((k_capacity - agg::header_bytes) / packet + 1);
+  const std::size_t n = (std::size_t{seq} * 7u) % ((k_capacity - agg::header_bytes) / packet + 1);
   std::vector<std::byte> b(agg::header_bytes + n * packet);
   const agg::buffer_header h{static_cast<std::uint32_t>(b.size()), 1, seq, 0};
   std::memcpy(b.data(), &h, sizeof h);

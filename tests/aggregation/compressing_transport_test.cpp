@@ -47,11 +47,11 @@ TEST(StandardCodec, RoundTripAndDeclines) {
     EXPECT_EQ(std::memcmp(back.data(), in.data(), in.size()), 0) << "trial " << trial;
   }
   // Every byte varies: nothing to squeeze.
-  std::vector<std::byte> noise(64 * 8), out(noise.size());
+  std::vector<std::byte> noise(std::size_t{64} * 8), out(noise.size());
   for (std::size_t i = 0; i < noise.size(); ++i) noise[i] = static_cast<std::byte>(i * 37 + 11);
   EXPECT_EQ(agg::squeeze_constant_bytes(8, 64, noise.data(), out.size(), out.data()), 0u);
   // A limit below the result declines too.
-  std::vector<std::byte> flat(64 * 8, std::byte{3});
+  std::vector<std::byte> flat(std::size_t{64} * 8, std::byte{3});
   EXPECT_EQ(agg::squeeze_constant_bytes(8, 64, flat.data(), 4, out.data()), 0u);
   EXPECT_GT(agg::squeeze_constant_bytes(8, 64, flat.data(), out.size(), out.data()), 0u);
 }
@@ -87,8 +87,8 @@ class spy_transport final : public agg::transport {
 
 // P simulated ranks, all-to-all on `tags.size()` stages, each behind a compressing transport.
 struct rig {
-  rig(int p, std::vector<std::shared_ptr<agg::codec>> codecs, std::vector<int> tags,
-      agg::compressing_transport::link_predicate pick, std::size_t capacity = 1024)
+  rig(int p, std::vector<std::shared_ptr<agg::codec>> codecs, const std::vector<int>& tags,
+      const agg::compressing_transport::link_predicate& pick, std::size_t capacity = 1024)
       : net(p, 99), tag_bytes(tags) {
     for (int r = 0; r < p; ++r) {
       auto spy_owner = std::make_unique<spy_transport>(net.endpoint(r));

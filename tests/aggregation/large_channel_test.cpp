@@ -24,7 +24,8 @@ namespace {
 
 std::vector<std::byte> item_bytes(int src, std::size_t n, std::size_t k) {
   std::vector<std::byte> v(n);
-  for (std::size_t i = 0; i < n; ++i) v[i] = static_cast<std::byte>(src * 31 + k * 7 + i * 13);
+  for (std::size_t i = 0; i < n; ++i)
+    v[i] = static_cast<std::byte>(static_cast<std::size_t>(src) * 31 + k * 7 + i * 13);
   return v;
 }
 

@@ -24,7 +24,8 @@ using convoy_test::world_size;
 std::vector<std::byte> item(int src, std::uint32_t k, std::size_t n) {
   std::vector<std::byte> b(n);
   for (std::size_t i = 0; i < n; ++i)
-    b[i] = static_cast<std::byte>((static_cast<std::size_t>(src) * 131 + k * 17 + i * 7) & 0xff);
+    b[i] = static_cast<std::byte>(
+        (static_cast<std::size_t>(src) * 131 + std::size_t{k} * 17 + i * 7) & 0xff);
   return b;
 }
 

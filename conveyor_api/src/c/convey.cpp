@@ -4,6 +4,7 @@
 //
 // Rigid engine conveyors (c->streaming) take push, pull, apull and unpull straight to their
 // core's inline hot paths; one call each, its code translated only when it fails (CAPI-3).
+#include <convey.h>
 #include <convoy/convey_ext.h>
 
 #include <convoy/aggregation/packing.hpp>
