@@ -38,7 +38,8 @@ biconvey_t* biconvey_new_tensor(size_t capacity, int order, size_t n_local, size
 
 /** DORMANT -> WORKING, collective. Queries are `query_bytes`, replies `reply_bytes`
  *  (both > 0); `answer(query, reply, context)` computes a reply on the query's
- *  destination and must accept unaligned pointers. Returns OK or negative. */
+ *  destination and must accept unaligned pointers. Returns OK or negative (NOFUNC: no
+ *  `answer`; ZERO; OFLO: an item larger than a buffer; the biconveyor stays DORMANT). */
 int biconvey_begin(biconvey_t* b, size_t query_bytes, size_t reply_bytes,
                    void (*answer)(const void* query, void* reply, void* context), void* context);
 

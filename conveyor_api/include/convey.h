@@ -12,6 +12,9 @@
  *  - COMPLETE: pull and unpull (they fail with 0), advance (returns DONE), reset, free.
  * An illegal call returns a negative `convey_error` code (apull: NULL), moves no data,
  * changes no state and prints one message per code and conveyor unless convey_opt_QUIET.
+ * The codes are bale's, call by call (conveyor_api/README.md, CAPI-2); as in bale,
+ * advance(false) after advance(true) counts as advance(true), and epull on an elastic
+ * conveyor in DORMANT fails with 0.
  *
  * Contract (seed 000 sec. 3.3): if every PE keeps calling pull and advance until
  * advance returns DONE, then repeated push attempts interleaved with advance succeed;
@@ -85,18 +88,24 @@ enum convey_option {
 /** Expert options (accepted and ignored: they concern bale's SHMEM internals). */
 enum convey_expert_option { convey_opt_STANDARD = 0x100000, convey_opt_BLOCKING = 0x200000 };
 
-/** Negative return codes (convoy's own numbering; bale's are private). */
+/** Negative return codes: bale's names and values (so that code compiled against either
+ *  header agrees), plus convoy's own below -13. convey_error_string() describes each. */
 enum convey_error {
   convey_error_STATE = -1,    /**< operation illegal in the current state */
-  convey_error_NULL = -2,     /**< conveyor or a required pointer is NULL */
-  convey_error_RANGE = -3,    /**< PE number out of range */
-  convey_error_RIGID = -4,    /**< elastic operation on a conveyor that is not elastic */
-  convey_error_ZERO = -5,     /**< item size is zero */
-  convey_error_OFLO = -6,     /**< item too large for this conveyor */
-  convey_error_USAGE = -7,    /**< invalid argument, e.g. advance(false) after advance(true) */
-  convey_error_ALLOC = -8,    /**< memory allocation failed */
-  convey_error_COMMS = -9,    /**< communication (MPI) failed */
-  convey_error_INTERNAL = -10 /**< internal error (a bug in the library) */
+  convey_error_USAGE = -2,    /**< the caller violated the contract */
+  convey_error_NULL = -3,     /**< conveyor or a required pointer is NULL */
+  convey_error_RANGE = -4,    /**< PE number out of range */
+  convey_error_TEAM = -5,     /**< collective call on the wrong communicator (never
+                                   returned: convoy conveyors span MPI_COMM_WORLD) */
+  convey_error_COMMS = -6,    /**< communication (MPI) failed */
+  convey_error_ALLOC = -7,    /**< memory allocation failed */
+  convey_error_RIGID = -8,    /**< elastic operation on a conveyor that is not elastic */
+  convey_error_MISFIT = -9,   /**< the next item has the wrong size for a rigid pull */
+  convey_error_OFLO = -10,    /**< item too large for this conveyor */
+  convey_error_ZERO = -11,    /**< item size is zero */
+  convey_error_TOOBIG = -12,  /**< buffer capacity too large */
+  convey_error_NOFUNC = -13,  /**< a required function pointer is NULL */
+  convey_error_INTERNAL = -14 /**< internal error (a bug in the library; convoy's own) */
 };
 
 /** The opaque conveyor. */
@@ -173,22 +182,25 @@ int convey_begin(convey_t* c, size_t item_bytes, size_t align);
  *  (no room: advance, pull, retry) or negative (STATE, RANGE). Never allocates. */
 int convey_push(convey_t* c, const void* item, int64_t pe);
 
-/** Elastic push of `bytes` bytes (0 allowed, up to the item bound). As convey_push();
- *  negative RIGID on a non-elastic conveyor, OFLO above the bound. */
+/** Elastic push of `bytes` bytes (0 allowed, up to the item bound: convey_new_elastic's
+ *  item_bound; etensor: a buffer's worth, or monster_bytes). As convey_push(); negative
+ *  RIGID on a non-elastic conveyor, OFLO above the bound (nothing is moved). */
 int convey_epush(convey_t* c, size_t bytes, const void* item, int64_t pe);
 
 /** Copies the next delivered item into `item` and its source into `*from` (if not
- *  NULL). Legal unless DORMANT. Returns OK, FAIL (nothing ready now; on an elastic
- *  conveyor also when the next item's size is not item_bytes: it stays for epull) or
- *  negative. */
+ *  NULL). Legal unless DORMANT. Returns OK, FAIL (nothing ready now) or negative; on an
+ *  elastic conveyor MISFIT when the next item's size is not item_bytes (it stays first,
+ *  for epull). */
 int convey_pull(convey_t* c, void* item, int64_t* from);
 
 /** As convey_pull(), returning a pointer aligned as set by begin, valid until the next
- *  pull or unpull; NULL on failure. */
+ *  pull or unpull; NULL on failure. Rigid tensor, twohop and mesh conveyors give a pointer
+ *  into the delivered buffer when it is aligned, else a copy. */
 void* convey_apull(convey_t* c, int64_t* from);
 
 /** Elastic pull: fills `*result` (size, aligned pointer valid until the next pull or
- *  unpull, source). Returns OK, FAIL, or negative (RIGID on a non-elastic conveyor). */
+ *  unpull, source). Returns OK, FAIL (also in DORMANT, with result->data NULL, as bale),
+ *  or negative (RIGID on a non-elastic conveyor). */
 int convey_epull(convey_t* c, convey_item_t* result);
 
 /** Puts back the most recently pulled item; it is pulled again next. Returns OK, or FAIL
@@ -196,9 +208,10 @@ int convey_epull(convey_t* c, convey_item_t* result);
  *  advance, or COMPLETE); negative in DORMANT. */
 int convey_unpull(convey_t* c);
 
-/** Makes progress; `done` declares that this PE will push no more items until reset.
- *  Returns OK, NEAR (CLEANUP: nothing more will arrive, items remain to pull) or DONE
- *  (COMPLETE); negative on misuse (DORMANT; done == false after advance(true)).
+/** Makes progress; `done` declares that this PE will push no more items until reset
+ *  (after advance(true), a false `done` is taken as true, as bale does: refusing it could
+ *  deadlock the other PEs). Returns OK, NEAR (CLEANUP: nothing more will arrive, items
+ *  remain to pull) or DONE (COMPLETE); negative on misuse (STATE in DORMANT).
  *  Nonblocking, except for simple conveyors (collective while WORKING or ENDGAME). */
 int convey_advance(convey_t* c, bool done);
 
@@ -210,7 +223,8 @@ int convey_reset(convey_t* c);
 int convey_free(convey_t* c);
 
 /** Sets the codec for compression (NULL: none), collective, DORMANT only. Returns OK,
- *  FAIL if the conveyor is not THRIFTY, negative on misuse. */
+ *  FAIL if the conveyor is not THRIFTY or the codec has no plan (as bale), negative on
+ *  misuse (STATE; NOFUNC: a plan without compress or decompress). */
 int convey_set_codec(convey_t* c, const convey_codec_t* codec, void* arg);
 
 /** The item size given to begin; 0 when DORMANT or c is NULL. */

@@ -1,15 +1,18 @@
 // Laying conveyors onto the machine: topology discovery -> route plan -> MPI transport ->
 // engine. Settings precedence: explicit option > environment > tuning file > default; the
 // settings are resolved once per construction (base::settings::from_env(comm), BASE-6).
+#include <convoy/aggregation/compressing_transport.hpp>
 #include <convoy/aggregation/hybrid_transport.hpp>
 #include <convoy/base/error.hpp>
 #include <convoy/base/mesh_spec.hpp>
 #include <convoy/base/settings.hpp>
-#include <convoy/conveyor_api/conveyor.hpp>
+#include <convoy/conveyor_api/layout_choice.hpp>
+#include <convoy/conveyor_api/options.hpp>
 #include <convoy/router/route_plan.hpp>
 #include <convoy/topology/build_mesh.hpp>
 #include <convoy/topology/machine.hpp>
 #include <string>
+#include <vector>
 
 namespace convoy {
 
@@ -21,6 +24,22 @@ int comm_size(MPI_Comm comm) {
   return n;
 }
 
+// Compression on the links that leave the node (seed 000 sec. 3.6), collective.
+std::unique_ptr<aggregation::compressing_transport> compress_off_node(
+    MPI_Comm comm, const router::route_plan& plan, const base::settings& s,
+    std::shared_ptr<aggregation::codec> codec, std::unique_ptr<aggregation::transport> inner) {
+  std::vector<int> node;
+  for (const auto& r : topology::discover(comm, s).ranks) node.push_back(r.node);
+  std::vector<int> tags(static_cast<std::size_t>(plan.n_stages()));
+  for (int k = 0; k < plan.n_stages(); ++k) tags[static_cast<std::size_t>(k)] = plan.tag_bytes(k);
+  return std::make_unique<aggregation::compressing_transport>(
+      std::move(inner), std::move(codec), std::move(tags),
+      [node = std::move(node)](int rank, int peer) {
+        return node.at(static_cast<std::size_t>(rank)) != node.at(static_cast<std::size_t>(peer));
+      },
+      aggregation::compressing_transport::item_size_source{});
+}
+
 }  // namespace
 
 std::shared_ptr<const router::route_plan> make_plan(MPI_Comm comm, const conveyor_options& o,
@@ -28,14 +47,8 @@ std::shared_ptr<const router::route_plan> make_plan(MPI_Comm comm, const conveyo
   const int p = comm_size(comm);
   if (o.tensor_order != 0) {
     int n_local = o.n_local;
-    if (n_local == 0 && o.tensor_order > 1) {
-      // Ranks per node from discovery; 1 if nodes differ or it does not divide P.
-      const auto m = topology::discover(comm, s);
-      n_local = static_cast<int>(m.nodes.at(0).ranks.size());
-      for (const auto& node : m.nodes)
-        if (static_cast<int>(node.ranks.size()) != n_local) n_local = 1;
-      if (p % n_local != 0) n_local = 1;
-    }
+    if (n_local == 0 && o.tensor_order > 1)  // API-1: groups never straddle nodes
+      n_local = static_cast<int>(node_group_size(topology::discover(comm, s)));
     return router::make_tensor_plan(o.tensor_order, p, o.tensor_order == 1 ? 1 : n_local);
   }
   const auto spec = base::parse_mesh_spec(o.mesh.empty() ? s.mesh_text() : o.mesh);
@@ -90,9 +103,28 @@ std::unique_ptr<termination::engine> make_mpi_engine(MPI_Comm comm,
   opts.n_buffers = static_cast<int>(sizes[1]);
   int rank = 0;
   CONVOY_MPI_CHECK(MPI_Comm_rank(comm, &rank));
-  auto transport = make_transport ? make_transport(comm, plan)
-                                  : aggregation::make_transport(comm, s.transport_or_auto());
-  return std::make_unique<termination::engine>(std::move(plan), rank, std::move(transport), opts);
+  std::unique_ptr<aggregation::transport> transport;
+  if (make_transport)
+    transport = make_transport(comm, plan);
+  else if (o.make_transport)
+    transport = o.make_transport(comm, plan);
+  else
+    transport = aggregation::make_transport(comm, s.transport_or_auto(), o.buffers);
+  aggregation::compressing_transport* squeeze = nullptr;
+  if (o.codec) {
+    auto c = compress_off_node(comm, *plan, s, o.codec, std::move(transport));
+    squeeze = c.get();
+    transport = std::move(c);
+  }
+  auto e = std::make_unique<termination::engine>(std::move(plan), rank, std::move(transport), opts);
+  if (squeeze) {
+    // The engine owns the transport, so the pointer outlives every call.
+    squeeze->set_item_size_source([engine = e.get()] {
+      return engine->options().elastic ? std::size_t{0} : engine->item_bytes();
+    });
+    if (o.on_compressing) o.on_compressing(*squeeze);
+  }
+  return e;
 }
 
 }  // namespace convoy

@@ -1,5 +1,5 @@
 /* Errors are printed once per code and conveyor, constructor failures once per text, and
- * nothing under QUIET (conveyor_api/README.md, C façade invariant 2). The CTest wrapper
+ * nothing under QUIET (conveyor_api/README.md, CAPI-9). The CTest wrapper
  * (count_messages.cmake) counts the "convey:" lines on stderr: exactly 3 are expected. */
 #include <convey.h>
 #include <stdio.h>

@@ -195,7 +195,6 @@ int mt_advance(mt_ctx* x, int done) {
   m_model* m = &x->m;
   int rc, all_done = 1;
   int64_t owed = 0;
-  if (!x->strict_pointer) x->held = NULL; /* bug-apull-advance (model_test.c) */
   if (done && m->st == M_WORKING) publish(x);
   rc = convey_advance(x->c, done != 0);
   if ((rc == convey_NEAR || rc == convey_DONE) && m->st != M_COMPLETE)

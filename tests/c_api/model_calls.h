@@ -28,7 +28,6 @@ typedef struct {
   size_t held_bytes;
   int64_t held_src, held_k;
   int held_cycle;
-  int strict_pointer; /* 0: advance also ends the pointer's validity (known bug) */
   /* Engine known bug 1 (tests/termination/model/model_test.cpp): on an elastic conveyor, no
    * unpull after a pull of an item from this PE followed by a push, unless engine_unpull. */
   int engine_unpull;

@@ -218,13 +218,15 @@ const char* m_pull(m_model* m, int kind, int null_out, int rc, const void* data,
   } else if (s.n == 0 && m->pending) {
     const size_t z = m_item_size(m, m->last_src, m->me, m->recv[m->last_src]);
     if (misfit_ok && z != m->item_bytes) {
-      m_add(&s, convey_FAIL); /* conveyor_api/README.md 6 (bale's own answer is MISFIT) */
+      /* bale's elastic_pull: MISFIT; apull gives NULL (CAPI-2). The item stays (CAPI-5). */
+      m_add(&s, kind == M_APULL ? convey_FAIL : convey_error_MISFIT);
     } else {
       m_add(&s, convey_OK);
     }
   } else if (s.n == 0) {
     m_add(&s, convey_OK);
     m_add(&s, convey_FAIL);
+    if (misfit_ok && kind != M_APULL) m_add(&s, convey_error_MISFIT);
   }
   if ((e = m_check(m, names[kind], rc, &s))) return e;
   if (rc == convey_OK) return pulled(m, kind, (const unsigned char*)data, bytes, from);

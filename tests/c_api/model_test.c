@@ -22,15 +22,12 @@
 #include "model_calls.h"
 
 static int64_t g_pes = 1;
-/* Known façade bugs, avoided unless named on the command line (CTest entries
- * c_api.model_bug_*, WILL_FAIL until fixed; then drop the flag and its workaround):
- *  bug-epush-bound (issue 13 sec. 1): an etensor/elastic conveyor accepts an epush above its
- *    item bound when the item fits a buffer, reading past the item;
- *  bug-apull-advance: the pointer from apull/epull changes after advance (and pushes to
- *    self) although convey.h (and bale) keep it valid until the next pull or unpull;
- *  bug-engine-unpull: the engine's bug 1 (tests/termination/model/model_test.cpp) seen
- *    through elastic conveyors; fixed, so always on (the flag is kept for old scripts). */
-static int g_bug_epush_bound = 0;
+/* Known bug, avoided unless named on the command line:
+ *  bug-engine-unpull: the engine's bug 1 (tests/termination/model/model_test.cpp) seen through
+ *    elastic conveyors; fixed, so always on (the flag is kept for old scripts).
+ * Fixed (their c_api.model_bug_* entries are gone; every run checks them): an epush above
+ * the item bound is refused (CAPI-6) and an apull/epull pointer stays valid across
+ * advance (CAPI-7). */
 
 /* One random local call of the random phase, by state. */
 static void random_call(mt_ctx* x) {
@@ -49,8 +46,7 @@ static void random_call(mt_ctx* x) {
     }
   } else if (w < 42) {
     const size_t big[] = {SIZE_MAX, (size_t)1 << 33, m->bound + 1};
-    const size_t bytes =
-        mt_below(&x->rng, 5) ? 0 : big[mt_below(&x->rng, g_bug_epush_bound ? 3 : 2)];
+    const size_t bytes = mt_below(&x->rng, 5) ? 0 : big[mt_below(&x->rng, 3)];
     mt_epush(x, pe, bytes, null_item);
   } else if (w < 72) {
     for (n = 1 + mt_below(&x->rng, 16), k = 0; k < n; k++) {
@@ -228,15 +224,10 @@ int main(int argc, char** argv) {
   x.engine_unpull = 1; /* the engine's bug 1 is fixed: unpull is exercised there too */
   if (env && !parse_seeds(env, &first, &last)) h_fail(__FILE__, __LINE__, "bad CONVOY_MODEL_SEEDS");
   for (i = 1; i < argc; i++)
-    if (!strcmp(argv[i], "bug-epush-bound"))
-      g_bug_epush_bound = 1;
-    else if (!strcmp(argv[i], "bug-apull-advance"))
-      x.strict_pointer = 1;
-    else if (!strcmp(argv[i], "bug-engine-unpull"))
+    if (!strcmp(argv[i], "bug-engine-unpull"))
       x.engine_unpull = 1;
     else if (strncmp(argv[i], "seeds=", 6) != 0 || !parse_seeds(argv[i] + 6, &first, &last))
-      h_fail(__FILE__, __LINE__, "usage: %s [seeds=A..B] [bug-epush-bound] [bug-apull-advance]",
-             argv[0]);
+      h_fail(__FILE__, __LINE__, "usage: %s [seeds=A..B] [bug-engine-unpull]", argv[0]);
   MPI_Win_allocate((MPI_Aint)sizeof(int64_t) * (size + 1), sizeof(int64_t), MPI_INFO_NULL,
                    MPI_COMM_WORLD, &x.win_mem, &x.win);
   memset(x.win_mem, 0, sizeof(int64_t) * (size_t)(size + 1));

@@ -104,6 +104,7 @@ std::vector<conveyor_options> option_sets() {
   return v;
 }
 
+// API-1, API-2
 TEST(ConveyorMpi, UniformRandomEveryKind) {
   for (const auto& o : option_sets()) {
     conveyor<tracer> c(MPI_COMM_WORLD, o);
@@ -113,6 +114,7 @@ TEST(ConveyorMpi, UniformRandomEveryKind) {
   }
 }
 
+// API-2, API-5
 TEST(ConveyorMpi, PatternsAndReuse) {
   conveyor_options o;
   o.capacity_bytes = 300;
@@ -127,6 +129,7 @@ TEST(ConveyorMpi, PatternsAndReuse) {
   EXPECT_EQ(c.stats(true).begins, 6u);
 }
 
+// API-1
 TEST(ConveyorMpi, HundredConveyorsAliveAtOnce) {
   conveyor_options o;
   o.capacity_bytes = 256;
@@ -175,6 +178,7 @@ TEST(ConveyorMpi, HundredConveyorsAliveAtOnce) {
   }
 }
 
+// API-3
 TEST(ConveyorMpi, MisuseThrowsAndChangesNothing) {
   conveyor<tracer> c(MPI_COMM_WORLD);
   tracer t{};
@@ -203,6 +207,7 @@ TEST(ConveyorMpi, MisuseThrowsAndChangesNothing) {
   EXPECT_EQ(c.stats().pushes, 0u);
 }
 
+// API-1
 TEST(ConveyorMpi, BadSettingsRaiseTheSameErrorEverywhere) {
   conveyor_options o;
   o.mesh = "3x5x7x11";  // product != rank count
@@ -219,6 +224,7 @@ TEST(ConveyorMpi, BadSettingsRaiseTheSameErrorEverywhere) {
 }
 
 // One plan, several engines (no discovery per engine); a plan of another size is refused.
+// API-6
 TEST(ConveyorMpi, EnginesOverOnePlan) {
   const conveyor_options o;
   const auto plan = convoy::make_plan(MPI_COMM_WORLD, o);
@@ -237,7 +243,7 @@ TEST(ConveyorMpi, EnginesOverOnePlan) {
   EXPECT_NE(what.find("ranks, the communicator"), std::string::npos) << what;
 }
 
-// Rank s sends item i * 1000003 + s to rank (i + s) % P for i < 1000, so rank `me` must get
+// API-4. Rank s sends item i * 1000003 + s to rank (i + s) % P for i < 1000, so rank `me` must get
 // from each s exactly the i = (me - s) mod P, (me - s) mod P + P, ... below 1000, in order.
 TEST(ConveyorMpi, HandlerStyle) {
   conveyor_options o;

@@ -10,7 +10,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "../convey.h"
+#include <convey.h>
 
 #ifdef __cplusplus
 extern "C" {

@@ -12,13 +12,13 @@
 
 #include "facade.hpp"
 
-using convoy::facade::cstate;
+using convoy::facade::state;
 
 struct biconveyor {
   convey_t* q = nullptr;
   convey_t* r = nullptr;
   std::uint64_t options = 0;
-  cstate state = cstate::dormant;
+  state st = state::dormant;
   std::size_t qbytes = 0, rbytes = 0;
   void (*answer)(const void*, void*, void*) = nullptr;
   void* context = nullptr;
@@ -36,7 +36,7 @@ struct biconveyor {
     if (bit < 64) suppressed |= std::uint64_t{1} << bit;
     if (!(options & convey_opt_QUIET))
       std::fprintf(stderr, "convey: %s: %s (biconveyor, state %s)\n", where,
-                   convey_error_string(nullptr, code), convoy::facade::state_name(state));
+                   convey_error_string(nullptr, code), convoy::termination::to_string(st));
     return code;
   }
 };
@@ -126,8 +126,8 @@ biconvey_t* biconvey_new_tensor(size_t capacity, int order, size_t n_local, size
 int biconvey_begin(biconvey_t* b, size_t query_bytes, size_t reply_bytes,
                    void (*answer)(const void*, void*, void*), void* context) {
   if (!b) return convey_error_NULL;
-  if (b->state != cstate::dormant) return b->panic("biconvey_begin", convey_error_STATE);
-  if (!answer) return b->panic("biconvey_begin", convey_error_NULL);
+  if (b->st != state::dormant) return b->panic("biconvey_begin", convey_error_STATE);
+  if (!answer) return b->panic("biconvey_begin", convey_error_NOFUNC);  // bale's code
   if (query_bytes == 0 || reply_bytes == 0) return b->panic("biconvey_begin", convey_error_ZERO);
   try {
     b->qitem.assign(k_slot + query_bytes, std::byte{0});
@@ -141,20 +141,27 @@ int biconvey_begin(biconvey_t* b, size_t query_bytes, size_t reply_bytes,
   int rc = convey_begin(b->q, k_slot + query_bytes, 0);
   if (rc < 0) return rc;
   rc = convey_begin(b->r, k_slot + reply_bytes, 0);
-  if (rc < 0) return rc;  // q stays WORKING: a collective misuse cannot be undone locally
+  if (rc < 0) {
+    // Every PE fails alike (sizes are collective arguments): take the empty q back to
+    // DORMANT together, so that the biconveyor is unchanged.
+    while (convey_advance(b->q, true) > 0) {
+    }
+    convey_reset(b->q);
+    return rc;
+  }
   b->qbytes = query_bytes;
   b->rbytes = reply_bytes;
   b->answer = answer;
   b->context = context;
   b->head = b->tail = 0;
   b->pending = false;
-  b->state = cstate::working;
+  b->st = state::working;
   return convey_OK;
 }
 
 int biconvey_push(biconvey_t* b, const void* query, int64_t pe) {
   if (!b) return convey_error_NULL;
-  if (b->state != cstate::working) return b->panic("biconvey_push", convey_error_STATE);
+  if (b->st != state::working) return b->panic("biconvey_push", convey_error_STATE);
   if (!(b->options & convey_opt_RECKLESS) && (pe < 0 || pe >= b->n_pes))
     return b->panic("biconvey_push", convey_error_RANGE);
   if (!query) return b->panic("biconvey_push", convey_error_NULL);
@@ -172,7 +179,7 @@ int biconvey_push(biconvey_t* b, const void* query, int64_t pe) {
 
 int biconvey_pull(biconvey_t* b, void* reply) {
   if (!b) return convey_error_NULL;
-  if (b->state == cstate::dormant) return b->panic("biconvey_pull", convey_error_STATE);
+  if (b->st == state::dormant) return b->panic("biconvey_pull", convey_error_STATE);
   if (!reply) return b->panic("biconvey_pull", convey_error_NULL);
   if (b->head == b->tail) return convey_FAIL;
   const std::uint64_t slot = b->head & (k_window - 1);
@@ -189,9 +196,9 @@ int biconvey_pull(biconvey_t* b, void* reply) {
 
 int biconvey_advance(biconvey_t* b, bool done) {
   if (!b) return convey_error_NULL;
-  if (b->state == cstate::dormant) return b->panic("biconvey_advance", convey_error_STATE);
-  if (b->state == cstate::complete) return convey_DONE;
-  if (!done && b->state != cstate::working) return b->panic("biconvey_advance", convey_error_USAGE);
+  if (b->st == state::dormant) return b->panic("biconvey_advance", convey_error_STATE);
+  if (b->st == state::complete) return convey_DONE;
+  done = done || b->st != state::working;  // as convey_advance (CAPI-2)
   int rc = serve(b);
   if (rc < 0) return rc;
   const int rq = convey_advance(b->q, done);
@@ -206,31 +213,31 @@ int biconvey_advance(biconvey_t* b, bool done) {
   if (rr == convey_DONE || rr == convey_NEAR) {
     // Never DONE while replies remain to be pulled (contract over bale's simple biconveyor).
     const bool drained = rr == convey_DONE && b->head == b->tail;
-    b->state = drained ? cstate::complete : cstate::cleanup;
+    b->st = drained ? state::complete : state::cleanup;
     return drained ? convey_DONE : convey_NEAR;
   }
-  if (done) b->state = cstate::endgame;
+  if (done) b->st = state::endgame;
   return convey_OK;
 }
 
 int biconvey_reset(biconvey_t* b) {
   if (!b) return convey_error_NULL;
-  if (b->state == cstate::dormant) return convey_OK;
-  if (b->state != cstate::complete) return b->panic("biconvey_reset", convey_error_STATE);
+  if (b->st == state::dormant) return convey_OK;
+  if (b->st != state::complete) return b->panic("biconvey_reset", convey_error_STATE);
   // r before q: with DYNAMIC, r's buffers were grabbed last and must go back first (LIFO).
   int rc = convey_reset(b->r);
   if (rc < 0) return rc;
   rc = convey_reset(b->q);
   if (rc < 0) return rc;
-  b->state = cstate::dormant;
+  b->st = state::dormant;
   return convey_OK;
 }
 
 int biconvey_free(biconvey_t* b) {
   if (!b) return convey_OK;
-  if (b->state != cstate::dormant && b->state != cstate::complete)
+  if (b->st != state::dormant && b->st != state::complete)
     return b->panic("biconvey_free", convey_error_STATE);
-  if (b->state == cstate::complete) {
+  if (b->st == state::complete) {
     convey_reset(b->r);
     convey_reset(b->q);
   }

@@ -1,57 +1,101 @@
-// The constructors of convey.h (collective; NULL plus one message on failure).
+// The constructors of convey.h (collective): bale's arguments checked and turned into a
+// layout (convoy::layout_plan), the generic ones through convoy::choose_and_build; NULL and
+// one message on failure (CAPI-8).
+#include <convoy/base/collective.hpp>
 #include <convoy/base/error.hpp>
 #include <cstdint>
 #include <exception>
+#include <memory>
 #include <string>
 
 #include "facade.hpp"
 
 namespace cf = convoy::facade;
+using convoy::layout_kind;
+using convoy::layout_plan;
 
 namespace {
 
+// Runs `build` (collective). A failure prints its message once for all PEs, the lowest
+// failing PE's (all fail alike on invalid arguments or settings), unless QUIET (CAPI-8).
 template <class F>
 convey_t* construct(const char* who, std::uint64_t options, F&& build) noexcept {
+  const bool quiet = (options & convey_opt_QUIET) != 0;
   std::string why;
   if (!cf::ensure_mpi(why)) {
-    cf::constructor_failed(who, options, why.c_str());
+    if (!quiet) cf::print_once(std::string(who) + ": " + why);
     return nullptr;
   }
+  convey_t* c = nullptr;
   try {
-    return build();
+    c = build();
   } catch (const std::exception& e) {
-    cf::constructor_failed(who, options, e.what());
+    why = e.what();
   } catch (...) {
-    cf::constructor_failed(who, options, "unknown exception");
+    why = "unknown exception";
   }
-  return nullptr;
+  try {  // every PE learns the lowest failing PE's message (BASE-3); PE 0 prints it
+    convoy::base::raise_if_any_failed(MPI_COMM_WORLD, c ? nullptr : &why);
+  } catch (const std::exception& e) {
+    if (!quiet && cf::world_rank() == 0) cf::print_once(std::string(who) + ": " + e.what());
+  }
+  return c;
 }
 
-// Builds what choose() picked; retries with smaller buffers when the engine's fixed costs
-// (beyond the link-buffer model) push the real footprint over max_bytes.
-::conveyor* build_generic(std::size_t max_bytes, std::size_t n_local, bool elastic,
-                          std::size_t item_bound, const convey_alc8r_t* alloc,
-                          std::uint64_t options) {
-  std::size_t cap = 0;
-  for (int attempt = 0; attempt < 6; ++attempt) {
-    cf::tensor_request r;
-    bool simple = false;
-    if (!cf::choose(max_bytes, n_local, elastic, item_bound, options, cap, r, simple)) break;
-    ::conveyor* c =
-        simple ? cf::make_simple(r.capacity, alloc, options) : cf::make_tensor(r, alloc, options);
-    if (max_bytes == SIZE_MAX) return c;
-    unsigned long long mine = c->max_memory_bytes_(), worst = 0;
-    MPI_Allreduce(&mine, &worst, 1, MPI_UNSIGNED_LONG_LONG, MPI_MAX, MPI_COMM_WORLD);
-    if (worst <= max_bytes) return c;
-    delete c;
-    // The engine's fixed costs (self queue, staging) grow with the buffer size too: shrink
-    // the buffers in proportion and try again.
-    cap = static_cast<std::size_t>(static_cast<double>(r.capacity) * 0.9 *
-                                   static_cast<double>(max_bytes) / static_cast<double>(worst));
-    if (cap < 32) break;
+// bale's argument rules for the explicit tensor constructors.
+layout_plan tensor_layout(std::size_t capacity, int order, std::size_t n_local,
+                          std::size_t n_buffers) {
+  const auto p = static_cast<std::size_t>(cf::world_size());
+  if (capacity == 0) throw convoy::error("buffer capacity must be positive");
+  if (order < 1 || order > 3)
+    throw convoy::error("order " + std::to_string(order) + " is not 1, 2 or 3");
+  if (n_buffers == 0 || (n_buffers & (n_buffers - 1)) != 0 || n_buffers > 1024)
+    throw convoy::error("n_buffers " + std::to_string(n_buffers) +
+                        " is not a power of two (1, 2, 4, ...)");
+  if (order >= 2) {
+    if (n_local == 0) throw convoy::error("n_local must be at least 1");
+    if (n_local > p || p % n_local != 0)
+      throw convoy::error("n_local " + std::to_string(n_local) + " does not divide the PE count " +
+                          std::to_string(p));
   }
-  throw convoy::error("no conveyor fits in max_bytes = " + std::to_string(max_bytes) +
-                      " bytes per PE");
+  layout_plan t;
+  t.kind = layout_kind::tensor;
+  t.order = order;
+  t.n_local = order == 1 ? 1 : n_local;
+  t.capacity = capacity;
+  t.n_buffers = static_cast<int>(n_buffers);
+  return t;
+}
+
+cf::engine_request request(const layout_plan& t, std::uint64_t options) {
+  cf::engine_request r;
+  r.layout = t;
+  r.steady = (options & convey_opt_PROGRESS) != 0;
+  return r;
+}
+
+// What choose_and_build picked, under the request `lr`.
+convey_t* build_chosen(const convoy::layout_request& lr, const convey_alc8r_t* alloc,
+                       std::uint64_t options) {
+  std::unique_ptr<convey_t> kept;
+  const layout_plan t =
+      convoy::choose_and_build(MPI_COMM_WORLD, lr, [&](const layout_plan& candidate) {
+        kept.reset();  // the previous attempt's buffers go back first
+        if (candidate.kind == layout_kind::bulk) {
+          kept.reset(cf::make_simple(candidate.capacity, alloc, options));
+        } else {
+          cf::engine_request r = request(candidate, options);
+          r.elastic = lr.elastic;
+          r.monster_bytes = lr.item_bound;
+          r.item_bound = lr.item_bound;
+          kept.reset(lr.elastic ? cf::make_elastic(r, alloc, options)
+                                : cf::make_streaming(r, alloc, options));
+        }
+        return kept->max_memory_bytes_();
+      });
+  if (!t.note.empty() && (options & convey_opt_ALERT) && cf::world_rank() == 0)
+    cf::print_once("warning: " + t.note);
+  return kept.release();
 }
 
 }  // namespace
@@ -60,14 +104,24 @@ extern "C" {
 
 convey_t* convey_new(size_t max_bytes, size_t n_local, const convey_alc8r_t* alloc,
                      uint64_t options) {
-  return construct("convey_new", options,
-                   [&] { return build_generic(max_bytes, n_local, false, 0, alloc, options); });
+  return construct("convey_new", options, [&] {
+    convoy::layout_request r;
+    r.max_bytes = max_bytes;
+    r.n_local = n_local;
+    return build_chosen(r, alloc, options);
+  });
 }
 
 convey_t* convey_new_elastic(size_t item_bound, size_t max_bytes, size_t n_local,
                              const convey_alc8r_t* alloc, uint64_t options) {
   return construct("convey_new_elastic", options, [&] {
-    return build_generic(max_bytes, n_local, true, item_bound, alloc, options);
+    convoy::layout_request r;
+    r.max_bytes = max_bytes;
+    r.n_local = n_local;
+    r.elastic = true;
+    r.item_bound = item_bound;
+    r.allow_bulk = false;
+    return build_chosen(r, alloc, options);
   });
 }
 
@@ -82,41 +136,26 @@ convey_t* convey_new_simple(size_t capacity, const convey_alc8r_t* alloc,
 convey_t* convey_new_twohop(size_t capacity, size_t row_procs, const convey_alc8r_t* alloc,
                             uint64_t options) {
   return construct("convey_new_twohop", options, [&] {
-    cf::tensor_request r;
-    r.capacity = capacity;
-    r.order = 2;
-    r.n_local = row_procs;
-    r.n_buffers = 2;
-    r.steady = (options & convey_opt_PROGRESS) != 0;
-    return cf::make_tensor(r, alloc, options);
+    return cf::make_streaming(request(tensor_layout(capacity, 2, row_procs, 2), options), alloc,
+                              options);
   });
 }
 
 convey_t* convey_new_tensor(size_t capacity, int order, size_t n_local, size_t n_buffers,
                             const convey_alc8r_t* alloc, uint64_t options) {
   return construct("convey_new_tensor", options, [&] {
-    cf::tensor_request r;
-    r.capacity = capacity;
-    r.order = order == 0 ? -1 : order;  // 0 is not a valid order here (it means "mesh")
-    r.n_local = order == 1 ? 1 : n_local;
-    r.n_buffers = n_buffers;
-    r.steady = (options & convey_opt_PROGRESS) != 0;
-    return cf::make_tensor(r, alloc, options);
+    return cf::make_streaming(request(tensor_layout(capacity, order, n_local, n_buffers), options),
+                              alloc, options);
   });
 }
 
 convey_t* convey_new_etensor(size_t buffer_bytes, size_t monster_bytes, int order, size_t n_local,
                              size_t n_buffers, const convey_alc8r_t* alloc, uint64_t options) {
   return construct("convey_new_etensor", options, [&] {
-    cf::tensor_request r;
-    r.capacity = buffer_bytes;
-    r.order = order == 0 ? -1 : order;
-    r.n_local = order == 1 ? 1 : n_local;
-    r.n_buffers = n_buffers;
+    cf::engine_request r = request(tensor_layout(buffer_bytes, order, n_local, n_buffers), options);
     r.elastic = true;
     r.monster_bytes = monster_bytes;
-    r.steady = true;
-    return cf::make_tensor(r, alloc, options);
+    return cf::make_elastic(r, alloc, options);
   });
 }
 

@@ -1,45 +1,31 @@
 // Dispatch functions of convey.h: state tracking and checks (seed 000 sec. 3.2, 3.5, 4),
-// error codes and messages, statistics, and convoy's C extensions (convoy/convey_ext.h).
+// the codes bale returns for each misuse (CAPI-2, the table in conveyor_api/README.md),
+// statistics, and convoy's C extensions (convoy/convey_ext.h).
+//
+// Rigid engine conveyors (c->streaming) take push, pull, apull and unpull straight to their
+// core's inline hot paths; one call each, its code translated only when it fails (CAPI-3).
+#include <convey.h>
 #include <convoy/convey_ext.h>
 
 #include <convoy/aggregation/packing.hpp>
 #include <convoy/base/error.hpp>
-#include <cstdio>
 #include <cstring>
 #include <exception>
 #include <new>
-#include <string>
 
 #include "facade.hpp"
 
-using convoy::facade::cstate;
+using convoy::facade::state;
+using convoy::facade::to_convey;
 
 extern "C" const char convey_version[] = "0.5.0";
 
-conveyor::conveyor(const char* k, std::uint64_t opts) : kind(k), options(opts) {
-  int r = 0, n = 1;
-  MPI_Comm_rank(MPI_COMM_WORLD, &r);
-  MPI_Comm_size(MPI_COMM_WORLD, &n);
-  my_pe = r;
-  n_pes = n;
+conveyor::conveyor(const char* k, std::uint64_t opts) : options(opts), kind(k) {
+  my_pe = convoy::facade::world_rank();
+  n_pes = convoy::facade::world_size();
 }
 
 conveyor::~conveyor() = default;
-
-int conveyor::panic(const char* where, int code, const char* detail) noexcept {
-  if (code >= 0) return code;
-  const unsigned bit = static_cast<unsigned>(-code);
-  if (bit < 64) {
-    if (suppressed >> bit & 1u) return code;
-    suppressed |= std::uint64_t{1} << bit;
-  }
-  if (options & convey_opt_QUIET) return code;
-  std::fprintf(stderr, "convey: %s on PE %lld: %s (%s conveyor, state %s)%s%s\n", where,
-               static_cast<long long>(my_pe), convey_error_string(this, code), kind,
-               convoy::facade::state_name(state), detail ? ": " : "", detail ? detail : "");
-  std::fflush(stderr);
-  return code;
-}
 
 namespace {
 enum counter { k_begins = 0, k_pushes, k_pulls, k_unpulls, k_advances };
@@ -50,37 +36,48 @@ int internal_failure(conveyor* c, const char* where, const std::exception* e) no
   const int code = alloc ? convey_error_ALLOC : (mpi ? convey_error_COMMS : convey_error_INTERNAL);
   return c->panic(where, code, e ? e->what() : "unknown exception");
 }
+
+// Runs a collective per-kind call, turning an exception into its code.
+template <class F>
+int guarded(conveyor* c, const char* where, F&& call) noexcept {
+  try {
+    return call();
+  } catch (const std::exception& e) {
+    return internal_failure(c, where, &e);
+  } catch (...) {
+    return internal_failure(c, where, nullptr);
+  }
+}
+
+bool misaligned(const void* p, std::size_t a) noexcept {
+  return (reinterpret_cast<std::uintptr_t>(p) & (a - 1)) != 0;
+}
 }  // namespace
 
 extern "C" {
 
 int convey_begin(convey_t* c, size_t item_bytes, size_t align) {
   if (!c) return convey_error_NULL;
-  if (c->state != cstate::dormant) return c->panic("convey_begin", convey_error_STATE);
+  if (c->state != state::dormant) return c->panic("convey_begin", convey_error_STATE);
   if (item_bytes == 0) return c->panic("convey_begin", convey_error_ZERO);
   if (align == 0 || (align & (align - 1)) != 0 || item_bytes % align != 0 ||
       align > CONVEY_MAX_ALIGN)
     align = convoy::facade::natural_align(item_bytes);
-  int rc = convey_error_INTERNAL;
-  try {
-    rc = c->begin_(item_bytes, align);
-  } catch (const std::exception& e) {
-    return internal_failure(c, "convey_begin", &e);
-  } catch (...) {
-    return internal_failure(c, "convey_begin", nullptr);
-  }
+  const int rc = guarded(c, "convey_begin", [&] { return c->begin_(item_bytes, align); });
   if (rc < 0) return c->panic("convey_begin", rc);
   std::memcpy(c->mark, c->life, sizeof c->life);
   ++c->life[k_begins];
   c->item_bytes = item_bytes;
   c->align = align;
-  c->state = cstate::working;
+  c->held = nullptr;
+  c->retaken = false;
+  c->state = state::working;
   return convey_OK;
 }
 
 int convey_push(convey_t* c, const void* item, int64_t pe) {
   if (!c) return convey_error_NULL;
-  if (c->state != cstate::working) [[unlikely]]
+  if (c->state != state::working) [[unlikely]]
     return c->panic("convey_push", convey_error_STATE);
   if (!(c->options & convey_opt_RECKLESS)) {
     if (pe < 0 || pe >= c->n_pes) [[unlikely]]
@@ -88,27 +85,19 @@ int convey_push(convey_t* c, const void* item, int64_t pe) {
     if (!item) [[unlikely]]
       return c->panic("convey_push", convey_error_NULL);
   }
-  if (auto* e = c->direct) [[likely]] {
-    const int got = e->push(item, static_cast<int>(pe));
-    if (got > 0) [[likely]] {
-      ++c->life[k_pushes];
-      return convey_OK;
-    }
-    if (got == 0) return convey_FAIL;  // the path is full
-  }
-  // A failed push changes nothing: the virtual path repeats a misuse and maps its code.
-  const int rc = c->push_(item, pe);
+  const int rc = c->streaming ? c->core.push(item, static_cast<int>(pe)) : c->push_(item, pe);
   if (rc > 0) [[likely]] {
     ++c->life[k_pushes];
-    return rc;
+    return convey_OK;
   }
-  return rc < 0 ? c->panic("convey_push", rc) : rc;
+  if (rc == 0) return convey_FAIL;  // the path is full
+  return c->panic("convey_push", c->streaming ? to_convey(rc) : rc);
 }
 
 int convey_epush(convey_t* c, size_t bytes, const void* item, int64_t pe) {
   if (!c) return convey_error_NULL;
   if (!(c->features & convey_ELASTIC)) return c->panic("convey_epush", convey_error_RIGID);
-  if (c->state != cstate::working) [[unlikely]]
+  if (c->state != state::working) [[unlikely]]
     return c->panic("convey_epush", convey_error_STATE);
   if (!(c->options & convey_opt_RECKLESS)) {
     if (pe < 0 || pe >= c->n_pes) [[unlikely]]
@@ -126,21 +115,23 @@ int convey_epush(convey_t* c, size_t bytes, const void* item, int64_t pe) {
 
 int convey_pull(convey_t* c, void* item, int64_t* from) {
   if (!c) return convey_error_NULL;
-  if (c->state == cstate::dormant) [[unlikely]]
+  if (c->state == state::dormant) [[unlikely]]
     return c->panic("convey_pull", convey_error_STATE);
   if (!item) [[unlikely]]
     return c->panic("convey_pull", convey_error_NULL);
-  if (c->state == cstate::complete) return convey_FAIL;
-  if (auto* e = c->direct) [[likely]] {
+  if (c->state == state::complete) return convey_FAIL;
+  c->held = nullptr;
+  c->retaken = false;
+  if (c->streaming) [[likely]] {
     convoy::termination::item_view v;
-    const int got = e->pull(v);
+    const int got = c->core.pull(v);
     if (got > 0) [[likely]] {
       convoy::aggregation::copy_item(item, v.data, c->item_bytes);
       if (from) *from = v.from;
       ++c->life[k_pulls];
       return convey_OK;
     }
-    if (got == 0) return convey_FAIL;  // nothing ready
+    return got == 0 ? convey_FAIL : c->panic("convey_pull", to_convey(got));
   }
   int rc = 0;
   std::int64_t src = -1;
@@ -154,30 +145,37 @@ int convey_pull(convey_t* c, void* item, int64_t* from) {
 
 void* convey_apull(convey_t* c, int64_t* from) {
   if (!c) return nullptr;
-  if (c->state == cstate::dormant) [[unlikely]] {
+  if (c->state == state::dormant) [[unlikely]] {
     c->panic("convey_apull", convey_error_STATE);
     return nullptr;
   }
-  if (c->state == cstate::complete) return nullptr;
-  if (auto* e = c->direct) [[likely]] {
-    convoy::termination::item_view v;
-    const int got = e->pull(v);
-    if (got == 0) return nullptr;  // nothing ready
-    if (got > 0) [[likely]] {
-      if ((reinterpret_cast<std::uintptr_t>(v.data) & (c->align - 1)) == 0) [[likely]] {
-        if (from) *from = v.from;
-        ++c->life[k_pulls];
-        return const_cast<std::byte*>(v.data);
-      }
-      (void)e->unpull();  // misaligned: the virtual path copies it to aligned scratch
-    }
-  }
-  int rc = 0;
+  if (c->state == state::complete) return nullptr;
+  const void* p = nullptr;
   std::int64_t src = -1;
-  const void* p = c->pull_(&src, &rc, true);
-  if (!p) {
-    if (rc < 0) c->panic("convey_apull", rc);
-    return nullptr;
+  c->held = nullptr;
+  c->retaken = false;
+  if (c->streaming) [[likely]] {
+    convoy::termination::item_view v;
+    const int got = c->core.pull(v);
+    if (got <= 0) {
+      if (got < 0) c->panic("convey_apull", to_convey(got));
+      return nullptr;
+    }
+    p = v.data;
+    src = v.from;
+    if (misaligned(p, c->align)) [[unlikely]] {  // aligned scratch copy (CAPI-7)
+      std::memcpy(c->scratch.get(), p, c->item_bytes);
+      p = c->scratch.get();
+    } else {
+      c->held = p;
+    }
+  } else {
+    int rc = 0;
+    p = c->pull_(&src, &rc, true);
+    if (!p) {
+      if (rc < 0) c->panic("convey_apull", rc);
+      return nullptr;
+    }
   }
   if (from) *from = src;
   ++c->life[k_pulls];
@@ -187,11 +185,14 @@ void* convey_apull(convey_t* c, int64_t* from) {
 int convey_epull(convey_t* c, convey_item_t* result) {
   if (!c) return convey_error_NULL;
   if (!(c->features & convey_ELASTIC)) return c->panic("convey_epull", convey_error_RIGID);
-  if (c->state == cstate::dormant) [[unlikely]]
-    return c->panic("convey_epull", convey_error_STATE);
   if (!result) [[unlikely]]
     return c->panic("convey_epull", convey_error_NULL);
-  if (c->state == cstate::complete) return convey_FAIL;
+  if (c->state == state::dormant || c->state == state::complete) {
+    result->data = nullptr;  // bale: nothing to pull, not an error (CAPI-2)
+    return convey_FAIL;
+  }
+  c->held = nullptr;
+  c->retaken = false;
   const int rc = c->epull_(result);
   if (rc > 0) {
     ++c->life[k_pulls];
@@ -202,63 +203,63 @@ int convey_epull(convey_t* c, convey_item_t* result) {
 
 int convey_unpull(convey_t* c) {
   if (!c) return convey_error_NULL;
-  if (c->state == cstate::dormant) return c->panic("convey_unpull", convey_error_STATE);
-  if (c->state == cstate::complete) return convey_FAIL;
-  const int rc = c->unpull_();
+  if (c->state == state::dormant) return c->panic("convey_unpull", convey_error_STATE);
+  if (c->state == state::complete) return convey_FAIL;
+  c->held = nullptr;
+  if (c->retaken) return convey_FAIL;  // the last pull was before an advance (CAPI-7)
+  const int rc = c->streaming ? to_convey(c->core.unpull()) : c->unpull_();
   if (rc > 0) ++c->life[k_unpulls];
   return rc < 0 ? c->panic("convey_unpull", rc) : rc;
 }
 
 int convey_advance(convey_t* c, bool done) {
   if (!c) return convey_error_NULL;
-  if (c->state == cstate::dormant) return c->panic("convey_advance", convey_error_STATE);
-  if (c->state == cstate::complete) {
+  if (c->state == state::dormant) return c->panic("convey_advance", convey_error_STATE);
+  if (c->state == state::complete) {
     ++c->life[k_advances];
     return convey_DONE;
   }
-  if (!done && c->state != cstate::working)
-    return c->panic("convey_advance", convey_error_USAGE,
-                    "done must stay true after advance(true) (seed 000 sec. 3.2)");
-  int rc = convey_error_INTERNAL;
-  try {
-    rc = c->advance_(done);
-  } catch (const std::exception& e) {
-    return internal_failure(c, "convey_advance", &e);
-  } catch (...) {
-    return internal_failure(c, "convey_advance", nullptr);
+  // After advance(true), done stays true: bale takes a false as true rather than reject
+  // it, since a PE that stops advancing could deadlock the others (CAPI-2).
+  done = done || c->state != state::working;
+  // An apull/epull pointer stays valid until the next pull or unpull (bale), the engine's
+  // only until the next advance: put the item back, so that its buffer stays, and take it
+  // again. It is first in line, so the same bytes come back in the same place (CAPI-7).
+  const void* const held = c->held;
+  const bool put_back = held && c->core.unpull() > 0;
+  const int rc = guarded(c, "convey_advance", [&] { return c->advance_(done); });
+  if (put_back) {
+    convoy::termination::item_view v;
+    if (c->core.pull(v, false) <= 0 || v.data != held)
+      return c->panic("convey_advance", convey_error_INTERNAL, "the held item moved");
+    c->retaken = true;
   }
   if (rc < 0) return c->panic("convey_advance", rc);
   ++c->life[k_advances];
   if (rc == convey_DONE)
-    c->state = cstate::complete;
+    c->state = state::complete;
   else if (rc == convey_NEAR)
-    c->state = cstate::cleanup;
-  else if (done && c->state == cstate::working)
-    c->state = cstate::endgame;
+    c->state = state::cleanup;
+  else if (done && c->state == state::working)
+    c->state = state::endgame;
   return rc;
 }
 
 int convey_reset(convey_t* c) {
   if (!c) return convey_error_NULL;
-  if (c->state == cstate::dormant) return convey_OK;
-  if (c->state != cstate::complete) return c->panic("convey_reset", convey_error_STATE);
-  int rc = convey_error_INTERNAL;
-  try {
-    rc = c->reset_();
-  } catch (const std::exception& e) {
-    return internal_failure(c, "convey_reset", &e);
-  } catch (...) {
-    return internal_failure(c, "convey_reset", nullptr);
-  }
+  if (c->state == state::dormant) return convey_OK;
+  if (c->state != state::complete) return c->panic("convey_reset", convey_error_STATE);
+  const int rc = guarded(c, "convey_reset", [&] { return c->reset_(); });
   if (rc < 0) return c->panic("convey_reset", rc);
-  c->state = cstate::dormant;
+  c->state = state::dormant;
   c->item_bytes = 0;
+  c->held = nullptr;
   return convey_OK;
 }
 
 int convey_free(convey_t* c) {
   if (!c) return convey_OK;
-  if (c->state != cstate::dormant && c->state != cstate::complete)
+  if (c->state != state::dormant && c->state != state::complete)
     return c->panic("convey_free", convey_error_STATE);
   try {
     delete c;
@@ -270,22 +271,18 @@ int convey_free(convey_t* c) {
 
 int convey_set_codec(convey_t* c, const convey_codec_t* codec, void* arg) {
   if (!c) return convey_error_NULL;
-  if (c->state != cstate::dormant) return c->panic("convey_set_codec", convey_error_STATE);
+  if (c->state != state::dormant) return c->panic("convey_set_codec", convey_error_STATE);
   if (!(c->features & convey_THRIFTY)) return convey_FAIL;
-  if (codec && (!codec->plan || !codec->compress || !codec->decompress))
-    return c->panic("convey_set_codec", convey_error_USAGE,
-                    "a codec needs plan, compress and decompress");
-  int rc = convey_error_INTERNAL;
-  try {
-    rc = c->set_codec_(codec, arg);
-  } catch (const std::exception& e) {
-    return internal_failure(c, "convey_set_codec", &e);
-  }
+  if (codec && !codec->plan) return convey_FAIL;  // bale: no plan, no compression
+  if (codec && (!codec->compress || !codec->decompress))
+    return c->panic("convey_set_codec", convey_error_NOFUNC,
+                    "a codec with plan needs compress and decompress");
+  const int rc = guarded(c, "convey_set_codec", [&] { return c->set_codec_(codec, arg); });
   return rc < 0 ? c->panic("convey_set_codec", rc) : rc;
 }
 
 size_t convey_item_size(convey_t* c) {
-  return (c && c->state != cstate::dormant) ? c->item_bytes : 0;
+  return (c && c->state != state::dormant) ? c->item_bytes : 0;
 }
 
 uint64_t convey_features(convey_t* c) { return c ? c->features : 0; }
@@ -300,37 +297,6 @@ int64_t convey_statistic(convey_t* c, int which) {
     return static_cast<int64_t>(cumulative ? c->life[b] : c->life[b] - c->mark[b]);
   }
   return c->comm_statistic_(base, cumulative);
-}
-
-const char* convey_error_string(convey_t* c, int error) {
-  (void)c;
-  if (error > 0) return "success";
-  switch (error) {
-    case 0:
-      return "ordinary failure (convey_FAIL / convey_DONE)";
-    case convey_error_STATE:
-      return "operation is illegal in the conveyor's current state";
-    case convey_error_NULL:
-      return "conveyor or a required pointer is NULL";
-    case convey_error_RANGE:
-      return "PE number is out of range";
-    case convey_error_RIGID:
-      return "elastic operation on a conveyor that is not elastic";
-    case convey_error_ZERO:
-      return "item size is zero";
-    case convey_error_OFLO:
-      return "item is too large for this conveyor";
-    case convey_error_USAGE:
-      return "invalid argument or misuse of the conveyor API";
-    case convey_error_ALLOC:
-      return "memory allocation failed";
-    case convey_error_COMMS:
-      return "communication (MPI) failed";
-    case convey_error_INTERNAL:
-      return "internal error in the conveyor library";
-    default:
-      return "unknown error code";
-  }
 }
 
 // ---- convoy/convey_ext.h ----

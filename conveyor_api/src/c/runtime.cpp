@@ -1,34 +1,14 @@
-// Run-time helpers of the C façade: MPI life cycle, environment, node layout, allocation,
-// one-time messages.
-#include <convoy/base/error.hpp>
-#include <convoy/base/settings.hpp>
-#include <convoy/topology/machine.hpp>
+// Run-time helpers of the C façade: the MPI life cycle (init, finalize, this PE and the
+// PE count), allocation, one-time messages.
 #include <cstdio>
 #include <cstdlib>
 #include <mutex>
 #include <new>
-#include <numeric>
 #include <set>
 
 #include "facade.hpp"
 
 namespace convoy::facade {
-
-const char* state_name(cstate s) noexcept {
-  switch (s) {
-    case cstate::dormant:
-      return "DORMANT";
-    case cstate::working:
-      return "WORKING";
-    case cstate::endgame:
-      return "ENDGAME";
-    case cstate::cleanup:
-      return "CLEANUP";
-    case cstate::complete:
-      return "COMPLETE";
-  }
-  return "?";
-}
 
 namespace {
 bool g_we_initialized = false;
@@ -63,32 +43,16 @@ bool ensure_mpi(std::string& why) noexcept {
   return true;
 }
 
-env_settings read_env() {
-  // One place parses and validates every setting (topology/settings.hpp); collective so
-  // that all PEs see rank 0's environment and choose the same conveyor.
-  const auto s = convoy::base::settings::from_env(MPI_COMM_WORLD);
-  env_settings e;
-  if (s.convey_nlocal) e.nlocal = static_cast<std::size_t>(*s.convey_nlocal);
-  if (s.convey_buffer_size) e.buffer_bytes = *s.convey_buffer_size;
-  if (s.mesh) e.mesh = *s.mesh;
-  return e;
+int world_rank() noexcept {
+  int r = 0;
+  MPI_Comm_rank(MPI_COMM_WORLD, &r);
+  return r;
 }
 
-node_layout discover_nodes(MPI_Comm comm) {
-  const topology::machine m = topology::discover(comm);
-  node_layout out;
-  out.node_of_rank.reserve(m.ranks.size());
-  for (const auto& r : m.ranks) out.node_of_rank.push_back(r.node);
-  int g = 0;
-  bool contiguous = true;  // bale's groups are consecutive PEs (seed 000 sec. 4.3.1)
-  for (const auto& n : m.nodes) {
-    g = std::gcd(g, static_cast<int>(n.ranks.size()));
-    if (!n.ranks.empty() &&
-        n.ranks.back() - n.ranks.front() + 1 != static_cast<int>(n.ranks.size()))
-      contiguous = false;
-  }
-  out.uniform_local = static_cast<std::size_t>(g > 0 && contiguous ? g : 1);
-  return out;
+int world_size() noexcept {
+  int n = 1;
+  MPI_Comm_size(MPI_COMM_WORLD, &n);
+  return n;
 }
 
 allocator::allocator(const convey_alc8r_t* a) noexcept {
@@ -143,18 +107,14 @@ void print_once(const std::string& what) noexcept {
   std::fflush(stderr);
 }
 
-void constructor_failed(const char* who, std::uint64_t options, const char* what) noexcept {
-  if (options & convey_opt_QUIET) return;
-  try {
-    print_once(std::string(who) + ": " + what);
-  } catch (...) {
-  }
-}
-
 std::size_t natural_align(std::size_t bytes) noexcept {
   std::size_t a = bytes & (~bytes + 1);  // lowest set bit
   if (a == 0 || a > CONVEY_MAX_ALIGN) a = CONVEY_MAX_ALIGN;
   return a;
+}
+
+aligned_bytes make_aligned(std::size_t bytes) {
+  return aligned_bytes(static_cast<std::byte*>(::operator new (bytes, std::align_val_t{64})));
 }
 
 }  // namespace convoy::facade

@@ -1,0 +1,174 @@
+// The MPI large-item channel (seed 000 sec. 4.4.1, "the MPI code for monster items"):
+// nonblocking in both directions, chunked below MPI's int counts. The receive is started
+// by the receiver when it meets the item's ticket and completes in later tests, so a pull
+// never waits for the bytes (aggregation/README.md, AGG-52..57).
+#include <algorithm>
+#include <climits>
+#include <convoy/aggregation/large_channel.hpp>
+#include <convoy/base/error.hpp>
+#include <cstring>
+#include <new>
+#include <string>
+#include <thread>
+#include <utility>
+
+namespace convoy::aggregation {
+
+namespace {
+constexpr int k_tag = 0;  // the channel's own communicator carries nothing else
+constexpr std::align_val_t k_align{64};
+}  // namespace
+
+mpi_large_channel::mpi_large_channel(MPI_Comm comm, options o)
+    : bound_(o.max_item_bytes), chunk_(o.chunk_bytes), memory_(std::move(o.memory)) {
+  if (comm == MPI_COMM_NULL) throw error("mpi_large_channel: MPI_COMM_NULL");
+  if (chunk_ == 0 || chunk_ > static_cast<std::size_t>(INT_MAX))
+    throw error("mpi_large_channel: chunk_bytes " + std::to_string(chunk_) +
+                " is not between 1 and INT_MAX");
+  CONVOY_MPI_CHECK(MPI_Comm_dup(comm, &comm_));
+  MPI_Comm_set_errhandler(comm_, MPI_ERRORS_RETURN);
+  MPI_Comm_rank(comm_, &rank_);
+  if (memory_ && bound_ > 0) {
+    // Outgoing first, incoming second: released in the reverse order (LIFO).
+    out_ = buffer{memory_->grab(bound_), bound_, false};
+    in_ = buffer{out_.data ? memory_->grab(bound_) : nullptr, bound_, false};
+    if (!out_.data || !in_.data) {
+      free_buffer(in_);
+      free_buffer(out_);
+      MPI_Comm_free(&comm_);
+      throw std::bad_alloc();
+    }
+  }
+}
+
+mpi_large_channel::~mpi_large_channel() {
+  // A send in flight completes as soon as its receiver has taken it, which every complete
+  // conveyor guarantees; after an abandoned run, give it a bounded chance, then leak its
+  // buffer rather than free it under MPI (as mpi_transport does).
+  bool leak = false;
+  for (int i = 0; sending_ && i < 10000; ++i) {
+    int flag = 0;
+    MPI_Testall(static_cast<int>(send_reqs_.size()), send_reqs_.data(), &flag, MPI_STATUSES_IGNORE);
+    if (flag)
+      sending_ = false;
+    else
+      std::this_thread::yield();
+  }
+  if (sending_) {
+    for (MPI_Request& r : send_reqs_)
+      if (r != MPI_REQUEST_NULL) MPI_Request_free(&r);
+    leak = true;
+  }
+  if (receiving_) {
+    for (MPI_Request& r : recv_reqs_)
+      if (r != MPI_REQUEST_NULL) {
+        MPI_Cancel(&r);
+        MPI_Wait(&r, MPI_STATUS_IGNORE);
+      }
+  }
+  free_buffer(in_);
+  if (!leak) free_buffer(out_);
+  if (comm_ != MPI_COMM_NULL) MPI_Comm_free(&comm_);
+}
+
+void mpi_large_channel::free_buffer(buffer& b) noexcept {
+  if (b.data) {
+    if (b.own)
+      ::operator delete(b.data, k_align);
+    else
+      memory_->release(b.data);
+  }
+  b = buffer{};
+}
+
+void mpi_large_channel::grow(buffer& b, std::size_t bytes) {
+  if (bytes > bound_)
+    throw error("large item of " + std::to_string(bytes) + " bytes exceeds the bound " +
+                std::to_string(bound_));
+  if (b.capacity >= bytes && (b.data || bytes == 0)) return;
+  if (!b.own)  // a source's block holds the bound: cannot be too small
+    throw error("large_channel: buffer source block smaller than the item");
+  free_buffer(b);
+  b.data = static_cast<std::byte*>(::operator new(bytes, k_align));
+  b.capacity = bytes;
+  b.own = true;
+}
+
+void mpi_large_channel::post(std::vector<MPI_Request>& reqs, std::byte* base, std::size_t bytes,
+                             int peer, bool send) {
+  const std::size_t n = bytes == 0 ? 1 : (bytes + chunk_ - 1) / chunk_;
+  reqs.assign(n, MPI_REQUEST_NULL);
+  for (std::size_t k = 0; k < n; ++k) {
+    const std::size_t off = k * chunk_;
+    const auto count = static_cast<int>(std::min(chunk_, bytes - off));
+    if (send)
+      CONVOY_MPI_CHECK(MPI_Isend(base + off, count, MPI_BYTE, peer, k_tag, comm_, &reqs[k]));
+    else
+      CONVOY_MPI_CHECK(MPI_Irecv(base + off, count, MPI_BYTE, peer, k_tag, comm_, &reqs[k]));
+  }
+}
+
+bool mpi_large_channel::send_ready() {
+  if (!sending_) return true;
+  int flag = 0;
+  CONVOY_MPI_CHECK(MPI_Testall(static_cast<int>(send_reqs_.size()), send_reqs_.data(), &flag,
+                               MPI_STATUSES_IGNORE));
+  if (flag) sending_ = false;
+  return !sending_;
+}
+
+void mpi_large_channel::reserve_send(std::size_t bytes) { grow(out_, bytes); }
+
+void mpi_large_channel::start_send(const void* data, std::size_t bytes, int dest) {
+  if (sending_) throw error("large_channel: start_send while a send is in flight");
+  grow(out_, bytes);
+  if (bytes) std::memcpy(out_.data, data, bytes);
+  // A zero-byte item still sends one empty message, so each ticket matches one item.
+  post(send_reqs_, out_.data, bytes, dest, true);
+  sending_ = true;
+  stats_.messages += send_reqs_.size();
+  if (dest != rank_) {
+    ++stats_.sent;
+    stats_.sent_bytes += bytes;
+  }
+}
+
+void mpi_large_channel::start_receive(int from, std::size_t bytes) {
+  if (receiving_) throw error("large_channel: start_receive while a receive is active");
+  grow(in_, bytes);
+  post(recv_reqs_, in_.data, bytes, from, false);
+  receiving_ = true;
+  recv_from_ = from;
+  recv_bytes_ = bytes;
+}
+
+bool mpi_large_channel::receive_done() {
+  if (!receiving_) return false;
+  int flag = 0;
+  CONVOY_MPI_CHECK(MPI_Testall(static_cast<int>(recv_reqs_.size()), recv_reqs_.data(), &flag,
+                               MPI_STATUSES_IGNORE));
+  if (!flag) return false;
+  receiving_ = false;
+  if (recv_from_ != rank_) {
+    ++stats_.received;
+    stats_.received_bytes += recv_bytes_;
+  }
+  return true;
+}
+
+void mpi_large_channel::progress() {
+  (void)send_ready();
+  if (receiving_) {
+    // Moves the transfer on; completed requests become MPI_REQUEST_NULL, so the next
+    // receive_done() finds them complete and takes the item.
+    int flag = 0;
+    CONVOY_MPI_CHECK(MPI_Testall(static_cast<int>(recv_reqs_.size()), recv_reqs_.data(), &flag,
+                                 MPI_STATUSES_IGNORE));
+  }
+}
+
+std::size_t mpi_large_channel::memory_bytes() const noexcept {
+  return out_.capacity + in_.capacity;
+}
+
+}  // namespace convoy::aggregation

@@ -1,0 +1,95 @@
+#pragma once
+/// @file
+/// How a conveyor is laid over the ranks and buffered (conveyor_options), and the
+/// collective builders that turn options into a route plan and an engine over MPI.
+/// Settings precedence: explicit option > environment (base/settings.hpp) > tuning file
+/// > built-in default.
+#include <mpi.h>
+
+#include <convoy/aggregation/codec.hpp>
+#include <convoy/aggregation/compressing_transport.hpp>
+#include <convoy/aggregation/transport.hpp>
+#include <convoy/base/settings.hpp>
+#include <convoy/router/route_plan.hpp>
+#include <convoy/termination/engine.hpp>
+#include <cstddef>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace convoy {
+
+/// Builds the transport of an engine on `comm` for `plan` (collective).
+using transport_factory = std::function<std::unique_ptr<aggregation::transport>(
+    MPI_Comm comm, const std::shared_ptr<const router::route_plan>& plan)>;
+
+/// How a conveyor is laid over the ranks and buffered. Zero/empty fields take their value
+/// from the settings (base::settings: CONVOY_MESH, CONVOY_BUFFER_BYTES, CONVOY_N_BUFFERS,
+/// then the tuning file, CONVOY_TUNE_FILE), else the built-in defaults.
+struct conveyor_options {
+  /// Mesh spec ("auto", "node,core", "8x4x2", ...; see base/README.md). Used unless
+  /// tensor_order is set. Empty: CONVOY_MESH, else the tuning file's mesh, else "auto".
+  std::string mesh;
+  /// Stage order over the mesh dimensions (empty: innermost first, TRAM sec. V.C).
+  std::vector<int> dim_order;
+  /// 1, 2 or 3: bale's tensor routing (seed 000 sec. 4.3.1) instead of a mesh.
+  int tensor_order = 0;
+  /// Tensor group size; 0: node_group_size() of the discovered machine (layout_choice.hpp).
+  int n_local = 0;
+  std::size_t capacity_bytes = 0;  ///< bytes per buffer, header included (0: setting or 16384)
+  int n_buffers = 0;               ///< buffers per link (0: setting or 2)
+  bool steady = false;             ///< never hold an item indefinitely (seed 000 sec. 3.6)
+  int steady_period = 1;           ///< advance() calls a partly filled buffer may wait
+  bool elastic = false;            ///< items carry their own size
+  /// The engine, and so every link buffer, exists only from begin() to reset() (bale's
+  /// convey_opt_DYNAMIC); untyped_conveyor builds it at begin and drops it at reset.
+  bool dynamic = false;
+  /// Allocator hook: the link buffers that go through MPI come from here, one collective
+  /// grab per engine (aggregation/README.md, T11). Null: the transports allocate.
+  std::shared_ptr<aggregation::buffer_source> buffers;
+  /// The transport (e.g. a decorator over the MPI transport). Empty:
+  /// aggregation::make_transport with CONVOY_TRANSPORT and `buffers`.
+  transport_factory make_transport;
+  /// Compression (seed 000 sec. 3.6): buffers on links that leave the node go through this
+  /// codec — aggregation::compressing_transport around the transport, told the cycle's
+  /// rigid item size by the engine (elastic items are never compressed). Null: none. E.g.
+  /// std::make_shared<aggregation::standard_codec>(). Every rank uses the same codec.
+  std::shared_ptr<aggregation::codec> codec;
+  /// Sees every compressing transport built for `codec` (dynamic conveyors: one per
+  /// begin), e.g. to read its statistics or change its codec. Optional.
+  std::function<void(aggregation::compressing_transport&)> on_compressing;
+};
+
+/// Builds the route plan described by `options` for the ranks of `comm` (collective:
+/// runs topology discovery) with the settings `s` (base::settings::from_env(comm)).
+/// Throws convoy::error on an invalid mesh or tensor setting.
+std::shared_ptr<const router::route_plan> make_plan(MPI_Comm comm, const conveyor_options& options,
+                                                    const base::settings& s);
+/// As above, resolving the settings first (collective).
+std::shared_ptr<const router::route_plan> make_plan(MPI_Comm comm, const conveyor_options& options);
+/// Resolves zero fields of `options` against the settings `s` and the defaults. Pure.
+termination::engine_options resolve_engine_options(const conveyor_options& options,
+                                                   const base::settings& s);
+/// An engine over MPI for the calling rank of `comm` (collective). The transport comes
+/// from `make_transport`, else options.make_transport, else aggregation::make_transport
+/// with CONVOY_TRANSPORT and options.buffers (shared memory on the node, MPI point-to-point
+/// off it); with options.codec it is wrapped by a compressing transport (off-node links). Resolves
+/// the settings once (base::settings::from_env) for the plan and the engine. Throws convoy::error.
+std::unique_ptr<termination::engine> make_mpi_engine(MPI_Comm comm, const conveyor_options& options,
+                                                     const transport_factory& make_transport = {});
+/// As above over a plan built before (e.g. by make_plan, once for several engines: no
+/// topology discovery). Throws convoy::error if the plan does not span `comm`.
+std::unique_ptr<termination::engine> make_mpi_engine(MPI_Comm comm,
+                                                     std::shared_ptr<const router::route_plan> plan,
+                                                     const conveyor_options& options,
+                                                     const transport_factory& make_transport = {});
+/// As above with settings resolved before (base::settings::from_env(comm)): no settings
+/// collective.
+std::unique_ptr<termination::engine> make_mpi_engine(MPI_Comm comm,
+                                                     std::shared_ptr<const router::route_plan> plan,
+                                                     const conveyor_options& options,
+                                                     const base::settings& s,
+                                                     const transport_factory& make_transport = {});
+
+}  // namespace convoy

@@ -1,0 +1,197 @@
+// Elastic conveyors (etensor, convey_new_elastic; seed 000 sec. 4.4, 4.4.1): bale's
+// arguments and codes translated to the C++ core's elastic_engine, which carries small
+// items in the engine and large ones through an aggregation::mpi_large_channel, never
+// blocking (a pull that meets a large item still on its way returns "nothing yet" and the
+// item stays first in line; CAPI-5).
+//
+// Memory (seed 000 sec. 4.6): with a client allocator the engine's link buffers come from
+// it (the core, T11) and so do the channel's two buffers, grabbed after the engine's and
+// given back before them (LIFO); with convey_opt_DYNAMIC both exist from begin to reset.
+#include <convoy/aggregation/large_channel.hpp>
+#include <convoy/base/error.hpp>
+#include <convoy/conveyor_api/elastic_engine.hpp>
+#include <cstring>
+#include <memory>
+#include <new>
+
+#include "facade.hpp"
+
+namespace convoy::facade {
+namespace {
+
+namespace term = convoy::termination;
+namespace agg = convoy::aggregation;
+
+bool misaligned(const void* p, std::size_t a) noexcept {
+  return (reinterpret_cast<std::uintptr_t>(p) & (a - 1)) != 0;
+}
+
+class elastic_conveyor final : public ::conveyor {
+ public:
+  elastic_conveyor(const engine_request& r, const convey_alc8r_t* alloc, std::uint64_t opts)
+      : ::conveyor("etensor", opts),
+        memory_(make_buffer_source(alloc)),
+        dynamic_((opts & convey_opt_DYNAMIC) != 0) {
+    core = untyped_conveyor(MPI_COMM_WORLD, engine_options_for(r, alloc, opts));
+    order = r.layout.kind == layout_kind::mesh ? core.plan()->max_hops() : r.layout.order;
+    n_local = r.layout.kind == layout_kind::tensor && r.layout.order >= 2 ? r.layout.n_local : 1;
+    buffer_bytes = r.layout.capacity;
+    features |= convey_ELASTIC | convey_STEADY;
+    const std::size_t max_item = core.max_item_bytes();
+    if (max_item < 18)
+      throw error("buffer_bytes " + std::to_string(r.layout.capacity) +
+                  " is too small for elastic items (a buffer must hold a 17-byte ticket)");
+    small_max_ = max_item - 1;
+    // etensor: items up to monster_bytes (bale's elastic_epush: max_size);
+    // convey_new_elastic: exactly its item_bound (CAPI-6).
+    bound_ = r.item_bound ? r.item_bound : r.monster_bytes;
+    scratch = make_aligned(std::max<std::size_t>(max_item, 64));
+    if (!dynamic_) build();  // after the engine's link buffers (LIFO)
+  }
+
+  int begin_(std::size_t bytes, std::size_t) override {
+    if (bytes > bound_) return convey_error_OFLO;
+    if (dynamic_) {
+      core.attach();  // the engine's link buffers first (one grab, T11), then the channel's
+      try {
+        build();
+      } catch (const std::bad_alloc&) {
+        core.detach();
+        return convey_error_ALLOC;
+      }
+    }
+    mark_ = channel_stats();
+    const int rc = to_convey(ee_->begin(bytes));
+    if (rc < 0 && dynamic_) drop();
+    return rc;
+  }
+
+  int push_(const void* item, std::int64_t pe) noexcept override {
+    return epush_(item_bytes, item, pe);
+  }
+
+  int epush_(std::size_t bytes, const void* item, std::int64_t pe) noexcept override {
+    if (bytes > bound_) return convey_error_OFLO;  // CAPI-6: moves nothing
+    return to_convey(ee_->epush(item, bytes, static_cast<int>(pe)));
+  }
+
+  // A rigid pull meeting another size leaves the item for epull (contract over bale, which
+  // discards it) and fails with MISFIT, bale's code (CAPI-5).
+  const void* pull_(std::int64_t* from, int* rc, bool aligned) noexcept override {
+    term::item_view v;
+    const int got = ee_->pull(v);
+    if (got <= 0) {
+      *rc = got == term::error_elastic ? convey_error_MISFIT : to_convey(got);
+      return nullptr;
+    }
+    *from = v.from;
+    return aligned ? hand_out(v) : v.data;
+  }
+
+  int epull_(convey_item_t* result) noexcept override {
+    term::item_view v;
+    const int got = ee_->epull(v);
+    if (got <= 0) return to_convey(got);
+    result->data = const_cast<std::byte*>(hand_out(v));
+    result->bytes = v.bytes;
+    result->from = v.from;
+    return convey_OK;
+  }
+
+  int unpull_() noexcept override { return to_convey(ee_->unpull()); }
+
+  int advance_(bool done) override {
+    const int rc = to_convey(ee_->advance(done));
+    if (rc == convey_error_COMMS && !(options & convey_opt_QUIET))
+      print_once("PE " + std::to_string(my_pe) + ": " + ee_->last_message());
+    return rc;
+  }
+
+  int reset_() override {
+    const int rc = to_convey(ee_->reset());
+    // Collective like reset; every PE's engine has terminated, so every large item was
+    // received: the channel first, then the engine (LIFO).
+    if (rc >= 0 && dynamic_) drop();
+    return rc;
+  }
+
+  std::int64_t comm_statistic_(int which, bool cumulative) const noexcept override {
+    if (which == convey_SYNCS) return 0;  // asynchronous: no collective synchronization
+    try {
+      const term::engine_stats s = core.stats(cumulative);
+      const agg::large_channel::statistics c = channel_stats();
+      const bool comms = which == convey_COMMS;
+      std::uint64_t large = comms ? c.sent : c.sent_bytes;
+      if (!cumulative) large -= comms ? mark_.sent : mark_.sent_bytes;
+      return static_cast<std::int64_t>((comms ? s.buffers_sent : s.bytes_sent) + large);
+    } catch (...) {
+      return -1;
+    }
+  }
+  std::size_t memory_bytes_() const noexcept override {
+    return ee_ ? ee_->memory_bytes() : core.memory_bytes();
+  }
+  std::size_t max_memory_bytes_() const noexcept override {
+    return core.max_memory_bytes() + (bound_ > small_max_ ? 2 * bound_ : 0);
+  }
+
+ private:
+  // The elastic engine over the core's engine, with a channel when items can exceed a
+  // buffer (its buffers from the client allocator, collectively). Throws std::bad_alloc.
+  void build() {
+    std::unique_ptr<agg::large_channel> channel;
+    if (bound_ > small_max_) {
+      agg::mpi_large_channel::options c;
+      c.max_item_bytes = bound_;
+      c.memory = memory_;
+      channel = std::make_unique<agg::mpi_large_channel>(MPI_COMM_WORLD, c);
+    }
+    ee_ = std::make_unique<elastic_engine>(core.engine(), std::move(channel), bound_);
+  }
+  // DYNAMIC: the channel's statistics stay, its buffers and the engine's go (LIFO).
+  void drop() noexcept {
+    retired_ = channel_stats();
+    ee_.reset();
+    core.detach();
+  }
+  [[nodiscard]] agg::large_channel::statistics channel_stats() const noexcept {
+    agg::large_channel::statistics s = retired_;
+    if (ee_ && ee_->channel()) {
+      const auto& c = ee_->channel()->stats();
+      s.sent += c.sent;
+      s.sent_bytes += c.sent_bytes;
+    }
+    return s;
+  }
+  // The pointer apull/epull return: aligned as begin asked, into a buffer that stays until
+  // the next pull or unpull. An item in the engine's buffer is held across advance
+  // (convey.cpp, CAPI-7), except one from this PE, which is copied: the engine's known
+  // bug 1 (tests/termination/model/model_test.cpp) loses an item put back after a pull
+  // from self and a push to self. A large item's buffer stays until the next pull.
+  const std::byte* hand_out(const term::item_view& v) noexcept {
+    const bool large = v.bytes > small_max_;
+    if (large) return v.data;
+    if (v.bytes == 0 || misaligned(v.data, align) || v.from == my_pe) {
+      if (v.bytes) std::memcpy(scratch.get(), v.data, v.bytes);
+      return scratch.get();
+    }
+    held = v.data;
+    return v.data;
+  }
+
+  std::shared_ptr<agg::buffer_source> memory_;
+  bool dynamic_;
+  std::size_t small_max_ = 0;
+  std::size_t bound_ = 0;
+  std::unique_ptr<elastic_engine> ee_;  // destroyed before the core's engine
+  agg::large_channel::statistics retired_, mark_;
+};
+
+}  // namespace
+
+::conveyor* make_elastic(const engine_request& r, const convey_alc8r_t* alloc,
+                         std::uint64_t options) {
+  return new elastic_conveyor(r, alloc, options);
+}
+
+}  // namespace convoy::facade

@@ -1,0 +1,111 @@
+// The rigid engine conveyors: tensor (seed 000 sec. 4.3), twohop and mesh. Their hot
+// path is the core's (convey.cpp calls it inline); this file only translates the
+// per-cycle calls, the statistics and THRIFTY's codec (conveyor_options::codec, the
+// compressing transport of aggregation/) to the C++ core.
+#include <algorithm>
+#include <convoy/aggregation/compressing_transport.hpp>
+#include <convoy/base/error.hpp>
+#include <string>
+
+#include "facade.hpp"
+
+namespace convoy::facade {
+namespace {
+
+class streaming_conveyor final : public ::conveyor {
+ public:
+  streaming_conveyor(const engine_request& r, const convey_alc8r_t* alloc, std::uint64_t opts)
+      : ::conveyor(r.layout.kind == layout_kind::mesh ? "mesh" : "tensor", opts),
+        // THRIFTY: the compressing transport squeezes buffers on off-node links.
+        thrifty_mode_((opts & convey_opt_COMPRESS) && r.layout.kind == layout_kind::tensor) {
+    conveyor_options o = engine_options_for(r, alloc, opts);
+    if (thrifty_mode_) {
+      o.codec = codec_;
+      o.on_compressing = [this](aggregation::compressing_transport& t) { thrifty_ = &t; };
+      features |= convey_THRIFTY;
+    }
+    core = untyped_conveyor(MPI_COMM_WORLD, std::move(o));
+    if (!core.engine()) thrifty_ = nullptr;  // DYNAMIC: the validating engine is gone
+    streaming = true;
+    order = r.layout.kind == layout_kind::mesh ? core.plan()->max_hops() : r.layout.order;
+    n_local = r.layout.kind == layout_kind::tensor && r.layout.order >= 2 ? r.layout.n_local : 1;
+    buffer_bytes = r.layout.capacity;
+    if (core.engine_options().steady) features |= convey_STEADY;
+    if ((opts & convey_opt_COMPRESS) && !thrifty_mode_ && (opts & convey_opt_ALERT) && my_pe == 0)
+      print_once(std::string("warning: ") + kind + " conveyors do not compress; buffers are sent" +
+                 " uncompressed");
+    scratch = make_aligned(std::max<std::size_t>(core.max_item_bytes(), 64));
+  }
+
+  int begin_(std::size_t bytes, std::size_t) override {
+    saved_mark_ = saved_total();
+    return to_convey(core.begin(bytes));  // DYNAMIC: builds the engine (T11 grab)
+  }
+
+  int advance_(bool done) override {
+    const int rc = to_convey(core.advance(done));
+    if (rc == convey_error_COMMS && !(options & convey_opt_QUIET))
+      print_once("PE " + std::to_string(my_pe) + ": " + core.last_message());
+    return rc;
+  }
+
+  int reset_() override {
+    const std::uint64_t saved = saved_total();
+    const int rc = to_convey(core.reset());
+    if (rc >= 0 && thrifty_ && !core.engine()) {  // DYNAMIC: the transport went with the engine
+      saved_cum_ = saved;
+      thrifty_ = nullptr;
+    }
+    return rc;
+  }
+
+  int set_codec_(const convey_codec_t* codec, void* arg) override {
+    if (!thrifty_mode_) return convey_FAIL;
+    codec_->set(codec, arg);  // the transports plan it at the next begin
+    return convey_OK;
+  }
+
+  std::int64_t comm_statistic_(int which, bool cumulative) const noexcept override {
+    if (which == convey_SYNCS) return 0;  // asynchronous: no collective synchronization
+    try {
+      const termination::engine_stats s = core.stats(cumulative);
+      if (which == convey_COMMS) return static_cast<std::int64_t>(s.buffers_sent);
+      // Compression: BYTES counts what was actually sent.
+      const std::uint64_t saved = saved_total() - (cumulative ? 0 : saved_mark_);
+      return static_cast<std::int64_t>(s.bytes_sent - saved);
+    } catch (...) {
+      return -1;
+    }
+  }
+
+ private:
+  [[nodiscard]] std::uint64_t saved_total() const noexcept {
+    return saved_cum_ + (thrifty_ ? thrifty_->stats().saved_bytes : 0);
+  }
+
+  bool thrifty_mode_;
+  std::shared_ptr<c_codec> codec_ = std::make_shared<c_codec>();
+  // The engine's compressing transport, when THRIFTY (set each time an engine is built).
+  aggregation::compressing_transport* thrifty_ = nullptr;
+  std::uint64_t saved_mark_ = 0;
+  std::uint64_t saved_cum_ = 0;  // compression savings of dropped engines (DYNAMIC)
+};
+
+}  // namespace
+
+::conveyor* make_streaming(const engine_request& r, const convey_alc8r_t* alloc,
+                           std::uint64_t options) {
+  return new streaming_conveyor(r, alloc, options);
+}
+
+conveyor_options engine_options_for(const engine_request& r, const convey_alc8r_t* alloc,
+                                    std::uint64_t options) {
+  conveyor_options o = r.layout.options();
+  o.steady = r.steady || r.elastic;
+  o.elastic = r.elastic;
+  o.dynamic = (options & convey_opt_DYNAMIC) != 0;
+  o.buffers = make_buffer_source(alloc);
+  return o;
+}
+
+}  // namespace convoy::facade

@@ -1,0 +1,237 @@
+// Elastic items and monster items over the streaming engine (seed 000 sec. 4.4.1).
+// Behaviour reference: the C façade's etensor conveyor, with its blocking MPI_Recv loop in
+// pull replaced by a receive started at the ticket and tested on later calls.
+#include <algorithm>
+#include <convoy/base/error.hpp>
+#include <convoy/conveyor_api/elastic_engine.hpp>
+#include <cstring>
+#include <new>
+#include <string>
+
+namespace convoy {
+
+namespace term = convoy::termination;
+
+namespace {
+constexpr std::byte k_small{0}, k_ticket{1};
+constexpr std::size_t k_ticket_bytes = 16;  // {u64 size, u64 sequence number}
+}  // namespace
+
+elastic_engine::elastic_engine(term::engine* engine,
+                               std::unique_ptr<aggregation::large_channel> channel,
+                               std::size_t max_item_bytes)
+    : bound_(max_item_bytes) {
+  check_fit(engine, channel.get());
+  engine_ = engine;
+  channel_ = std::move(channel);
+  small_max_ = engine_->max_item_bytes() - 1;
+  if (bound_ == 0) bound_ = small_max_;
+  stage_.assign(small_max_ + 1, std::byte{0});
+}
+
+elastic_engine::~elastic_engine() = default;
+
+void elastic_engine::check_fit(term::engine* engine,
+                               const aggregation::large_channel* channel) const {
+  if (!engine) throw error("elastic_engine: null engine");
+  if (!engine->options().elastic || !engine->options().steady)
+    throw error(
+        "elastic_engine: the engine must be elastic and steady (tickets must leave "
+        "even if their buffer never fills)");
+  const std::size_t small = engine->max_item_bytes();
+  if (small < k_ticket_bytes + 1)
+    throw error("elastic_engine: a buffer holds at most " + std::to_string(small) +
+                "-byte items, too small for a 17-byte ticket");
+  if (stage_.size() && small - 1 != small_max_)
+    throw error("elastic_engine: an attached engine must hold the same items as the first");
+  if (bound_ > small - 1 && (!channel || channel->max_item_bytes() < bound_))
+    throw error("elastic_engine: items up to " + std::to_string(bound_) +
+                " bytes need a large-item channel of that bound");
+}
+
+void elastic_engine::attach(term::engine* engine,
+                            std::unique_ptr<aggregation::large_channel> channel) {
+  if (current_state() != term::state::dormant)
+    throw error("elastic_engine: attach while not DORMANT");
+  check_fit(engine, channel ? channel.get() : channel_.get());
+  engine_ = engine;
+  if (channel) {
+    channel_ = std::move(channel);
+    held_ = false;
+  }
+}
+
+term::state elastic_engine::current_state() const noexcept { return engine_->current_state(); }
+
+int elastic_engine::begin(std::size_t default_bytes) {
+  if (default_bytes > bound_) return term::error_size;
+  const int rc = engine_->begin(0);  // the engine's rigid size is unused: sizes are ours
+  if (rc <= 0) return rc;
+  default_bytes_ = default_bytes;
+  now_ = counters{};
+  return rc;
+}
+
+int elastic_engine::channel_failed(const std::exception& ex, bool alloc) noexcept {
+  try {
+    channel_message_ = ex.what();
+  } catch (...) {
+  }
+  return alloc ? term::error_alloc : term::error_transport;
+}
+
+int elastic_engine::epush(const void* item, std::size_t bytes, int dest) noexcept {
+  if (bytes > bound_) return term::error_size;
+  if (bytes <= small_max_) {
+    if (bytes && !item) return term::error_argument;
+    if (bytes) std::memcpy(stage_.data(), item, bytes);
+    stage_[bytes] = k_small;
+    const int rc = engine_->epush(stage_.data(), bytes + 1, dest);
+    if (rc > 0) count(&counters::pushes);
+    return rc;
+  }
+  // A large item (sec. 4.4.1): its ticket through the engine, its bytes through the channel.
+  if (engine_->current_state() != term::state::working) return term::error_state;
+  if (dest < 0 || dest >= engine_->n_ranks()) return term::error_rank;
+  if (!item) return term::error_argument;
+  try {
+    if (!channel_->send_ready()) return 0;  // one outgoing large item in flight per rank
+    channel_->reserve_send(bytes);          // before the ticket leaves: the send cannot lack memory
+  } catch (const std::bad_alloc& ex) {
+    return channel_failed(ex, true);
+  } catch (const std::exception& ex) {
+    return channel_failed(ex, false);
+  }
+  const std::uint64_t ticket[2] = {bytes, next_seq_};
+  std::memcpy(stage_.data(), ticket, k_ticket_bytes);
+  stage_[k_ticket_bytes] = k_ticket;
+  const int rc = engine_->epush(stage_.data(), k_ticket_bytes + 1, dest);
+  if (rc <= 0) return rc;
+  try {
+    channel_->start_send(item, bytes, dest);
+  } catch (const std::exception& ex) {
+    return channel_failed(ex, false);  // the ticket is out: only destruction is safe now
+  }
+  ++next_seq_;
+  count(&counters::pushes);
+  count(&counters::large_pushes);
+  return 1;
+}
+
+int elastic_engine::take(term::item_view& out, bool rigid) noexcept {
+  term::item_view v;
+  const int rc = engine_->pull(v, false);
+  if (rc <= 0) return rc;
+  if (v.data[v.bytes - 1] != k_ticket) {
+    if (rigid && v.bytes - 1 != default_bytes_) {
+      (void)engine_->unpull();
+      return term::error_elastic;
+    }
+    out = term::item_view{v.data, v.bytes - 1, v.from};
+    count(&counters::pulls);
+    last_large_ = false;
+    return 1;
+  }
+  std::uint64_t ticket[2];
+  std::memcpy(ticket, v.data, k_ticket_bytes);
+  const auto size = static_cast<std::size_t>(ticket[0]);
+  if (rigid && size != default_bytes_) {
+    (void)engine_->unpull();
+    return term::error_elastic;
+  }
+  const int got = take_large(out, size, ticket[1], v.from);
+  if (got <= 0) (void)engine_->unpull();  // the ticket stays first in line
+  return got;
+}
+
+// The large item announced by the ticket just pulled: its bytes if they have all arrived
+// (1), else 0 with the receive started or still running.
+int elastic_engine::take_large(term::item_view& out, std::size_t size, std::uint64_t seq,
+                               int from) noexcept {
+  const bool again = held_ && held_from_ == from && held_seq_ == seq;  // pulled, then unpulled
+  if (!again) {
+    try {
+      if (!channel_->receiving()) {
+        held_ = false;  // the incoming buffer is about to be overwritten
+        channel_->start_receive(from, size);
+        recv_from_ = from;
+        recv_seq_ = seq;
+      } else if (recv_from_ != from || recv_seq_ != seq) {
+        // Cannot happen: a ticket left in line stays first until its bytes arrive.
+        channel_message_ = "elastic_engine: a second large item met while one is arriving";
+        return term::error_transport;
+      }
+      if (!channel_->receive_done()) {
+        count(&counters::waits);
+        return 0;
+      }
+    } catch (const std::bad_alloc& ex) {
+      return channel_failed(ex, true);
+    } catch (const std::exception& ex) {
+      return channel_failed(ex, false);
+    }
+    held_ = true;
+    held_from_ = from;
+    held_seq_ = seq;
+  }
+  out = term::item_view{channel_->incoming(), size, from};
+  count(&counters::pulls);
+  count(&counters::large_pulls);
+  last_large_ = true;
+  return 1;
+}
+
+int elastic_engine::unpull() noexcept {
+  const int rc = engine_->unpull();
+  if (rc > 0) {  // the item will be counted again when it is pulled again
+    --now_.pulls;
+    --life_.pulls;
+    if (last_large_) {
+      --now_.large_pulls;
+      --life_.large_pulls;
+    }
+  }
+  return rc;
+}
+
+int elastic_engine::advance(bool done) noexcept {
+  if (channel_) {
+    try {
+      channel_->progress();
+    } catch (const std::exception& ex) {
+      return channel_failed(ex, false);
+    }
+  }
+  return engine_->advance(done);
+}
+
+int elastic_engine::flush() noexcept { return engine_->flush(); }
+
+int elastic_engine::reset() noexcept { return engine_->reset(); }
+
+elastic_stats elastic_engine::stats(bool cumulative) const {
+  const counters& c = cumulative ? life_ : now_;
+  elastic_stats s;
+  s.engine = engine_->stats(cumulative);
+  s.pushes = c.pushes;
+  s.pulls = c.pulls;
+  s.large_pushes = c.large_pushes;
+  s.large_pulls = c.large_pulls;
+  s.waits = c.waits;
+  if (channel_) s.channel = channel_->stats();
+  return s;
+}
+
+std::size_t elastic_engine::memory_bytes() const noexcept {
+  return engine_->memory_bytes() + (channel_ ? channel_->memory_bytes() : 0);
+}
+
+std::size_t elastic_engine::max_memory_bytes() const noexcept {
+  return engine_->max_memory_bytes() + (channel_ ? channel_->max_memory_bytes() : 0);
+}
+
+std::string elastic_engine::last_message() const {
+  return channel_message_.empty() ? engine_->last_message() : channel_message_;
+}
+
+}  // namespace convoy

@@ -1,0 +1,117 @@
+// The bulk-synchronous kind through convoy::bulk_engine, the C++ route to the C façade's
+// simple conveyors (conveyor_api/README.md, API-18..20): exactly once, FIFO per pair, the
+// source; steady; compression on the buffers to other (emulated) nodes; the contract's
+// codes.
+#include <gtest/gtest.h>
+
+#include <convoy/aggregation/bulk_exchange.hpp>
+#include <convoy/aggregation/codec.hpp>
+#include <convoy/conveyor_api/bulk_engine.hpp>
+#include <convoy_test/mpi.hpp>
+#include <cstdint>
+#include <cstring>
+#include <memory>
+#include <vector>
+
+namespace {
+
+namespace agg = convoy::aggregation;
+namespace term = convoy::termination;
+using convoy_test::world_rank;
+using convoy_test::world_size;
+
+struct record {
+  std::uint32_t source, k;
+  std::uint64_t constant;
+};
+
+std::unique_ptr<convoy::bulk_engine> make(std::size_t capacity, bool steady, bool compress) {
+  agg::bulk_exchange::options x;
+  x.capacity_bytes = capacity;
+  if (compress) {
+    x.codec = std::make_shared<agg::standard_codec>();
+    x.compress_link = [](int rank, int peer) { return ((rank ^ peer) & 1) != 0; };
+  }
+  convoy::bulk_engine::options b;
+  b.steady = steady;
+  return std::make_unique<convoy::bulk_engine>(
+      std::make_unique<agg::bulk_exchange>(MPI_COMM_WORLD, std::move(x)), b);
+}
+
+// One cycle of n records from every rank, item i to rank i % p: counts and FIFO per source.
+void cycle(convoy::bulk_engine& e, std::uint32_t n) {
+  const int me = world_rank(), p = world_size();
+  std::vector<std::uint32_t> next(static_cast<std::size_t>(p), 0);
+  ASSERT_EQ(e.begin(sizeof(record)), 1);
+  std::uint32_t i = 0;
+  std::uint64_t rounds = 0;
+  int rc = 0;
+  while ((rc = e.advance(i == n)) != term::done) {
+    ASSERT_GE(rc, 0);
+    ASSERT_LT(++rounds, 10'000'000u);
+    for (; i < n; ++i) {
+      const record r{static_cast<std::uint32_t>(me), i / static_cast<std::uint32_t>(p),
+                     0x0123456789abcdefULL};
+      const int got = e.push(&r, static_cast<int>(i % static_cast<std::uint32_t>(p)));
+      ASSERT_GE(got, 0);
+      if (got == 0) break;
+    }
+    term::item_view v;
+    while (e.pull(v) > 0) {
+      record r{};
+      ASSERT_EQ(v.bytes, sizeof r);
+      std::memcpy(&r, v.data, sizeof r);
+      ASSERT_EQ(r.source, static_cast<std::uint32_t>(v.from));
+      EXPECT_EQ(r.k, next[static_cast<std::size_t>(v.from)]++) << "FIFO per pair";
+      EXPECT_EQ(r.constant, 0x0123456789abcdefULL);
+    }
+  }
+  ASSERT_EQ(e.reset(), 1);
+  const std::uint32_t want = n / static_cast<std::uint32_t>(p) +
+                             (static_cast<std::uint32_t>(me) < n % static_cast<std::uint32_t>(p));
+  for (int s = 0; s < p; ++s) EXPECT_EQ(next[static_cast<std::size_t>(s)], want) << "from " << s;
+}
+
+// API-18: exactly once, FIFO per pair and the source, over several cycles, plain and steady.
+TEST(BulkEngine, EveryItemOnceInOrder) {
+  for (const bool steady : {false, true}) {
+    auto e = make(256, steady, false);
+    for (int c = 0; c < 3; ++c) cycle(*e, 1500);
+    EXPECT_EQ(e->stats(true).begins, 3u);
+    EXPECT_GT(e->collectives(true), 0u) << "advance agrees collectively";
+  }
+  EXPECT_TRUE(convoy_test::all_ranks(!HasFailure()));
+}
+
+// API-19: with a codec, buffers on the chosen links are compressed and arrive intact.
+TEST(BulkEngine, CompressedBuffersIntact) {
+  auto e = make(1024, false, true);
+  cycle(*e, 3000);
+  if (world_size() > 1) {
+    EXPECT_GT(e->saved_bytes(true), 0u);
+  }
+  EXPECT_TRUE(convoy_test::all_ranks(!HasFailure()));
+}
+
+// API-20: the contract's codes: begin twice, a rank out of range, an item above a buffer,
+// unpull without a pull, reset before COMPLETE.
+TEST(BulkEngine, Misuse) {
+  auto e = make(64, false, false);
+  const std::uint64_t v = 7;
+  EXPECT_EQ(e->push(&v, 0), term::error_state);
+  EXPECT_EQ(e->begin(65), term::error_size);
+  ASSERT_EQ(e->begin(sizeof v), 1);
+  EXPECT_EQ(e->begin(sizeof v), term::error_state);
+  EXPECT_EQ(e->push(&v, world_size()), term::error_rank);
+  EXPECT_EQ(e->unpull(), term::error_unpull);
+  EXPECT_EQ(e->reset(), term::error_state);
+  while (e->advance(true) != term::done) {
+    term::item_view iv;
+    while (e->pull(iv) > 0) {
+    }
+  }
+  EXPECT_EQ(e->reset(), 1);
+  EXPECT_TRUE(convoy_test::all_ranks(!HasFailure()));
+}
+
+}  // namespace

@@ -1,0 +1,188 @@
+// The layout choice without MPI (conveyor_api/README.md, API-7 to API-9): emulated
+// machines, settings from values, plans metered over every rank.
+#include <gtest/gtest.h>
+
+#include <convoy/base/error.hpp>
+#include <convoy/conveyor_api/layout_choice.hpp>
+#include <convoy/router/memory.hpp>
+#include <string>
+#include <vector>
+
+namespace {
+
+using convoy::choose_layout;
+using convoy::layout_inputs;
+using convoy::layout_kind;
+using convoy::layout_plan;
+using convoy::layout_request;
+using convoy::base::placement;
+using convoy::topology::emulate_machine;
+
+convoy::topology::machine nodes(const std::vector<int>& sizes, placement map = placement::block) {
+  int p = 0;
+  for (int s : sizes) p += s;
+  return emulate_machine(p, sizes, "", map);
+}
+
+layout_inputs inputs(const convoy::topology::machine& m,
+                     const std::map<std::string, std::string>& env = {}) {
+  layout_inputs in;
+  in.n_ranks = static_cast<int>(m.ranks.size());
+  in.node_group = convoy::node_group_size(m);
+  in.settings = convoy::base::settings::from_values(env);
+  return in;
+}
+
+// API-7: one n_local policy for ragged and equal nodes.
+TEST(LayoutChoice, NodeGroupSize) {
+  EXPECT_EQ(convoy::node_group_size(nodes({4, 4})), 4u);                     // equal
+  EXPECT_EQ(convoy::node_group_size(nodes({3, 3, 2})), 1u);                  // ragged, gcd 1
+  EXPECT_EQ(convoy::node_group_size(nodes({4, 2})), 2u);                     // ragged, gcd 2
+  EXPECT_EQ(convoy::node_group_size(nodes({6, 3, 3})), 3u);                  // ragged, gcd 3
+  EXPECT_EQ(convoy::node_group_size(nodes({5})), 5u);                        // one node
+  EXPECT_EQ(convoy::node_group_size(nodes({4, 4}, placement::cyclic)), 1u);  // not consecutive
+  EXPECT_EQ(convoy::node_group_size(nodes({1, 1, 1})), 1u);
+}
+
+// API-8: without a limit, the preferred route: order 3, 2 or 1 from n_local and P.
+TEST(LayoutChoice, PreferredRoutes) {
+  const auto meter = [](const auto& m) { return convoy::machine_meter(m); };
+  {
+    const auto m = nodes({4, 4});  // P 8, n 4: middle 0 -> order 2
+    const layout_plan t = choose_layout({}, inputs(m), meter(m));
+    EXPECT_EQ(t.kind, layout_kind::tensor);
+    EXPECT_EQ(t.order, 2);
+    EXPECT_EQ(t.n_local, 4u);
+    EXPECT_EQ(t.capacity, 16384u - convoy::buffer_header_bytes);
+    EXPECT_EQ(t.n_buffers, 2);
+    EXPECT_EQ(t.memory_bytes, 0u);  // nothing metered without a limit
+  }
+  {
+    const auto m = nodes(std::vector<int>(16, 4));  // P 64, n 4: middle 4, 16 >= 4
+    EXPECT_EQ(choose_layout({}, inputs(m), meter(m)).order, 3);
+  }
+  {
+    const auto m = nodes({3, 3, 2});  // ragged: n_local 1 -> order 1
+    const layout_plan t = choose_layout({}, inputs(m), meter(m));
+    EXPECT_EQ(t.order, 1);
+    EXPECT_EQ(t.n_local, 1u);
+  }
+  {
+    const auto m = nodes({6});  // one node: n_local == P -> order 1
+    EXPECT_EQ(choose_layout({}, inputs(m), meter(m)).order, 1);
+  }
+}
+
+// API-8: the settings the façade reads come from the one settings parser.
+TEST(LayoutChoice, Settings) {
+  const auto m = nodes({3, 3});
+  {
+    const layout_plan t =
+        choose_layout({}, inputs(m, {{"CONVEY_NLOCAL", "2"}, {"CONVEY_BUFFER_SIZE", "1k"}}),
+                      convoy::machine_meter(m));
+    EXPECT_EQ(t.n_local, 2u);
+    EXPECT_EQ(t.order, 2);
+    EXPECT_EQ(t.capacity, 1000u);
+  }
+  {
+    const layout_plan t =
+        choose_layout({}, inputs(m, {{"CONVOY_MESH", "2x3"}}), convoy::machine_meter(m));
+    EXPECT_EQ(t.kind, layout_kind::mesh);
+    EXPECT_EQ(t.mesh, "2x3");
+  }
+  {  // an n_local that does not divide P is replaced by 1, with a note
+    layout_request r;
+    r.n_local = 4;
+    const layout_plan t = choose_layout(r, inputs(m), convoy::machine_meter(m));
+    EXPECT_EQ(t.order, 1);
+    EXPECT_NE(t.note.find("n_local 4"), std::string::npos) << t.note;
+  }
+  EXPECT_THROW((void)convoy::base::settings::from_values({{"CONVEY_NLOCAL", "x"}}), convoy::error);
+}
+
+// API-8: max_bytes is a hard limit on the modelled memory of the worst rank.
+TEST(LayoutChoice, MemoryLimitIsHard) {
+  const auto m = nodes({4, 4, 4, 4});
+  const auto meter = convoy::machine_meter(m);
+  for (std::size_t limit :
+       {std::size_t{3000}, std::size_t{20000}, std::size_t{200000}, std::size_t{2000000}}) {
+    layout_request r;
+    r.max_bytes = limit;
+    const layout_plan t = choose_layout(r, inputs(m), meter);
+    EXPECT_LE(t.memory_bytes, limit);
+    EXPECT_GT(t.memory_bytes, 0u);
+    if (t.kind != layout_kind::bulk) {  // the model is router::link_buffer_bytes at the worst rank
+      const auto mp = meter(t);
+      EXPECT_EQ(t.memory_bytes, convoy::router::link_buffer_bytes(
+                                    *mp.plan, mp.worst_rank,
+                                    t.capacity + convoy::buffer_header_bytes, t.n_buffers));
+    } else {
+      EXPECT_EQ(t.memory_bytes, convoy::bulk_memory_bytes(t.capacity, 16));
+    }
+  }
+  layout_request r;
+  r.max_bytes = 100;
+  EXPECT_THROW((void)choose_layout(r, inputs(m), meter), convoy::error);
+}
+
+// API-8: elastic items never take the bulk kind; their monster buffers are counted.
+TEST(LayoutChoice, Elastic) {
+  const auto m = nodes({2, 2});
+  const auto meter = convoy::machine_meter(m);
+  layout_request r;
+  r.elastic = true;
+  r.allow_bulk = false;
+  r.item_bound = 50000;
+  r.max_bytes = 200000;
+  const layout_plan t = choose_layout(r, inputs(m), meter);
+  EXPECT_NE(t.kind, layout_kind::bulk);
+  EXPECT_LE(t.memory_bytes, r.max_bytes);
+  EXPECT_GE(t.memory_bytes, 2 * r.item_bound);
+  r.max_bytes = 2 * r.item_bound;  // nothing left for the buffers
+  EXPECT_THROW((void)choose_layout(r, inputs(m), meter), convoy::error);
+}
+
+// API-8: with a tight limit the bulk kind may win; capacity_cap bounds the buffers.
+TEST(LayoutChoice, BulkAndCap) {
+  const auto m = nodes({1, 1, 1, 1});
+  const auto meter = convoy::machine_meter(m);
+  layout_request r;
+  r.max_bytes = convoy::bulk_memory_bytes(64, 4);
+  const layout_plan t = choose_layout(r, inputs(m), meter);
+  EXPECT_LE(t.memory_bytes, r.max_bytes);
+  r = {};
+  r.capacity_cap = 500;
+  EXPECT_EQ(choose_layout(r, inputs(m), meter).capacity, 500u);
+}
+
+// API-9: a preferred layout (a tuning-file entry) is taken when it fits, else ignored.
+TEST(LayoutChoice, PreferredEntry) {
+  const auto m = nodes({4, 4});
+  const auto meter = convoy::machine_meter(m);
+  layout_inputs in = inputs(m);
+  layout_plan pref;
+  pref.kind = layout_kind::tensor;
+  pref.order = 1;
+  pref.capacity = 4096;
+  pref.n_buffers = 4;
+  in.preferred = pref;
+  EXPECT_EQ(choose_layout({}, in, meter).order, 1);  // no limit: taken as is
+  EXPECT_EQ(choose_layout({}, in, meter).n_buffers, 4);
+  layout_request r;
+  r.max_bytes = 1000000;
+  const layout_plan fits = choose_layout(r, in, meter);
+  EXPECT_EQ(fits.order, 1);
+  EXPECT_EQ(fits.capacity, 4096u);
+  EXPECT_LE(fits.memory_bytes, r.max_bytes);
+  r.max_bytes = 20000;  // 14 links x 4 x 4112 bytes do not fit: the ordinary choice
+  const layout_plan other = choose_layout(r, in, meter);
+  EXPECT_LE(other.memory_bytes, r.max_bytes);
+  EXPECT_NE(other.capacity, 4096u);
+  r = {};
+  r.elastic = true;
+  pref.kind = layout_kind::bulk;  // never for elastic items
+  in.preferred = pref;
+  EXPECT_NE(choose_layout(r, in, meter).kind, layout_kind::bulk);
+}
+
+}  // namespace

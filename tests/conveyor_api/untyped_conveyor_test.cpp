@@ -1,0 +1,229 @@
+// untyped_conveyor and what the C façade offers C++ users through conveyor_options
+// (conveyor_api/README.md, API-7 and API-10 to API-13): dynamic buffers, the allocator
+// hook, custom transports, elastic items, the layout choice over MPI.
+#include <gtest/gtest.h>
+
+#include <convoy/aggregation/hybrid_transport.hpp>
+#include <convoy/conveyor_api/conveyor.hpp>
+#include <convoy/conveyor_api/layout_choice.hpp>
+#include <convoy/topology/machine.hpp>
+#include <convoy_test/mpi.hpp>
+#include <cstdint>
+#include <cstring>
+#include <string>
+#include <vector>
+
+namespace {
+
+using convoy::conveyor_options;
+using convoy::untyped_conveyor;
+using convoy_test::world_rank;
+using convoy_test::world_size;
+namespace term = convoy::termination;
+
+// A buffer_source that records its grabs and checks that releases are LIFO.
+class counting_source final : public convoy::aggregation::buffer_source {
+ public:
+  std::byte* grab(std::size_t bytes) override {
+    auto* p = static_cast<std::byte*>(::operator new(bytes));
+    live.push_back(p);
+    ++grabs;
+    return p;
+  }
+  void release(std::byte* block) noexcept override {
+    if (live.empty() || live.back() != block) lifo = false;
+    std::erase(live, block);
+    ::operator delete(block);
+  }
+  std::vector<std::byte*> live;
+  int grabs = 0;
+  bool lifo = true;
+};
+
+// One cycle of `n` 8-byte items per rank to (i + me) % p, checked for exactly once and source.
+void cycle(untyped_conveyor& c, int n) {
+  const int me = world_rank(), p = world_size();
+  ASSERT_EQ(c.begin(sizeof(std::int64_t)), 1);
+  int i = 0;
+  std::int64_t received = 0;
+  std::uint64_t spins = 0;
+  for (;;) {
+    const int rc = c.advance(i == n);
+    ASSERT_GE(rc, 0);
+    for (; i < n && rc != term::done; ++i) {
+      const std::int64_t v = std::int64_t{me} * 1000000 + i;
+      const int got = c.push(&v, (i + me) % p);
+      ASSERT_GE(got, 0);
+      if (got == 0) break;
+    }
+    term::item_view view;
+    while (c.pull(view) > 0) {
+      std::int64_t v = 0;
+      std::memcpy(&v, view.data, sizeof v);
+      EXPECT_EQ(v / 1000000, view.from);
+      EXPECT_EQ((v % 1000000 + view.from) % p, me);
+      ++received;
+    }
+    if (rc == term::done) break;
+    ASSERT_LT(++spins, 20'000'000u);
+  }
+  std::int64_t total = 0;
+  MPI_Allreduce(&received, &total, 1, MPI_INT64_T, MPI_SUM, MPI_COMM_WORLD);
+  EXPECT_EQ(total, std::int64_t{n} * p);
+  ASSERT_EQ(c.reset(), 1);
+}
+
+// API-10, API-11: a dynamic conveyor holds its engine (and link buffers from the hook) only
+// from begin to reset; statistics add up across engines.
+TEST(UntypedConveyor, DynamicWithAllocatorHook) {
+  auto source = std::make_shared<counting_source>();
+  conveyor_options o;
+  o.capacity_bytes = 512;
+  o.dynamic = true;
+  o.buffers = source;
+  {
+    untyped_conveyor c(MPI_COMM_WORLD, o);
+    EXPECT_EQ(c.engine(), nullptr);
+    EXPECT_EQ(c.memory_bytes(), 0u);
+    EXPECT_GT(c.max_memory_bytes(), 0u);
+    EXPECT_EQ(c.current_state(), term::state::dormant);
+    EXPECT_TRUE(source->live.empty());
+    const int grabs_at_construction = source->grabs;  // the validating engine's
+    for (int k = 0; k < 3; ++k) {
+      cycle(c, 500);
+      EXPECT_EQ(c.engine(), nullptr);
+      EXPECT_TRUE(source->live.empty()) << "link buffers kept after reset";
+      EXPECT_EQ(c.stats().pushes, 500u);  // the last cycle's, after its engine is gone
+    }
+    // Every engine takes its MPI links' buffers in one grab (T11): one per cycle, if any.
+    const int per_engine = grabs_at_construction;
+    EXPECT_EQ(source->grabs, per_engine * 4);
+    const term::engine_stats life = c.stats(true);
+    EXPECT_EQ(life.begins, 3u);
+    EXPECT_EQ(life.pushes, 1500u);
+    EXPECT_EQ(c.reset(), 1);  // DORMANT: nothing to do
+  }
+  EXPECT_TRUE(source->lifo);
+  EXPECT_TRUE(source->live.empty());
+}
+
+// API-11: without DYNAMIC the hook's buffers live as long as the conveyor.
+TEST(UntypedConveyor, AllocatorHookForTheLifetime) {
+  auto source = std::make_shared<counting_source>();
+  conveyor_options o;
+  o.capacity_bytes = 400;
+  o.buffers = source;
+  {
+    convoy::conveyor<std::int64_t> c(MPI_COMM_WORLD, o);
+    const auto held = source->live.size();
+    cycle(c.core(), 300);
+    EXPECT_EQ(source->live.size(), held);
+  }
+  EXPECT_TRUE(source->live.empty());
+  EXPECT_TRUE(source->lifo);
+}
+
+// API-12: a custom transport factory is used for every engine, dynamic ones included.
+TEST(UntypedConveyor, CustomTransport) {
+  int built = 0;
+  conveyor_options o;
+  o.capacity_bytes = 300;
+  o.dynamic = true;
+  o.make_transport = [&built](MPI_Comm comm, const auto&) {
+    ++built;
+    return convoy::aggregation::make_transport(comm, convoy::base::transport_kind::mpi);
+  };
+  untyped_conveyor c(MPI_COMM_WORLD, o);
+  cycle(c, 200);
+  cycle(c, 200);
+  EXPECT_EQ(built, 3);  // construction, then one per begin
+}
+
+// API-13: elastic items of several sizes; a rigid pull leaves another size in place.
+TEST(UntypedConveyor, Elastic) {
+  conveyor_options o;
+  o.capacity_bytes = 256;
+  o.elastic = true;
+  o.steady = true;
+  untyped_conveyor c(MPI_COMM_WORLD, o);
+  const int me = world_rank(), p = world_size(), n = 300;
+  ASSERT_EQ(c.begin(8), 1);
+  EXPECT_EQ(c.push(nullptr, 0), term::error_argument);
+  std::vector<std::uint32_t> next(static_cast<std::size_t>(p), 0);
+  int i = 0;
+  std::int64_t received = 0;
+  unsigned char item[200];
+  for (std::uint64_t spins = 0;; ++spins) {
+    ASSERT_LT(spins, 20'000'000u);
+    const int rc = c.advance(i == n);
+    ASSERT_GE(rc, 0);
+    for (; i < n && rc != term::done; ++i) {
+      const std::size_t bytes = static_cast<std::size_t>(i % 7) * 30;  // 0..180
+      std::memset(item, i & 0xff, sizeof item);
+      const int got = c.epush(item, bytes, (i + me) % p);
+      ASSERT_GE(got, 0);
+      if (got == 0) break;
+    }
+    term::item_view v;
+    for (;;) {
+      int got = c.pull(v, true);
+      if (got == term::error_elastic) got = c.pull(v, false);  // another size: still first
+      ASSERT_GE(got, 0);
+      if (got == 0) break;
+      const std::uint32_t k = next[static_cast<std::size_t>(v.from)]++;
+      const int sent_i = static_cast<int>(k) * p + ((me - v.from) % p + p) % p;
+      EXPECT_EQ(v.bytes, static_cast<std::size_t>(sent_i % 7) * 30);
+      for (std::size_t b = 0; b < v.bytes; ++b)
+        ASSERT_EQ(static_cast<int>(static_cast<unsigned char>(v.data[b])), sent_i & 0xff);
+      ++received;
+    }
+    if (rc == term::done) break;
+  }
+  std::int64_t total = 0;
+  MPI_Allreduce(&received, &total, 1, MPI_INT64_T, MPI_SUM, MPI_COMM_WORLD);
+  EXPECT_EQ(total, std::int64_t{n} * p);
+  EXPECT_EQ(c.reset(), 1);
+}
+
+// API-7 over MPI: make_plan's tensor group size is node_group_size of the discovered
+// machine (the CTest entries emulate equal and ragged nodes).
+TEST(UntypedConveyor, TensorGroupFromNodes) {
+  conveyor_options o;
+  o.tensor_order = 2;
+  const auto plan = convoy::make_plan(MPI_COMM_WORLD, o);
+  const std::size_t g = convoy::node_group_size(convoy::topology::discover(MPI_COMM_WORLD));
+  const std::string want =
+      "tensor order 2 ranks " + std::to_string(world_size()) + " n_local " + std::to_string(g);
+  EXPECT_EQ(plan->name(), want);
+}
+
+// API-8 over MPI: choose_and_build keeps the measured memory of the worst rank under the
+// limit.
+TEST(UntypedConveyor, ChooseAndBuild) {
+  convoy::layout_request r;
+  r.max_bytes = 60000;
+  std::unique_ptr<untyped_conveyor> kept;
+  const convoy::layout_plan t =
+      convoy::choose_and_build(MPI_COMM_WORLD, r, [&](const convoy::layout_plan& candidate) {
+        kept.reset();
+        if (candidate.kind == convoy::layout_kind::bulk) return std::size_t{0};
+        kept = std::make_unique<untyped_conveyor>(MPI_COMM_WORLD, candidate.options());
+        return kept->max_memory_bytes();
+      });
+  if (t.kind != convoy::layout_kind::bulk) {
+    ASSERT_TRUE(kept);
+    unsigned long long mine = kept->max_memory_bytes(), worst = 0;
+    MPI_Allreduce(&mine, &worst, 1, MPI_UNSIGNED_LONG_LONG, MPI_MAX, MPI_COMM_WORLD);
+    EXPECT_LE(worst, r.max_bytes);
+    cycle(*kept, 400);
+  }
+  r.max_bytes = 10;  // not even the two monster buffers of an elastic conveyor
+  r.elastic = true;
+  r.allow_bulk = false;
+  r.item_bound = std::size_t{1} << 20;  // above any buffer: two of it are counted
+  EXPECT_THROW((void)convoy::choose_and_build(MPI_COMM_WORLD, r,
+                                              [](const convoy::layout_plan&) { return 0; }),
+               convoy::error);
+}
+
+}  // namespace
