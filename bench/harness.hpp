@@ -173,6 +173,10 @@ int run_main(int argc, char** argv) {
     std::vector<result_row> rows;
     for (std::size_t size : opt.sizes) {
       for (const auto& kind : kinds) {
+        // Without --kinds every kind runs where it can: the coroutine kind is written for
+        // some kernels and 8-byte items only (asked for by name, it reports the error).
+        const bool coro = kind.rfind("coro", 0) == 0;
+        if (opt.kinds.empty() && coro && (size != 8 || !written_as_tasks<Kernel>)) continue;
         result_row r = run_one<Kernel>(j, opt, kind, size);
         if (j.rank == 0 && !opt.quiet) {
           std::printf("%s\n", result_line(r).c_str());
