@@ -65,7 +65,14 @@ void runtime::run_phase(spawner& s) {
   m.held = {};
   m.pending.clear();
   m.running = true;
-  hot_ = {m.requests.get(), m.request_bytes, m.id_bytes, true};
+  hot_.requests = m.requests.get();
+  hot_.handlers = m.handlers.data();
+  hot_.n_handlers = static_cast<std::uint32_t>(m.handlers.size());
+  hot_.request_bytes = m.request_bytes;
+  hot_.id_bytes = m.id_bytes;
+  hot_.since_serve = 0;
+  hot_.calls_waiting = false;
+  hot_.open = true;
   ++stats_.phases;
   try {
     for (;;) {
@@ -77,12 +84,12 @@ void runtime::run_phase(spawner& s) {
         m.ready.pop_front();
         h.resume();
       }
-      const bool can_start = m.pending.empty() &&
-                             (!m.new_roots.empty() || (m.first_error.empty() && s.next < s.n &&
-                                                       m.in_flight < options_.max_tasks));
+      const bool can_start =
+          m.pending.empty() && (!m.new_roots.empty() || (m.first_error.empty() && s.next < s.n &&
+                                                         m.in_flight < options_.max_tasks));
       if (!can_start) m.flush_idle(stats_);
-      const bool local_done = m.in_flight == 0 && m.new_roots.empty() &&
-                              (s.next >= s.n || !m.first_error.empty());
+      const bool local_done =
+          m.in_flight == 0 && m.new_roots.empty() && (s.next >= s.n || !m.first_error.empty());
       const int rq = m.requests->advance(local_done);
       m.check(rq, "advance", *m.requests);
       if (rq != termination::done) {
@@ -101,10 +108,13 @@ void runtime::run_phase(spawner& s) {
   }
   m.running = false;
   hot_.open = false;
+  if (hot_.busy_slots != 0) {  // a failed phase: calls that were never answered
+    hot_.slots.clear();
+    hot_.free_slot = detail::k_no_slot;
+    hot_.busy_slots = 0;
+  }
   m.check(m.replies->reset(), "reset", *m.replies);
   m.check(m.requests->reset(), "reset", *m.requests);
-  m.slots.clear();
-  m.free_slots.clear();
   const std::string failed = agree_on_error(m.comm, rank_, n_ranks_, m.first_error);
   if (!failed.empty()) throw convoy::error("convoy::async phase failed: " + failed);
 }

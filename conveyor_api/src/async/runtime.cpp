@@ -88,28 +88,38 @@ void runtime::spawn(task<void> t) {
   impl_->new_roots.push_back(h);
 }
 
-void runtime::invoke_local(std::uint32_t id, const std::byte* args, void* result) {
+void runtime::invoke_local(std::uint32_t id, const std::byte* args, std::byte* result) {
   if (!impl_->running) throw convoy::error("convoy::async: a call awaited outside a running phase");
   const auto& h = impl_->handlers.at(id);
-  alignas(64) std::byte out[1024];
-  h.invoke(h.fn.get(), args, out);
-  if (result && h.result_bytes) std::memcpy(result, out, h.result_bytes);
+  if (result)
+    h.invoke(h.fn.get(), args, result);
+  else
+    h.post(h.fn.get(), args);
   ++stats_.local;
 }
 
 void runtime::send_call(int rank, std::uint32_t id, const std::byte* args,
-                        std::coroutine_handle<> h, void* result, bool* failed) {
+                        detail::call_state& call) {
   auto& m = *impl_;
   if (!m.running) throw convoy::error("convoy::async: a call awaited outside a running phase");
   if (m.in_handler) throw convoy::error("convoy::async: a remote function cannot issue calls");
   if (rank < 0 || rank >= n_ranks_)
     throw convoy::error("convoy::async: call to rank " + std::to_string(rank) + " of " +
                         std::to_string(n_ranks_));
-  const auto& e = m.handlers.at(id);
-  const std::uint32_t token = m.take_slot(h, result, failed, e.result_bytes);
+  (void)m.handlers.at(id);
+  const std::uint32_t token = m.take_slot(call);
   ++stats_.calls;
   ++stats_.suspensions;
   m.push_call(rank, token, id, args);
+}
+
+void runtime::call_not_sent(int rank, std::uint32_t token, std::uint32_t id, const std::byte* args,
+                            int rc) {
+  auto& m = *impl_;
+  m.check(rc, "request", *m.requests);
+  ++stats_.blocked;
+  m.pending.push_back({rank, token, id, args});
+  hot_.calls_waiting = true;
 }
 
 void runtime::send_post(int rank, std::uint32_t id, const std::byte* args) {

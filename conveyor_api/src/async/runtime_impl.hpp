@@ -16,12 +16,6 @@ using detail::k_post;
 using detail::k_token_bytes;
 
 struct runtime::impl {
-  struct reply_slot {
-    std::coroutine_handle<> waiting;
-    void* result = nullptr;
-    bool* failed = nullptr;
-    std::size_t result_bytes = 0;
-  };
   struct held_reply {  // a reply that found its path full; pushed before anything else
     bool has = false;
     int dest = -1;
@@ -30,8 +24,6 @@ struct runtime::impl {
   MPI_Comm comm = MPI_COMM_NULL;  // our duplicate, for the per-phase agreements
   std::unique_ptr<termination::engine> requests, replies;
   std::vector<detail::handler_entry> handlers;
-  std::vector<reply_slot> slots;
-  std::vector<std::uint32_t> free_slots;
   std::deque<std::coroutine_handle<>> ready, new_roots;
   std::size_t id_bytes = 0, request_bytes = 0, reply_bytes = 0;
   std::vector<std::byte> request_record, reply_record, held_record;
@@ -55,7 +47,7 @@ struct runtime::impl {
   static constexpr int k_reply_advances = 32;
 
   [[nodiscard]] bool replies_in_play() const noexcept {
-    return forwards || slots.size() != free_slots.size() || held.has || reply_countdown > 0;
+    return forwards || owner->hot_.busy_slots != 0 || held.has || reply_countdown > 0;
   }
   void advance_replies(bool done) {
     if (reply_countdown > 0) --reply_countdown;
@@ -74,18 +66,19 @@ struct runtime::impl {
     if (first_error.empty()) first_error = std::move(what);
   }
 
-  std::uint32_t take_slot(std::coroutine_handle<> h, void* result, bool* failed,
-                          std::size_t result_bytes) {
-    std::uint32_t s;
-    if (free_slots.empty()) {
-      s = static_cast<std::uint32_t>(slots.size());
-      if (s >= k_error_bit) throw convoy::error("convoy::async: more than 2^31 calls waiting");
-      slots.emplace_back();
-    } else {
-      s = free_slots.back();
-      free_slots.pop_back();
+  // The slow path's reply slot (the list grows when every slot is taken).
+  std::uint32_t take_slot(detail::call_state& call) {
+    auto& hot = owner->hot_;
+    if (hot.free_slot == detail::k_no_slot) {
+      if (hot.slots.size() >= k_error_bit)
+        throw convoy::error("convoy::async: more than 2^31 calls waiting");
+      hot.slots.emplace_back();
+      hot.free_slot = static_cast<std::uint32_t>(hot.slots.size() - 1);
     }
-    slots[s] = {h, result, failed, result_bytes};
+    const std::uint32_t s = hot.free_slot;
+    hot.free_slot = hot.slots[s].next_free;
+    hot.slots[s].call = &call;
+    ++hot.busy_slots;
     return s;
   }
 
@@ -112,7 +105,10 @@ struct runtime::impl {
       in_handler = true;
       rt.hot_.open = false;
       try {
-        h.invoke(h.fn.get(), v.data + k_token_bytes + id_bytes, out);
+        if (token == k_post)
+          h.post(h.fn.get(), v.data + k_token_bytes + id_bytes);
+        else
+          h.invoke(h.fn.get(), v.data + k_token_bytes + id_bytes, out);
       } catch (const std::exception& e) {
         note_error("remote function #" + std::to_string(id) + " threw on rank " +
                    std::to_string(rt.rank()) + ": " + e.what());
@@ -148,13 +144,19 @@ struct runtime::impl {
       std::uint32_t token;
       std::memcpy(&token, v.data, k_token_bytes);
       const std::uint32_t s = token & ~k_error_bit;
-      reply_slot& slot = slots[s];
+      auto& hot = owner->hot_;
+      detail::reply_slot& slot = hot.slots[s];
+      detail::call_state& call = *slot.call;
       if (token & k_error_bit)
-        *slot.failed = true;
+        call.failed = true;
+      else if (call.result_bytes == 8)
+        std::memcpy(call.result, v.data + k_token_bytes, 8);
       else
-        std::memcpy(slot.result, v.data + k_token_bytes, slot.result_bytes);
-      const auto h = slot.waiting;
-      free_slots.push_back(s);
+        std::memcpy(call.result, v.data + k_token_bytes, call.result_bytes);
+      const auto h = call.waiting;
+      slot.next_free = hot.free_slot;
+      hot.free_slot = s;
+      --hot.busy_slots;
       reply_countdown = k_reply_advances;
       if (resume_now)
         h.resume();
