@@ -76,7 +76,8 @@ void runtime::run_phase(spawner& s) {
   ++stats_.phases;
   try {
     for (;;) {
-      if (m.send_pending()) start_roots(s);
+      // Answer other ranks first (their tasks wait on it), then resume the tasks whose
+      // replies came, then start new ones while the cap and the paths allow.
       m.serve(*this);
       m.collect(true);
       while (!m.ready.empty()) {
@@ -84,6 +85,7 @@ void runtime::run_phase(spawner& s) {
         m.ready.pop_front();
         h.resume();
       }
+      if (m.send_pending()) start_roots(s);
       const bool can_start =
           m.pending.empty() && (!m.new_roots.empty() || (m.first_error.empty() && s.next < s.n &&
                                                          m.in_flight < options_.max_tasks));

@@ -20,6 +20,11 @@ std::string message_of(const std::exception_ptr& e) {
 
 }  // namespace
 
+void detail::throw_remote_error(std::uint32_t id, int rank) {
+  throw remote_error("convoy::async: remote function #" + std::to_string(id) + " threw on rank " +
+                     std::to_string(rank));
+}
+
 std::uint64_t detail::mix_signature(std::uint64_t h, std::uint64_t v) noexcept {
   h ^= v + 0x9E3779B97F4A7C15ull + (h << 6) + (h >> 2);
   return h * 0xBF58476D1CE4E5B9ull;
@@ -140,11 +145,12 @@ void runtime::send_post(int rank, std::uint32_t id, const std::byte* args) {
 }
 
 void runtime::root_finished(std::coroutine_handle<> h, const std::exception_ptr& error) noexcept {
-  // A copy, not a reference: `error` lives in the promise, which goes with the frame.
-  const std::exception_ptr e = error;  // NOLINT(performance-unnecessary-copy-initialization)
+  if (error) [[unlikely]] {
+    const std::exception_ptr e = error;  // the promise goes with the frame
+    impl_->note_error("a task on rank " + std::to_string(rank_) + " threw: " + message_of(e));
+  }
   h.destroy();
   --impl_->in_flight;
-  if (e) impl_->note_error("a task on rank " + std::to_string(rank_) + " threw: " + message_of(e));
 }
 
 }  // namespace convoy::async

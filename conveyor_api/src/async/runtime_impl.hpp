@@ -87,6 +87,7 @@ struct runtime::impl {
   void serve(runtime& rt) {
     if (held.has) {
       const int rc = replies->push(held_record.data(), held.dest);
+      ++reply_pushes;
       check(rc, "reply", *replies);
       if (rc == 0) return;
       held.has = false;
@@ -99,7 +100,13 @@ struct runtime::impl {
       std::uint32_t token;
       std::memcpy(&token, v.data, k_token_bytes);
       std::uint32_t id = 0;
-      std::memcpy(&id, v.data + k_token_bytes, id_bytes);
+      if (id_bytes == 1) {
+        id = static_cast<std::uint32_t>(v.data[k_token_bytes]);
+      } else if (id_bytes == 2) {
+        std::uint16_t id16;
+        std::memcpy(&id16, v.data + k_token_bytes, 2);
+        id = id16;
+      }
       const auto& h = handlers[id];
       std::byte* out = reply_record.data() + k_token_bytes;
       in_handler = true;
@@ -125,6 +132,7 @@ struct runtime::impl {
       std::memcpy(reply_record.data(), &token, k_token_bytes);
       reply_countdown = k_reply_advances;
       const int prc = replies->push(reply_record.data(), v.from);
+      ++reply_pushes;
       check(prc, "reply", *replies);
       if (prc == 0) {
         std::memcpy(held_record.data(), reply_record.data(), reply_bytes);
@@ -179,6 +187,7 @@ struct runtime::impl {
       const pending_call& c = pending.front();
       write_request(c.token, c.id, c.args);
       const int rc = requests->push(request_record.data(), c.rank);
+      ++owner->hot_.pushes;
       check(rc, "request", *requests);
       if (rc == 0) return false;
       pending.pop_front();
@@ -192,6 +201,7 @@ struct runtime::impl {
     if (pending.empty()) {
       write_request(token, id, args);
       const int rc = requests->push(request_record.data(), rank);
+      ++owner->hot_.pushes;
       check(rc, "request", *requests);
       if (rc > 0) return;
       ++owner->stats_.blocked;
@@ -214,6 +224,7 @@ struct runtime::impl {
         own.clear();
       }
       const int rc = requests->push(request_record.data(), rank);
+      ++owner->hot_.pushes;
       check(rc, "request", *requests);
       if (rc > 0) return;
       ++(first ? owner->stats_.blocked : owner->stats_.blocked_rounds);
@@ -228,15 +239,23 @@ struct runtime::impl {
     if (replies_in_play()) advance_replies(false);
   }
 
+  // Sends the partly filled buffers of both conveyors. On one-hop plans only an engine
+  // that took a push since its last flush can hold one (a flush sends every lane that has
+  // items); on longer routes this rank also forwards, so it always flushes.
   void flush_idle(runtime_stats& st) {
-    for (auto* e : {requests.get(), replies.get()}) {
-      const auto s = e->current_state();
-      if (s == termination::state::working || s == termination::state::endgame) {
-        check(e->flush(), "flush", *e);
-        ++st.flushes;
-      }
-    }
+    flush_if(*requests, owner->hot_.pushes, request_flush_mark, st);
+    flush_if(*replies, reply_pushes, reply_flush_mark, st);
   }
+  void flush_if(termination::engine& e, std::uint64_t pushes, std::uint64_t& mark,
+                runtime_stats& st) {
+    if (!forwards && pushes == mark) return;
+    const auto s = e.current_state();
+    if (s != termination::state::working && s != termination::state::endgame) return;
+    mark = pushes;
+    check(e.flush(), "flush", e);
+    ++st.flushes;
+  }
+  std::uint64_t reply_pushes = 0, request_flush_mark = 0, reply_flush_mark = 0;
 
   runtime* owner = nullptr;
 };

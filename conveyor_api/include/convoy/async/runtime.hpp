@@ -48,6 +48,11 @@ class remote_error : public convoy::error {
   using convoy::error::error;
 };
 
+namespace detail {
+/// Throws the remote_error of a call whose handler threw (kept out of the inline path).
+[[noreturn]] void throw_remote_error(std::uint32_t id, int rank);
+}  // namespace detail
+
 struct runtime_options {
   /// Mesh or tensor plan, buffer size and buffers per link of the two conveyors
   /// (steady/elastic are ignored: the runtime flushes partly filled buffers whenever no
@@ -306,6 +311,7 @@ class runtime {
     std::vector<detail::reply_slot> slots;  ///< kept from phase to phase
     std::uint32_t free_slot = detail::k_no_slot;
     std::size_t busy_slots = 0;
+    std::uint64_t pushes = 0;  ///< request pushes tried (flush_idle compares)
   };
   /// True if a request of N argument bytes to `rank` can take the inline push.
   template <std::size_t N>
@@ -318,6 +324,7 @@ class runtime {
   template <std::size_t N>
   int push_record(int rank, std::uint32_t token, std::uint32_t id, const std::byte* args) {
     constexpr std::size_t t = detail::k_token_bytes;
+    ++hot_.pushes;
     alignas(8) std::byte rec[t + 2 + N];
     std::memcpy(rec, &token, t);
     if (hot_.id_bytes == 0) {
@@ -361,9 +368,8 @@ void call_awaiter<R, ArgBytes>::await_suspend(std::coroutine_handle<> h) {
 
 template <class R, std::size_t ArgBytes>
 R call_awaiter<R, ArgBytes>::await_resume() {
-  if (state_.failed)
-    throw remote_error("convoy::async: remote function #" + std::to_string(id_) +
-                       " threw on rank " + std::to_string(rank_));
+  if (state_.failed) [[unlikely]]
+    detail::throw_remote_error(id_, rank_);
   if constexpr (!std::is_void_v<R>) return result_;
 }
 
