@@ -55,6 +55,49 @@ TEST(Async, CallRunsOnOwnerAndReturnsItsResult) {
   }
 }
 
+// API-70 with functions of different sizes in one phase: only calls whose arguments fill
+// the phase's request record take the inline push (the others take the slow path), and
+// replies of 0, 4, 8 and 16 bytes each land in their own caller (token = reply slot).
+TEST(Async, CallsOfDifferentSizesReachTheirCallers) {
+  struct pair16 {
+    std::uint64_t a, b;
+  };
+  for (std::size_t cap : {3u, 4096u}) {
+    for (bool small : {true, false}) {
+      runtime_options o = small ? small_buffers(cap) : runtime_options{};
+      o.max_tasks = cap;
+      runtime rt(MPI_COMM_WORLD, o);
+      const int me = world_rank(), p = world_size();
+      std::uint64_t touched = 0;
+      auto f4 = rt.define([me](std::uint8_t x) { return static_cast<std::uint32_t>(x + me); });
+      auto f8 = rt.define([me](std::uint32_t x) { return std::uint64_t{x} * 3 + me; });
+      auto f16 = rt.define([me](std::uint64_t x, std::uint64_t y) {
+        return pair16{x + y, y + me};
+      });
+      auto f0 = rt.define([&touched](std::uint64_t x) { touched += x; });
+      const std::size_t n = 2000;
+      std::vector<std::uint64_t> got(n, 0);
+      rt.run_each(n, [&](std::size_t k) -> task<> {
+        const int r = static_cast<int>(mix(k + 31 * me) % p);
+        const std::uint32_t a = co_await rt.call(r, f4, static_cast<std::uint8_t>(k));
+        const std::uint64_t b = co_await rt.call(r, f8, static_cast<std::uint32_t>(k));
+        const pair16 c = co_await rt.call(r, f16, std::uint64_t{k}, std::uint64_t{7});
+        co_await rt.call(r, f0, std::uint64_t{1});
+        got[k] = a + b + c.a + c.b;
+      });
+      for (std::size_t k = 0; k < n; ++k) {
+        const auto r = mix(k + 31 * me) % p;
+        const std::uint64_t want = ((k & 0xFF) + r) + (k * 3 + r) + (k + 7) + (7 + r);
+        ASSERT_EQ(got[k], want) << "task " << k << " cap " << cap << " small " << small;
+      }
+      std::uint64_t all = 0;
+      MPI_Allreduce(&touched, &all, 1, MPI_UINT64_T, MPI_SUM, MPI_COMM_WORLD);
+      EXPECT_EQ(all, n * static_cast<std::uint64_t>(p));  // every void call ran once
+      EXPECT_EQ(rt.stats().calls + rt.stats().local, 4 * n);
+    }
+  }
+}
+
 // API-72: get reads the owner's element (index-gather against the serial table).
 TEST(Async, GetMatchesSerialTable) {
   runtime rt(MPI_COMM_WORLD, small_buffers(64));

@@ -16,15 +16,15 @@ namespace {
 void check_definitions(MPI_Comm comm, const std::vector<detail::handler_entry>& handlers) {
   std::uint64_t fp = detail::mix_signature(0, handlers.size());
   for (const auto& h : handlers) fp = detail::mix_signature(fp, h.signature);
-  std::uint64_t mine[2] = {fp, ~fp}, agreed[2] = {0, 0};
-  CONVOY_MPI_CHECK(MPI_Allreduce(mine, agreed, 2, MPI_UINT64_T, MPI_MAX, comm));
-  unsigned long long n_mine = handlers.size(), n_min = 0, n_max = 0;
-  CONVOY_MPI_CHECK(MPI_Allreduce(&n_mine, &n_min, 1, MPI_UNSIGNED_LONG_LONG, MPI_MIN, comm));
-  CONVOY_MPI_CHECK(MPI_Allreduce(&n_mine, &n_max, 1, MPI_UNSIGNED_LONG_LONG, MPI_MAX, comm));
-  if (agreed[0] != fp || agreed[1] != ~fp || n_min != n_max)
+  // One reduction: the maxima of x and ~x equal x and ~x on every rank iff all agree.
+  const std::uint64_t n = handlers.size();
+  const std::uint64_t mine[4] = {fp, ~fp, n, ~n};
+  std::uint64_t agreed[4] = {0, 0, 0, 0};
+  CONVOY_MPI_CHECK(MPI_Allreduce(mine, agreed, 4, MPI_UINT64_T, MPI_MAX, comm));
+  if (agreed[0] != fp || agreed[1] != ~fp || agreed[2] != n || agreed[3] != ~n)
     throw convoy::error(
-        "convoy::async: the ranks define different remote functions (" + std::to_string(n_min) +
-        " to " + std::to_string(n_max) +
+        "convoy::async: the ranks define different remote functions (" +
+        std::to_string(~agreed[3]) + " to " + std::to_string(agreed[2]) +
         " per rank, or different argument/result types): define the same functions in the "
         "same order on every rank before the phase");
 }
