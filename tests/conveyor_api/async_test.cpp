@@ -240,6 +240,40 @@ TEST(Async, HandlerExceptionReachesCallerAndPhase) {
   EXPECT_NE(what.find("thirteen is unlucky"), std::string::npos) << what;
 }
 
+// API-73 and API-77 for posts: every post (to this rank, queued and applied in batches, or
+// to another) is applied once; a posted function that throws ends the phase everywhere and
+// the other posts of its batch are still applied.
+TEST(Async, PostedFunctionThatThrowsEndsThePhase) {
+  runtime rt(MPI_COMM_WORLD, small_buffers(8));
+  const int me = world_rank(), p = world_size();
+  std::uint64_t sum = 0, count = 0;
+  auto add = rt.define([&](std::uint64_t x) {
+    if (x == 1001) throw std::runtime_error("post 1001 refused");
+    sum += x;
+    ++count;
+  });
+  const std::uint64_t n = 3000;  // several batches of posts to this rank
+  std::string what;
+  try {
+    rt.run([&]() -> task<> {
+      for (std::uint64_t k = 0; k < n; ++k)
+        rt.post(
+            static_cast<int>((k + static_cast<std::uint64_t>(me)) % static_cast<std::uint64_t>(p)),
+            add, me == 0 ? k : k + 5000);
+      co_return;
+    });
+  } catch (const convoy::error& e) {
+    what = e.what();
+  }
+  EXPECT_NE(what.find("post 1001 refused"), std::string::npos) << what;
+  std::uint64_t all[2] = {sum, count}, total[2] = {0, 0};
+  MPI_Allreduce(all, total, 2, MPI_UINT64_T, MPI_SUM, MPI_COMM_WORLD);
+  const auto P = static_cast<std::uint64_t>(p);
+  const std::uint64_t want_sum = n * (n - 1) / 2 - 1001 + (P - 1) * (n * (n - 1) / 2 + 5000 * n);
+  EXPECT_EQ(total[1], n * P - 1);
+  EXPECT_EQ(total[0], want_sum);
+}
+
 // API-78: ranks that define different functions get one clear error, on every rank.
 TEST(Async, MismatchedDefinitionsAreAnErrorEverywhere) {
   if (world_size() == 1) GTEST_SKIP() << "needs two ranks";

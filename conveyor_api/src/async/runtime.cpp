@@ -93,8 +93,11 @@ void runtime::spawn(task<void> t) {
   impl_->new_roots.push_back(h);
 }
 
+void runtime::apply_local_posts() { impl_->apply_local_posts(); }
+
 void runtime::invoke_local(std::uint32_t id, const std::byte* args, std::byte* result) {
   if (!impl_->running) throw convoy::error("convoy::async: a call awaited outside a running phase");
+  if (hot_.local_used != 0 && hot_.open) apply_local_posts();
   const auto& h = impl_->handlers.at(id);
   if (result)
     h.invoke(h.fn.get(), args, result);

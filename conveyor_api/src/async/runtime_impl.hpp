@@ -27,6 +27,7 @@ struct runtime::impl {
   std::deque<std::coroutine_handle<>> ready, new_roots;
   std::size_t id_bytes = 0, request_bytes = 0, reply_bytes = 0;
   std::vector<std::byte> request_record, reply_record, held_record;
+  std::vector<std::byte> local_posts;  // hot_.local_* describe it during a phase
   held_reply held;
   // Calls whose path was full, in issue order: their tasks stay suspended, no new task
   // starts, and every later request of this rank waits behind them (issue order holds).
@@ -84,7 +85,76 @@ struct runtime::impl {
 
   // Handles the requests that have arrived; a reply whose path is full is held (the
   // handler never runs twice) and no further request is taken until it has gone.
-  void serve(runtime& rt) {
+  // While a remote function runs, it may not call or post (both check in_handler, and the
+  // inline paths check hot_.open); restored on every exit.
+  struct handler_scope {
+    impl& m;
+    explicit handler_scope(impl& owner_impl) : m(owner_impl) {
+      m.in_handler = true;
+      m.owner->hot_.open = false;
+    }
+    ~handler_scope() {
+      m.in_handler = false;
+      m.owner->hot_.open = true;
+    }
+    handler_scope(const handler_scope&) = delete;
+    handler_scope& operator=(const handler_scope&) = delete;
+  };
+
+  // Runs handler `id` on `args`; false (and the phase's error noted) if it threw.
+  [[gnu::always_inline]] bool run_handler(std::uint32_t id, const std::byte* args, std::byte* out,
+                                          bool post) {
+    const auto& h = handlers[id];
+    try {
+      if (post)
+        h.post(h.fn.get(), args);
+      else
+        h.invoke(h.fn.get(), args, out);
+      return true;
+    } catch (const std::exception& e) {
+      note_error("remote function #" + std::to_string(id) + " threw on rank " +
+                 std::to_string(owner->rank()) + ": " + e.what());
+    } catch (...) {
+      note_error("remote function #" + std::to_string(id) + " threw on rank " +
+                 std::to_string(owner->rank()));
+    }
+    return false;
+  }
+
+  // Applies the posts this rank made to itself, in order (runtime::post). The loop is
+  // tight so that the updates' memory accesses overlap; a handler that throws ends the
+  // phase (note_error) and the batch goes on with the next post.
+  void apply_local_posts() {
+    auto& hot = owner->hot_;
+    const std::uint32_t used = hot.local_used, stride = hot.local_stride;
+    hot.local_used = 0;
+    const handler_scope scope(*this);
+    const std::byte* base = local_posts.data();
+    std::uint32_t off = 0, id = 0;
+    while (off < used) {
+      try {
+        for (; off < used; off += stride) {
+          std::memcpy(&id, base + off, 4);
+          const auto& h = handlers[id];
+          h.post(h.fn.get(), base + off + 4);
+        }
+      } catch (const std::exception& e) {
+        note_error("remote function #" + std::to_string(id) + " threw on rank " +
+                   std::to_string(owner->rank()) + ": " + e.what());
+        off += stride;
+      } catch (...) {
+        note_error("remote function #" + std::to_string(id) + " threw on rank " +
+                   std::to_string(owner->rank()));
+        off += stride;
+      }
+    }
+  }
+
+  // Handles the requests that have arrived (and this rank's own deferred posts first); a
+  // reply whose path is full is held (the handler never runs twice) and no further request
+  // is taken until it has gone.
+  void serve() {
+    if (owner->hot_.local_used != 0) apply_local_posts();
     if (held.has) {
       const int rc = replies->push(held_record.data(), held.dest);
       ++reply_pushes;
@@ -92,6 +162,14 @@ struct runtime::impl {
       if (rc == 0) return;
       held.has = false;
     }
+    const handler_scope scope(*this);
+    // Counted once per batch: the loop stays short, so that the handlers' memory accesses
+    // overlap as in a hand-written pull loop.
+    struct counter {
+      std::uint64_t& total;
+      std::uint64_t n = 0;
+      ~counter() { total += n; }
+    } handled{owner->stats_.handled};
     termination::item_view v;
     for (;;) {
       const int rc = requests->pull(v);
@@ -107,28 +185,13 @@ struct runtime::impl {
         std::memcpy(&id16, v.data + k_token_bytes, 2);
         id = id16;
       }
-      const auto& h = handlers[id];
-      std::byte* out = reply_record.data() + k_token_bytes;
-      in_handler = true;
-      rt.hot_.open = false;
-      try {
-        if (token == k_post)
-          h.post(h.fn.get(), v.data + k_token_bytes + id_bytes);
-        else
-          h.invoke(h.fn.get(), v.data + k_token_bytes + id_bytes, out);
-      } catch (const std::exception& e) {
-        note_error("remote function #" + std::to_string(id) + " threw on rank " +
-                   std::to_string(rt.rank()) + ": " + e.what());
-        token |= k_error_bit;
-      } catch (...) {
-        note_error("remote function #" + std::to_string(id) + " threw on rank " +
-                   std::to_string(rt.rank()));
-        token |= k_error_bit;
+      ++handled.n;
+      const std::byte* args = v.data + k_token_bytes + id_bytes;
+      if (token == k_post) {
+        (void)run_handler(id, args, nullptr, true);
+        continue;
       }
-      in_handler = false;
-      rt.hot_.open = true;
-      ++rt.stats_.handled;
-      if (token == k_post) continue;
+      if (!run_handler(id, args, reply_record.data() + k_token_bytes, false)) token |= k_error_bit;
       std::memcpy(reply_record.data(), &token, k_token_bytes);
       reply_countdown = k_reply_advances;
       const int prc = replies->push(reply_record.data(), v.from);
@@ -233,7 +296,7 @@ struct runtime::impl {
   }
 
   void serve_and_advance() {
-    serve(*owner);
+    serve();
     collect(false);
     check(requests->advance(false), "advance", *requests);
     if (replies_in_play()) advance_replies(false);
