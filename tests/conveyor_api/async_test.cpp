@@ -78,7 +78,7 @@ TEST(Async, CallsOfDifferentSizesReachTheirCallers) {
       const std::size_t n = 2000;
       std::vector<std::uint64_t> got(n, 0);
       rt.run_each(n, [&](std::size_t k) -> task<> {
-        const int r = static_cast<int>(mix(k + 31 * me) % p);
+        const int r = static_cast<int>(mix(k + 31 * static_cast<std::uint64_t>(me)) % p);
         const std::uint32_t a = co_await rt.call(r, f4, static_cast<std::uint8_t>(k));
         const std::uint64_t b = co_await rt.call(r, f8, static_cast<std::uint32_t>(k));
         const pair16 c = co_await rt.call(r, f16, std::uint64_t{k}, std::uint64_t{7});
@@ -86,7 +86,7 @@ TEST(Async, CallsOfDifferentSizesReachTheirCallers) {
         got[k] = a + b + c.a + c.b;
       });
       for (std::size_t k = 0; k < n; ++k) {
-        const auto r = mix(k + 31 * me) % p;
+        const auto r = mix(k + 31 * static_cast<std::uint64_t>(me)) % p;
         const std::uint64_t want = ((k & 0xFF) + r) + (k * 3 + r) + (k + 7) + (7 + r);
         ASSERT_EQ(got[k], want) << "task " << k << " cap " << cap << " small " << small;
       }

@@ -148,10 +148,8 @@ void runtime::send_post(int rank, std::uint32_t id, const std::byte* args) {
 }
 
 void runtime::root_finished(std::coroutine_handle<> h, const std::exception_ptr& error) noexcept {
-  if (error) [[unlikely]] {
-    const std::exception_ptr e = error;  // the promise goes with the frame
-    impl_->note_error("a task on rank " + std::to_string(rank_) + " threw: " + message_of(e));
-  }
+  if (error) [[unlikely]]  // read before the frame (and the promise with it) goes
+    impl_->note_error("a task on rank " + std::to_string(rank_) + " threw: " + message_of(error));
   h.destroy();
   --impl_->in_flight;
 }
