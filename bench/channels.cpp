@@ -429,7 +429,7 @@ coro_channel::coro_channel(MPI_Comm comm, const kind_spec& k, const options& opt
   o.conveyor.mesh = k.mesh;
   o.conveyor.capacity_bytes = opt.capacity_bytes;
   o.conveyor.n_buffers = opt.n_buffers;
-  o.max_tasks = k.tasks;
+  if (k.tasks != 0) o.max_tasks = k.tasks;
   rt_ = std::make_unique<async::runtime>(comm, o);
 }
 

@@ -63,7 +63,7 @@ struct kind_spec {
   int order = 0;              ///< convey: 0 simple, 1..3 tensor, -1 convey_new
   std::size_t n_local = 1;    ///< convey tensor kinds: --n-local, else ranks per node
   std::string mesh = "auto";  ///< engine: mesh spec
-  std::size_t tasks = 1024;   ///< coro: tasks in flight at most
+  std::size_t tasks = 0;      ///< coro: tasks in flight at most (0: the runtime's default)
 };
 
 /// Parses a kind name; throws std::runtime_error naming it if unknown or not built.

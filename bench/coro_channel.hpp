@@ -3,8 +3,8 @@
 /// Kind `coro` (and `coro:<tasks>`): the kernels written as coroutine tasks over
 /// convoy::async (conveyor_api/include/convoy/async/), on the same plan as kind `mesh`.
 /// Not a channel in the push/pull sense: a kernel runs it through its own
-/// `run(coro_channel**)` overload. `<tasks>` is the runtime's max_tasks (default 1024),
-/// so `coro:1`, `coro:64`, ... give seed 004's curve of throughput against tasks in flight.
+/// `run(coro_channel**)` overload. `<tasks>` is the runtime's max_tasks (default: runtime_options,
+/// 4096), so `coro:1`, `coro:64`, ... give seed 004's curve of throughput against tasks in flight.
 #include <convoy/async/dist_array.hpp>
 #include <convoy/async/runtime.hpp>
 #include <memory>

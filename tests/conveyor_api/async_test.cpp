@@ -55,6 +55,49 @@ TEST(Async, CallRunsOnOwnerAndReturnsItsResult) {
   }
 }
 
+// API-70 with functions of different sizes in one phase: only calls whose arguments fill
+// the phase's request record take the inline push (the others take the slow path), and
+// replies of 0, 4, 8 and 16 bytes each land in their own caller (token = reply slot).
+TEST(Async, CallsOfDifferentSizesReachTheirCallers) {
+  struct pair16 {
+    std::uint64_t a, b;
+  };
+  for (std::size_t cap : {3u, 4096u}) {
+    for (bool small : {true, false}) {
+      runtime_options o = small ? small_buffers(cap) : runtime_options{};
+      o.max_tasks = cap;
+      runtime rt(MPI_COMM_WORLD, o);
+      const int me = world_rank(), p = world_size();
+      std::uint64_t touched = 0;
+      auto f4 = rt.define([me](std::uint8_t x) { return static_cast<std::uint32_t>(x + me); });
+      auto f8 = rt.define([me](std::uint32_t x) { return std::uint64_t{x} * 3 + me; });
+      auto f16 = rt.define([me](std::uint64_t x, std::uint64_t y) {
+        return pair16{x + y, y + me};
+      });
+      auto f0 = rt.define([&touched](std::uint64_t x) { touched += x; });
+      const std::size_t n = 2000;
+      std::vector<std::uint64_t> got(n, 0);
+      rt.run_each(n, [&](std::size_t k) -> task<> {
+        const int r = static_cast<int>(mix(k + 31 * static_cast<std::uint64_t>(me)) % p);
+        const std::uint32_t a = co_await rt.call(r, f4, static_cast<std::uint8_t>(k));
+        const std::uint64_t b = co_await rt.call(r, f8, static_cast<std::uint32_t>(k));
+        const pair16 c = co_await rt.call(r, f16, std::uint64_t{k}, std::uint64_t{7});
+        co_await rt.call(r, f0, std::uint64_t{1});
+        got[k] = a + b + c.a + c.b;
+      });
+      for (std::size_t k = 0; k < n; ++k) {
+        const auto r = mix(k + 31 * static_cast<std::uint64_t>(me)) % p;
+        const std::uint64_t want = ((k & 0xFF) + r) + (k * 3 + r) + (k + 7) + (7 + r);
+        ASSERT_EQ(got[k], want) << "task " << k << " cap " << cap << " small " << small;
+      }
+      std::uint64_t all = 0;
+      MPI_Allreduce(&touched, &all, 1, MPI_UINT64_T, MPI_SUM, MPI_COMM_WORLD);
+      EXPECT_EQ(all, n * static_cast<std::uint64_t>(p));  // every void call ran once
+      EXPECT_EQ(rt.stats().calls + rt.stats().local, 4 * n);
+    }
+  }
+}
+
 // API-72: get reads the owner's element (index-gather against the serial table).
 TEST(Async, GetMatchesSerialTable) {
   runtime rt(MPI_COMM_WORLD, small_buffers(64));
@@ -195,6 +238,40 @@ TEST(Async, HandlerExceptionReachesCallerAndPhase) {
   // Task 13 calls rank 14 % p; a local call rethrows the handler's own exception instead.
   EXPECT_EQ(caught, 14 % p == world_rank() ? 0 : 1);
   EXPECT_NE(what.find("thirteen is unlucky"), std::string::npos) << what;
+}
+
+// API-73 and API-77 for posts: every post (to this rank, queued and applied in batches, or
+// to another) is applied once; a posted function that throws ends the phase everywhere and
+// the other posts of its batch are still applied.
+TEST(Async, PostedFunctionThatThrowsEndsThePhase) {
+  runtime rt(MPI_COMM_WORLD, small_buffers(8));
+  const int me = world_rank(), p = world_size();
+  std::uint64_t sum = 0, count = 0;
+  auto add = rt.define([&](std::uint64_t x) {
+    if (x == 1001) throw std::runtime_error("post 1001 refused");
+    sum += x;
+    ++count;
+  });
+  const std::uint64_t n = 3000;  // several batches of posts to this rank
+  std::string what;
+  try {
+    rt.run([&]() -> task<> {
+      for (std::uint64_t k = 0; k < n; ++k)
+        rt.post(
+            static_cast<int>((k + static_cast<std::uint64_t>(me)) % static_cast<std::uint64_t>(p)),
+            add, me == 0 ? k : k + 5000);
+      co_return;
+    });
+  } catch (const convoy::error& e) {
+    what = e.what();
+  }
+  EXPECT_NE(what.find("post 1001 refused"), std::string::npos) << what;
+  std::uint64_t all[2] = {sum, count}, total[2] = {0, 0};
+  MPI_Allreduce(all, total, 2, MPI_UINT64_T, MPI_SUM, MPI_COMM_WORLD);
+  const auto P = static_cast<std::uint64_t>(p);
+  const std::uint64_t want_sum = n * (n - 1) / 2 - 1001 + (P - 1) * (n * (n - 1) / 2 + 5000 * n);
+  EXPECT_EQ(total[1], n * P - 1);
+  EXPECT_EQ(total[0], want_sum);
 }
 
 // API-78: ranks that define different functions get one clear error, on every rank.

@@ -1,69 +1,82 @@
 // Coroutine frames from per-thread free lists (seed 004 sec. 4.3: "new stack pages are
 // selected from among a set which were allocated at the start of processing"): a task
 // that starts and finishes costs two list operations once the pool is warm.
+//
+// The lists are intrusive (a free frame holds the next one's address) and live in a
+// constant-initialised thread_local, so the hot path has no guard and no vector; the
+// frames are given back to the general allocator when the thread ends (pool_owner).
 #include <array>
 #include <convoy/async/task.hpp>
-#include <vector>
 
 namespace convoy::async {
 
 namespace {
 
-constexpr std::size_t k_class_bytes = 64;
-constexpr std::size_t k_classes = 16;  // frames up to 1 KiB are pooled
+constexpr std::size_t k_class_bytes = 64;  // >= sizeof(void*): room for the list link
+constexpr std::size_t k_classes = 16;      // frames up to 1 KiB are pooled
 
 struct pool {
-  std::array<std::vector<void*>, k_classes + 1> free;
+  std::array<void*, k_classes + 1> head{};  // head[c]: free frames of c * 64 bytes
   detail::frame_stats stats;
-  ~pool() {
+};
+
+constinit thread_local pool t_pool{};
+
+// Returns the pooled frames of the thread at its end (registered on the first frame that
+// the general allocator gives).
+struct pool_owner {
+  pool_owner() = default;
+  pool_owner(const pool_owner&) = delete;
+  pool_owner& operator=(const pool_owner&) = delete;
+  ~pool_owner() {
     for (std::size_t c = 1; c <= k_classes; ++c)
-      for (void* p : free[c]) ::operator delete(p);
+      while (void* f = t_pool.head[c]) {
+        t_pool.head[c] = *static_cast<void**>(f);
+        ::operator delete(f);  // unsized: clang-tidy's clang has no sized deallocation
+      }
+    t_pool.stats.pooled_bytes = 0;
   }
 };
 
-pool& local_pool() {
-  thread_local pool p;
-  return p;
+void own_pool() {
+  thread_local pool_owner owner;
+  (void)owner;
 }
 
 }  // namespace
 
 void* detail::frame_alloc(std::size_t bytes) {
-  pool& p = local_pool();
+  pool& p = t_pool;
   ++p.stats.allocations;
   if (++p.stats.live > p.stats.peak_live) p.stats.peak_live = p.stats.live;
   if (bytes > p.stats.largest_frame) p.stats.largest_frame = bytes;
   const std::size_t c = (bytes + k_class_bytes - 1) / k_class_bytes;
-  if (c > k_classes) return ::operator new(bytes);
-  auto& list = p.free[c];
-  if (list.empty()) return ::operator new(c* k_class_bytes);
-  void* f = list.back();
-  list.pop_back();
-  p.stats.pooled_bytes -= c * k_class_bytes;
-  return f;
+  if (c > k_classes) [[unlikely]]
+    return ::operator new(bytes);
+  if (void* f = p.head[c]) [[likely]] {
+    p.head[c] = *static_cast<void**>(f);
+    p.stats.pooled_bytes -= c * k_class_bytes;
+    return f;
+  }
+  own_pool();
+  return ::operator new(c* k_class_bytes);
 }
 
 void detail::frame_free(void* f, std::size_t bytes) noexcept {
-  pool& p = local_pool();
+  pool& p = t_pool;
   --p.stats.live;
   const std::size_t c = (bytes + k_class_bytes - 1) / k_class_bytes;
-  if (c > k_classes) {
+  if (c > k_classes) [[unlikely]] {
     ::operator delete(f);
     return;
   }
-  try {
-    p.free[c].push_back(f);
-    p.stats.pooled_bytes += c * k_class_bytes;
-  } catch (...) {
-    ::operator delete(f);
-  }
+  *static_cast<void**>(f) = p.head[c];
+  p.head[c] = f;
+  p.stats.pooled_bytes += c * k_class_bytes;
 }
 
-detail::frame_stats frame_statistics() noexcept { return local_pool().stats; }
+detail::frame_stats frame_statistics() noexcept { return t_pool.stats; }
 
-void reset_frame_peak() noexcept {
-  auto& s = local_pool().stats;
-  s.peak_live = s.live;
-}
+void reset_frame_peak() noexcept { t_pool.stats.peak_live = t_pool.stats.live; }
 
 }  // namespace convoy::async

@@ -11,20 +11,22 @@ namespace convoy::async {
 
 namespace {
 
+constexpr std::size_t k_local_batch = 256;  // posts to this rank applied together
+
 // Every rank must have defined the same remote functions in the same order: the count
 // and a hash of their signatures agree, or every rank throws the same error.
 void check_definitions(MPI_Comm comm, const std::vector<detail::handler_entry>& handlers) {
   std::uint64_t fp = detail::mix_signature(0, handlers.size());
   for (const auto& h : handlers) fp = detail::mix_signature(fp, h.signature);
-  std::uint64_t mine[2] = {fp, ~fp}, agreed[2] = {0, 0};
-  CONVOY_MPI_CHECK(MPI_Allreduce(mine, agreed, 2, MPI_UINT64_T, MPI_MAX, comm));
-  unsigned long long n_mine = handlers.size(), n_min = 0, n_max = 0;
-  CONVOY_MPI_CHECK(MPI_Allreduce(&n_mine, &n_min, 1, MPI_UNSIGNED_LONG_LONG, MPI_MIN, comm));
-  CONVOY_MPI_CHECK(MPI_Allreduce(&n_mine, &n_max, 1, MPI_UNSIGNED_LONG_LONG, MPI_MAX, comm));
-  if (agreed[0] != fp || agreed[1] != ~fp || n_min != n_max)
+  // One reduction: the maxima of x and ~x equal x and ~x on every rank iff all agree.
+  const std::uint64_t n = handlers.size();
+  const std::uint64_t mine[4] = {fp, ~fp, n, ~n};
+  std::uint64_t agreed[4] = {0, 0, 0, 0};
+  CONVOY_MPI_CHECK(MPI_Allreduce(mine, agreed, 4, MPI_UINT64_T, MPI_MAX, comm));
+  if (agreed[0] != fp || agreed[1] != ~fp || agreed[2] != n || agreed[3] != ~n)
     throw convoy::error(
-        "convoy::async: the ranks define different remote functions (" + std::to_string(n_min) +
-        " to " + std::to_string(n_max) +
+        "convoy::async: the ranks define different remote functions (" +
+        std::to_string(~agreed[3]) + " to " + std::to_string(agreed[2]) +
         " per rank, or different argument/result types): define the same functions in the "
         "same order on every rank before the phase");
 }
@@ -65,24 +67,40 @@ void runtime::run_phase(spawner& s) {
   m.held = {};
   m.pending.clear();
   m.running = true;
-  hot_ = {m.requests.get(), m.request_bytes, m.id_bytes, true};
+  hot_.requests = m.requests.get();
+  hot_.handlers = m.handlers.data();
+  hot_.n_handlers = static_cast<std::uint32_t>(m.handlers.size());
+  hot_.request_bytes = m.request_bytes;
+  hot_.id_bytes = m.id_bytes;
+  hot_.since_serve = 0;
+  // Posts to this rank are queued and applied in batches (see runtime::post).
+  hot_.local_stride = static_cast<std::uint32_t>((4 + max_args + 7) / 8 * 8);
+  m.local_posts.assign(std::size_t{hot_.local_stride} * k_local_batch, std::byte{0});
+  hot_.local_posts = m.local_posts.data();
+  hot_.local_cap = hot_.local_stride * static_cast<std::uint32_t>(k_local_batch);
+  hot_.local_used = 0;
+  hot_.calls_waiting = false;
+  hot_.open = true;
   ++stats_.phases;
   try {
     for (;;) {
-      if (m.send_pending()) start_roots(s);
-      m.serve(*this);
+      // Answer other ranks first (their tasks wait on it), then resume the tasks whose
+      // replies came, then start new ones while the cap and the paths allow.
+      m.serve();
       m.collect(true);
       while (!m.ready.empty()) {
         const auto h = m.ready.front();
         m.ready.pop_front();
         h.resume();
       }
-      const bool can_start = m.pending.empty() &&
-                             (!m.new_roots.empty() || (m.first_error.empty() && s.next < s.n &&
-                                                       m.in_flight < options_.max_tasks));
+      if (m.send_pending()) start_roots(s);
+      const bool can_start =
+          m.pending.empty() && (!m.new_roots.empty() || (m.first_error.empty() && s.next < s.n &&
+                                                         m.in_flight < options_.max_tasks));
       if (!can_start) m.flush_idle(stats_);
-      const bool local_done = m.in_flight == 0 && m.new_roots.empty() &&
-                              (s.next >= s.n || !m.first_error.empty());
+      if (hot_.local_used != 0) m.apply_local_posts();  // before this rank may say done
+      const bool local_done =
+          m.in_flight == 0 && m.new_roots.empty() && (s.next >= s.n || !m.first_error.empty());
       const int rq = m.requests->advance(local_done);
       m.check(rq, "advance", *m.requests);
       if (rq != termination::done) {
@@ -101,10 +119,13 @@ void runtime::run_phase(spawner& s) {
   }
   m.running = false;
   hot_.open = false;
+  if (hot_.busy_slots != 0) {  // a failed phase: calls that were never answered
+    hot_.slots.clear();
+    hot_.free_slot = detail::k_no_slot;
+    hot_.busy_slots = 0;
+  }
   m.check(m.replies->reset(), "reset", *m.replies);
   m.check(m.requests->reset(), "reset", *m.requests);
-  m.slots.clear();
-  m.free_slots.clear();
   const std::string failed = agree_on_error(m.comm, rank_, n_ranks_, m.first_error);
   if (!failed.empty()) throw convoy::error("convoy::async phase failed: " + failed);
 }

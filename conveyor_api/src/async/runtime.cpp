@@ -20,6 +20,11 @@ std::string message_of(const std::exception_ptr& e) {
 
 }  // namespace
 
+void detail::throw_remote_error(std::uint32_t id, int rank) {
+  throw remote_error("convoy::async: remote function #" + std::to_string(id) + " threw on rank " +
+                     std::to_string(rank));
+}
+
 std::uint64_t detail::mix_signature(std::uint64_t h, std::uint64_t v) noexcept {
   h ^= v + 0x9E3779B97F4A7C15ull + (h << 6) + (h >> 2);
   return h * 0xBF58476D1CE4E5B9ull;
@@ -88,28 +93,41 @@ void runtime::spawn(task<void> t) {
   impl_->new_roots.push_back(h);
 }
 
-void runtime::invoke_local(std::uint32_t id, const std::byte* args, void* result) {
+void runtime::apply_local_posts() { impl_->apply_local_posts(); }
+
+void runtime::invoke_local(std::uint32_t id, const std::byte* args, std::byte* result) {
   if (!impl_->running) throw convoy::error("convoy::async: a call awaited outside a running phase");
+  if (hot_.local_used != 0 && hot_.open) apply_local_posts();
   const auto& h = impl_->handlers.at(id);
-  alignas(64) std::byte out[1024];
-  h.invoke(h.fn.get(), args, out);
-  if (result && h.result_bytes) std::memcpy(result, out, h.result_bytes);
+  if (result)
+    h.invoke(h.fn.get(), args, result);
+  else
+    h.post(h.fn.get(), args);
   ++stats_.local;
 }
 
 void runtime::send_call(int rank, std::uint32_t id, const std::byte* args,
-                        std::coroutine_handle<> h, void* result, bool* failed) {
+                        detail::call_state& call) {
   auto& m = *impl_;
   if (!m.running) throw convoy::error("convoy::async: a call awaited outside a running phase");
   if (m.in_handler) throw convoy::error("convoy::async: a remote function cannot issue calls");
   if (rank < 0 || rank >= n_ranks_)
     throw convoy::error("convoy::async: call to rank " + std::to_string(rank) + " of " +
                         std::to_string(n_ranks_));
-  const auto& e = m.handlers.at(id);
-  const std::uint32_t token = m.take_slot(h, result, failed, e.result_bytes);
+  (void)m.handlers.at(id);
+  const std::uint32_t token = m.take_slot(call);
   ++stats_.calls;
   ++stats_.suspensions;
   m.push_call(rank, token, id, args);
+}
+
+void runtime::call_not_sent(int rank, std::uint32_t token, std::uint32_t id, const std::byte* args,
+                            int rc) {
+  auto& m = *impl_;
+  m.check(rc, "request", *m.requests);
+  ++stats_.blocked;
+  m.pending.push_back({rank, token, id, args});
+  hot_.calls_waiting = true;
 }
 
 void runtime::send_post(int rank, std::uint32_t id, const std::byte* args) {
@@ -130,11 +148,10 @@ void runtime::send_post(int rank, std::uint32_t id, const std::byte* args) {
 }
 
 void runtime::root_finished(std::coroutine_handle<> h, const std::exception_ptr& error) noexcept {
-  // A copy, not a reference: `error` lives in the promise, which goes with the frame.
-  const std::exception_ptr e = error;  // NOLINT(performance-unnecessary-copy-initialization)
+  if (error) [[unlikely]]  // read before the frame (and the promise with it) goes
+    impl_->note_error("a task on rank " + std::to_string(rank_) + " threw: " + message_of(error));
   h.destroy();
   --impl_->in_flight;
-  if (e) impl_->note_error("a task on rank " + std::to_string(rank_) + " threw: " + message_of(e));
 }
 
 }  // namespace convoy::async

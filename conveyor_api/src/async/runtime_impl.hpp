@@ -16,12 +16,6 @@ using detail::k_post;
 using detail::k_token_bytes;
 
 struct runtime::impl {
-  struct reply_slot {
-    std::coroutine_handle<> waiting;
-    void* result = nullptr;
-    bool* failed = nullptr;
-    std::size_t result_bytes = 0;
-  };
   struct held_reply {  // a reply that found its path full; pushed before anything else
     bool has = false;
     int dest = -1;
@@ -30,11 +24,10 @@ struct runtime::impl {
   MPI_Comm comm = MPI_COMM_NULL;  // our duplicate, for the per-phase agreements
   std::unique_ptr<termination::engine> requests, replies;
   std::vector<detail::handler_entry> handlers;
-  std::vector<reply_slot> slots;
-  std::vector<std::uint32_t> free_slots;
   std::deque<std::coroutine_handle<>> ready, new_roots;
   std::size_t id_bytes = 0, request_bytes = 0, reply_bytes = 0;
   std::vector<std::byte> request_record, reply_record, held_record;
+  std::vector<std::byte> local_posts;  // hot_.local_* describe it during a phase
   held_reply held;
   // Calls whose path was full, in issue order: their tasks stay suspended, no new task
   // starts, and every later request of this rank waits behind them (issue order holds).
@@ -55,7 +48,7 @@ struct runtime::impl {
   static constexpr int k_reply_advances = 32;
 
   [[nodiscard]] bool replies_in_play() const noexcept {
-    return forwards || slots.size() != free_slots.size() || held.has || reply_countdown > 0;
+    return forwards || owner->hot_.busy_slots != 0 || held.has || reply_countdown > 0;
   }
   void advance_replies(bool done) {
     if (reply_countdown > 0) --reply_countdown;
@@ -74,30 +67,109 @@ struct runtime::impl {
     if (first_error.empty()) first_error = std::move(what);
   }
 
-  std::uint32_t take_slot(std::coroutine_handle<> h, void* result, bool* failed,
-                          std::size_t result_bytes) {
-    std::uint32_t s;
-    if (free_slots.empty()) {
-      s = static_cast<std::uint32_t>(slots.size());
-      if (s >= k_error_bit) throw convoy::error("convoy::async: more than 2^31 calls waiting");
-      slots.emplace_back();
-    } else {
-      s = free_slots.back();
-      free_slots.pop_back();
+  // The slow path's reply slot (the list grows when every slot is taken).
+  std::uint32_t take_slot(detail::call_state& call) {
+    auto& hot = owner->hot_;
+    if (hot.free_slot == detail::k_no_slot) {
+      if (hot.slots.size() >= k_error_bit)
+        throw convoy::error("convoy::async: more than 2^31 calls waiting");
+      hot.slots.emplace_back();
+      hot.free_slot = static_cast<std::uint32_t>(hot.slots.size() - 1);
     }
-    slots[s] = {h, result, failed, result_bytes};
+    const std::uint32_t s = hot.free_slot;
+    hot.free_slot = hot.slots[s].next_free;
+    hot.slots[s].call = &call;
+    ++hot.busy_slots;
     return s;
   }
 
   // Handles the requests that have arrived; a reply whose path is full is held (the
   // handler never runs twice) and no further request is taken until it has gone.
-  void serve(runtime& rt) {
+  // While a remote function runs, it may not call or post (both check in_handler, and the
+  // inline paths check hot_.open); restored on every exit.
+  struct handler_scope {
+    impl& m;
+    explicit handler_scope(impl& owner_impl) : m(owner_impl) {
+      m.in_handler = true;
+      m.owner->hot_.open = false;
+    }
+    ~handler_scope() {
+      m.in_handler = false;
+      m.owner->hot_.open = true;
+    }
+    handler_scope(const handler_scope&) = delete;
+    handler_scope& operator=(const handler_scope&) = delete;
+  };
+
+  // Runs handler `id` on `args`; false (and the phase's error noted) if it threw.
+  [[gnu::always_inline]] bool run_handler(std::uint32_t id, const std::byte* args, std::byte* out,
+                                          bool post) {
+    const auto& h = handlers[id];
+    try {
+      if (post)
+        h.post(h.fn.get(), args);
+      else
+        h.invoke(h.fn.get(), args, out);
+      return true;
+    } catch (const std::exception& e) {
+      note_error("remote function #" + std::to_string(id) + " threw on rank " +
+                 std::to_string(owner->rank()) + ": " + e.what());
+    } catch (...) {
+      note_error("remote function #" + std::to_string(id) + " threw on rank " +
+                 std::to_string(owner->rank()));
+    }
+    return false;
+  }
+
+  // Applies the posts this rank made to itself, in order (runtime::post). The loop is
+  // tight so that the updates' memory accesses overlap; a handler that throws ends the
+  // phase (note_error) and the batch goes on with the next post.
+  void apply_local_posts() {
+    auto& hot = owner->hot_;
+    const std::uint32_t used = hot.local_used, stride = hot.local_stride;
+    hot.local_used = 0;
+    const handler_scope scope(*this);
+    const std::byte* base = local_posts.data();
+    std::uint32_t off = 0, id = 0;
+    while (off < used) {
+      try {
+        for (; off < used; off += stride) {
+          std::memcpy(&id, base + off, 4);
+          const auto& h = handlers[id];
+          h.post(h.fn.get(), base + off + 4);
+        }
+      } catch (const std::exception& e) {
+        note_error("remote function #" + std::to_string(id) + " threw on rank " +
+                   std::to_string(owner->rank()) + ": " + e.what());
+        off += stride;
+      } catch (...) {
+        note_error("remote function #" + std::to_string(id) + " threw on rank " +
+                   std::to_string(owner->rank()));
+        off += stride;
+      }
+    }
+  }
+
+  // Handles the requests that have arrived (and this rank's own deferred posts first); a
+  // reply whose path is full is held (the handler never runs twice) and no further request
+  // is taken until it has gone.
+  void serve() {
+    if (owner->hot_.local_used != 0) apply_local_posts();
     if (held.has) {
       const int rc = replies->push(held_record.data(), held.dest);
+      ++reply_pushes;
       check(rc, "reply", *replies);
       if (rc == 0) return;
       held.has = false;
     }
+    const handler_scope scope(*this);
+    // Counted once per batch: the loop stays short, so that the handlers' memory accesses
+    // overlap as in a hand-written pull loop.
+    struct counter {
+      std::uint64_t& total;
+      std::uint64_t n = 0;
+      ~counter() { total += n; }
+    } handled{owner->stats_.handled};
     termination::item_view v;
     for (;;) {
       const int rc = requests->pull(v);
@@ -106,29 +178,24 @@ struct runtime::impl {
       std::uint32_t token;
       std::memcpy(&token, v.data, k_token_bytes);
       std::uint32_t id = 0;
-      std::memcpy(&id, v.data + k_token_bytes, id_bytes);
-      const auto& h = handlers[id];
-      std::byte* out = reply_record.data() + k_token_bytes;
-      in_handler = true;
-      rt.hot_.open = false;
-      try {
-        h.invoke(h.fn.get(), v.data + k_token_bytes + id_bytes, out);
-      } catch (const std::exception& e) {
-        note_error("remote function #" + std::to_string(id) + " threw on rank " +
-                   std::to_string(rt.rank()) + ": " + e.what());
-        token |= k_error_bit;
-      } catch (...) {
-        note_error("remote function #" + std::to_string(id) + " threw on rank " +
-                   std::to_string(rt.rank()));
-        token |= k_error_bit;
+      if (id_bytes == 1) {
+        id = static_cast<std::uint32_t>(v.data[k_token_bytes]);
+      } else if (id_bytes == 2) {
+        std::uint16_t id16;
+        std::memcpy(&id16, v.data + k_token_bytes, 2);
+        id = id16;
       }
-      in_handler = false;
-      rt.hot_.open = true;
-      ++rt.stats_.handled;
-      if (token == k_post) continue;
+      ++handled.n;
+      const std::byte* args = v.data + k_token_bytes + id_bytes;
+      if (token == k_post) {
+        (void)run_handler(id, args, nullptr, true);
+        continue;
+      }
+      if (!run_handler(id, args, reply_record.data() + k_token_bytes, false)) token |= k_error_bit;
       std::memcpy(reply_record.data(), &token, k_token_bytes);
       reply_countdown = k_reply_advances;
       const int prc = replies->push(reply_record.data(), v.from);
+      ++reply_pushes;
       check(prc, "reply", *replies);
       if (prc == 0) {
         std::memcpy(held_record.data(), reply_record.data(), reply_bytes);
@@ -148,13 +215,19 @@ struct runtime::impl {
       std::uint32_t token;
       std::memcpy(&token, v.data, k_token_bytes);
       const std::uint32_t s = token & ~k_error_bit;
-      reply_slot& slot = slots[s];
+      auto& hot = owner->hot_;
+      detail::reply_slot& slot = hot.slots[s];
+      detail::call_state& call = *slot.call;
       if (token & k_error_bit)
-        *slot.failed = true;
+        call.failed = true;
+      else if (call.result_bytes == 8)
+        std::memcpy(call.result, v.data + k_token_bytes, 8);
       else
-        std::memcpy(slot.result, v.data + k_token_bytes, slot.result_bytes);
-      const auto h = slot.waiting;
-      free_slots.push_back(s);
+        std::memcpy(call.result, v.data + k_token_bytes, call.result_bytes);
+      const auto h = call.waiting;
+      slot.next_free = hot.free_slot;
+      hot.free_slot = s;
+      --hot.busy_slots;
       reply_countdown = k_reply_advances;
       if (resume_now)
         h.resume();
@@ -177,6 +250,7 @@ struct runtime::impl {
       const pending_call& c = pending.front();
       write_request(c.token, c.id, c.args);
       const int rc = requests->push(request_record.data(), c.rank);
+      ++owner->hot_.pushes;
       check(rc, "request", *requests);
       if (rc == 0) return false;
       pending.pop_front();
@@ -190,6 +264,7 @@ struct runtime::impl {
     if (pending.empty()) {
       write_request(token, id, args);
       const int rc = requests->push(request_record.data(), rank);
+      ++owner->hot_.pushes;
       check(rc, "request", *requests);
       if (rc > 0) return;
       ++owner->stats_.blocked;
@@ -212,6 +287,7 @@ struct runtime::impl {
         own.clear();
       }
       const int rc = requests->push(request_record.data(), rank);
+      ++owner->hot_.pushes;
       check(rc, "request", *requests);
       if (rc > 0) return;
       ++(first ? owner->stats_.blocked : owner->stats_.blocked_rounds);
@@ -220,21 +296,29 @@ struct runtime::impl {
   }
 
   void serve_and_advance() {
-    serve(*owner);
+    serve();
     collect(false);
     check(requests->advance(false), "advance", *requests);
     if (replies_in_play()) advance_replies(false);
   }
 
+  // Sends the partly filled buffers of both conveyors. On one-hop plans only an engine
+  // that took a push since its last flush can hold one (a flush sends every lane that has
+  // items); on longer routes this rank also forwards, so it always flushes.
   void flush_idle(runtime_stats& st) {
-    for (auto* e : {requests.get(), replies.get()}) {
-      const auto s = e->current_state();
-      if (s == termination::state::working || s == termination::state::endgame) {
-        check(e->flush(), "flush", *e);
-        ++st.flushes;
-      }
-    }
+    flush_if(*requests, owner->hot_.pushes, request_flush_mark, st);
+    flush_if(*replies, reply_pushes, reply_flush_mark, st);
   }
+  void flush_if(termination::engine& e, std::uint64_t pushes, std::uint64_t& mark,
+                runtime_stats& st) {
+    if (!forwards && pushes == mark) return;
+    const auto s = e.current_state();
+    if (s != termination::state::working && s != termination::state::endgame) return;
+    mark = pushes;
+    check(e.flush(), "flush", e);
+    ++st.flushes;
+  }
+  std::uint64_t reply_pushes = 0, request_flush_mark = 0, reply_flush_mark = 0;
 
   runtime* owner = nullptr;
 };

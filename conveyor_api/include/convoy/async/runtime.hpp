@@ -26,6 +26,7 @@
 #include <mpi.h>
 
 #include <array>
+#include <convoy/async/detail/remote_fn.hpp>
 #include <convoy/async/task.hpp>
 #include <convoy/async/when_all.hpp>
 #include <convoy/conveyor_api/conveyor.hpp>
@@ -47,6 +48,11 @@ class remote_error : public convoy::error {
   using convoy::error::error;
 };
 
+namespace detail {
+/// Throws the remote_error of a call whose handler threw (kept out of the inline path).
+[[noreturn]] void throw_remote_error(std::uint32_t id, int rank);
+}  // namespace detail
+
 struct runtime_options {
   /// Mesh or tensor plan, buffer size and buffers per link of the two conveyors
   /// (steady/elastic are ignored: the runtime flushes partly filled buffers whenever no
@@ -54,7 +60,7 @@ struct runtime_options {
   conveyor_options conveyor;
   /// Root tasks in flight at most on this rank (run_each starts a new one only below it),
   /// so memory stays bounded when a phase has 10^7 tasks. >= 1.
-  std::size_t max_tasks = 1024;
+  std::size_t max_tasks = 4096;
   /// A task that posts many updates without waiting serves the requests that other ranks
   /// sent here once every this many posts (otherwise only when its own path is full, and
   /// ranks can settle into taking turns: one serves while the other waits). >= 1.
@@ -64,68 +70,16 @@ struct runtime_options {
 /// Counters of a runtime (this rank, since construction).
 struct runtime_stats {
   std::uint64_t phases = 0, tasks = 0;
-  std::uint64_t calls = 0;    ///< remote calls issued (local ones not counted)
-  std::uint64_t posts = 0;    ///< remote fire-and-forget requests issued
-  std::uint64_t handled = 0;  ///< requests from other ranks handled here
-  std::uint64_t local = 0;    ///< calls and posts to this rank, run without a message
-  std::uint64_t suspensions = 0;  ///< times a task waited on a reply
-  std::uint64_t flushes = 0;      ///< partly filled buffers sent because no task could run
-  std::uint64_t peak_tasks = 0;   ///< most root tasks in flight at once
-  std::uint64_t blocked = 0;      ///< requests that found their path full at first
+  std::uint64_t calls = 0;           ///< remote calls issued (local ones not counted)
+  std::uint64_t posts = 0;           ///< remote fire-and-forget requests issued
+  std::uint64_t handled = 0;         ///< requests from other ranks handled here
+  std::uint64_t local = 0;           ///< calls and posts to this rank, run without a message
+  std::uint64_t suspensions = 0;     ///< times a task waited on a reply
+  std::uint64_t flushes = 0;         ///< partly filled buffers sent because no task could run
+  std::uint64_t peak_tasks = 0;      ///< most root tasks in flight at once
+  std::uint64_t blocked = 0;         ///< requests that found their path full at first
   std::uint64_t blocked_rounds = 0;  ///< progress rounds spent waiting for such paths
 };
-
-namespace detail {
-
-template <class F>
-struct fn_traits : fn_traits<decltype(&F::operator())> {};
-template <class C, class R, class... A>
-struct fn_traits<R (C::*)(A...) const> {
-  using result = R;
-  using args = std::tuple<std::decay_t<A>...>;
-};
-template <class C, class R, class... A>
-struct fn_traits<R (C::*)(A...)> : fn_traits<R (C::*)(A...) const> {};
-template <class R, class... A>
-struct fn_traits<R (*)(A...)> {
-  using result = R;
-  using args = std::tuple<std::decay_t<A>...>;
-};
-
-template <class... A>
-inline constexpr std::size_t packed_bytes = (std::size_t{0} + ... + sizeof(A));
-
-template <class... A>
-void pack(std::byte* out, const A&... a) noexcept {
-  std::size_t off = 0;
-  ((std::memcpy(out + off, &a, sizeof(A)), off += sizeof(A)), ...);
-}
-
-template <class Tuple, std::size_t... I>
-Tuple unpack(const std::byte* in, std::index_sequence<I...>) noexcept {
-  Tuple t;
-  std::size_t off = 0;
-  ((std::memcpy(&std::get<I>(t), in + off, sizeof(std::tuple_element_t<I, Tuple>)),
-    off += sizeof(std::tuple_element_t<I, Tuple>)),
-   ...);
-  return t;
-}
-
-/// A defined remote function, type-erased: invoke(fn, args, result).
-struct handler_entry {
-  std::size_t args_bytes = 0, result_bytes = 0;
-  void (*invoke)(void* fn, const std::byte* args, std::byte* result) = nullptr;
-  std::shared_ptr<void> fn;
-  std::uint64_t signature = 0;  ///< sizes of arguments and result, for the cross-rank check
-};
-
-std::uint64_t mix_signature(std::uint64_t h, std::uint64_t v) noexcept;
-
-inline constexpr std::uint32_t k_post = 0xFFFFFFFFu;  ///< request token: no reply
-inline constexpr std::uint32_t k_error_bit = 0x80000000u;
-inline constexpr std::size_t k_token_bytes = 4;
-
-}  // namespace detail
 
 /// Handle of a remote function defined on every rank: R fn(A...).
 template <class R, class... A>
@@ -157,7 +111,7 @@ class call_awaiter {
   runtime* rt_;
   int rank_;
   std::uint32_t id_;
-  bool failed_ = false;
+  detail::call_state state_;
   std::array<std::byte, ArgBytes == 0 ? 1 : ArgBytes> args_{};
   stored result_{};
 };
@@ -211,39 +165,34 @@ class runtime {
   void post(int rank, const remote_fn<R, A...>& fn, Args&&... args) {
     static_assert(sizeof...(A) == sizeof...(Args), "post: wrong number of arguments");
     constexpr std::size_t n = detail::packed_bytes<A...>;
-    // Hot path: the record built with compile-time sizes, one inline engine push.
-    if (hot_.open && !hot_.calls_waiting && rank != rank_ && static_cast<unsigned>(rank) < static_cast<unsigned>(n_ranks_) &&
-        hot_.request_bytes == detail::k_token_bytes + hot_.id_bytes + n) [[likely]] {
-      alignas(8) std::byte rec[detail::k_token_bytes + 2 + n];
-      std::memcpy(rec, &detail::k_post, detail::k_token_bytes);
-      const std::uint32_t id = fn.id();
-      int rc;
-      if (hot_.id_bytes == 0) {
-        detail::pack<A...>(rec + detail::k_token_bytes, static_cast<A>(std::forward<Args>(args))...);
-        rc = hot_.requests->template push<detail::k_token_bytes + n>(rec, rank);
-      } else if (hot_.id_bytes == 1) {
-        rec[detail::k_token_bytes] = static_cast<std::byte>(id);
-        detail::pack<A...>(rec + detail::k_token_bytes + 1, static_cast<A>(std::forward<Args>(args))...);
-        rc = hot_.requests->template push<detail::k_token_bytes + 1 + n>(rec, rank);
-      } else {
-        std::memcpy(rec + detail::k_token_bytes, &id, 2);
-        detail::pack<A...>(rec + detail::k_token_bytes + 2, static_cast<A>(std::forward<Args>(args))...);
-        rc = hot_.requests->template push<detail::k_token_bytes + 2 + n>(rec, rank);
-      }
-      if (rc > 0) {
-        ++stats_.posts;
-        // A task that posts without ever waiting must still serve the requests of other
-        // ranks now and then, or the ranks settle into taking turns (one serves, one waits).
-        if (++hot_.since_serve >= hot_.serve_every) [[unlikely]]
-          serve_now();
-        return;
-      }
-      send_post(rank, id, rec + detail::k_token_bytes + hot_.id_bytes);  // full: the slow path waits
-      return;
-    }
     std::array<std::byte, n == 0 ? 1 : n> b{};
     detail::pack<A...>(b.data(), static_cast<A>(std::forward<Args>(args))...);
-    send_post(rank, fn.id(), b.data());
+    const std::uint32_t id = fn.id();
+    // Hot paths. A post to this rank is queued and applied with the next batch (before
+    // this rank's next call to itself and in every round of the phase loop): the owner's
+    // updates then run back to back, as the requests of other ranks do, rather than each
+    // between the draws of the posting task. To another rank: one inline engine push of a
+    // record whose size is known at compile time.
+    if (rank == rank_ && hot_.open && id < hot_.n_handlers && 4 + n <= hot_.local_stride) {
+      std::byte* rec = hot_.local_posts + hot_.local_used;
+      std::memcpy(rec, &id, 4);
+      std::memcpy(rec + 4, b.data(), n);
+      hot_.local_used += hot_.local_stride;
+      ++stats_.local;
+      if (hot_.local_used >= hot_.local_cap) [[unlikely]]
+        apply_local_posts();
+      return;
+    }
+    if (fast_request<n>(rank, id) && push_record<n>(rank, detail::k_post, id, b.data()) > 0)
+        [[likely]] {
+      ++stats_.posts;
+      // A task that posts without ever waiting must still serve the requests of other
+      // ranks now and then, or the ranks settle into taking turns (one serves, one waits).
+      if (++hot_.since_serve >= hot_.serve_every) [[unlikely]]
+        serve_now();
+      return;
+    }
+    send_post(rank, id, b.data());  // checks, or a full path: the slow path waits
   }
 
   /// Runs one phase (collective): `root()` on every rank, then until every task on every
@@ -273,11 +222,38 @@ class runtime {
   void spawn(task<void> t);
 
   // ---- used by the awaiters and the task machinery ----
-  /// Sends a call request; resumes `h` once the reply has been written to `result`.
-  void send_call(int rank, std::uint32_t id, const std::byte* args, std::coroutine_handle<> h,
-                 void* result, bool* failed);
-  /// Runs handler `id` here (a call or post to this rank).
-  void invoke_local(std::uint32_t id, const std::byte* args, void* result);
+  /// Sends a call request; resumes `call.waiting` once the reply is in `call.result`.
+  template <std::size_t N>
+  void suspend_call(int rank, std::uint32_t id, const std::byte* args, detail::call_state& call) {
+    // Hot path: a free reply slot (its index is the token that the reply carries back) and
+    // one inline engine push.
+    if (fast_request<N>(rank, id) && hot_.free_slot != detail::k_no_slot) [[likely]] {
+      const std::uint32_t s = hot_.free_slot;
+      detail::reply_slot& slot = hot_.slots[s];
+      hot_.free_slot = slot.next_free;
+      slot.call = &call;
+      ++hot_.busy_slots;
+      ++stats_.calls;
+      ++stats_.suspensions;
+      const int rc = push_record<N>(rank, s, id, args);
+      if (rc <= 0) [[unlikely]]
+        call_not_sent(rank, s, id, args, rc);
+      return;
+    }
+    send_call(rank, id, args, call);
+  }
+  /// Runs handler `id` here (a call to this rank): writes its result to `result`.
+  void call_local(std::uint32_t id, const std::byte* args, std::byte* result) {
+    if (hot_.open && id < hot_.n_handlers && hot_.local_used == 0) [[likely]] {
+      const detail::handler_entry& e = hot_.handlers[id];
+      e.invoke(e.fn.get(), args, result);
+      ++stats_.local;
+      return;
+    }
+    invoke_local(id, args, result);
+  }
+  void send_call(int rank, std::uint32_t id, const std::byte* args, detail::call_state& call);
+  void invoke_local(std::uint32_t id, const std::byte* args, std::byte* result);
   /// A root task finished (from its final suspension point): frees it, records an error.
   void root_finished(std::coroutine_handle<> h, const std::exception_ptr& error) noexcept;
   [[nodiscard]] const detail::handler_entry& handler(std::uint32_t id) const;
@@ -301,9 +277,12 @@ class runtime {
     e.args_bytes = detail::packed_bytes<A...>;
     if constexpr (!std::is_void_v<R>) e.result_bytes = sizeof(R);
     e.fn = std::make_shared<F>(std::move(f));
+    e.post = [](void* fn, const std::byte* in) {
+      auto args = detail::unpack<std::tuple<A...>>(in, std::index_sequence_for<A...>{});
+      std::apply(*static_cast<F*>(fn), args);
+    };
     e.invoke = [](void* fn, const std::byte* in, std::byte* out) {
-      auto args =
-          detail::unpack<std::tuple<A...>>(in, std::index_sequence_for<A...>{});
+      auto args = detail::unpack<std::tuple<A...>>(in, std::index_sequence_for<A...>{});
       if constexpr (std::is_void_v<R>) {
         std::apply(*static_cast<F*>(fn), args);
       } else {
@@ -318,19 +297,60 @@ class runtime {
   }
   std::uint32_t add_handler(detail::handler_entry e);
   void send_post(int rank, std::uint32_t id, const std::byte* args);
+  /// A call whose inline push failed (rc 0: path full, it waits in order; < 0: throws).
+  void call_not_sent(int rank, std::uint32_t token, std::uint32_t id, const std::byte* args,
+                     int rc);
   void run_phase(spawner& s);
   void start_roots(spawner& s);
 
-  // What the inline post needs, valid while `open` (a phase runs, no handler executes).
+  // What the inline post and call need, valid while `open` (a phase runs, no handler
+  // executes).
   struct hot_path {
     termination::engine* requests = nullptr;
+    const detail::handler_entry* handlers = nullptr;
+    std::uint32_t n_handlers = 0;
     std::size_t request_bytes = 0;
     std::size_t id_bytes = 0;
     std::uint32_t since_serve = 0;
     std::uint32_t serve_every = 4096;
     bool open = false;
     bool calls_waiting = false;  ///< calls wait for a full path: later requests queue behind
+    std::vector<detail::reply_slot> slots;  ///< kept from phase to phase
+    std::uint32_t free_slot = detail::k_no_slot;
+    std::size_t busy_slots = 0;
+    std::uint64_t pushes = 0;          ///< request pushes tried (flush_idle compares)
+    std::byte* local_posts = nullptr;  ///< queued posts to this rank: [u32 id][arguments]
+    std::uint32_t local_used = 0, local_cap = 0, local_stride = 0;  ///< bytes
   };
+  /// Runs the queued posts to this rank, in order.
+  void apply_local_posts();
+  /// True if a request of N argument bytes to `rank` can take the inline push.
+  template <std::size_t N>
+  [[nodiscard]] bool fast_request(int rank, std::uint32_t id) const noexcept {
+    return hot_.open && !hot_.calls_waiting &&
+           static_cast<unsigned>(rank) < static_cast<unsigned>(n_ranks_) && id < hot_.n_handlers &&
+           hot_.request_bytes == detail::k_token_bytes + hot_.id_bytes + N;
+  }
+  /// Pushes the record [token][id][args] (fast_request was true). Returns the engine's code.
+  template <std::size_t N>
+  int push_record(int rank, std::uint32_t token, std::uint32_t id, const std::byte* args) {
+    constexpr std::size_t t = detail::k_token_bytes;
+    ++hot_.pushes;
+    alignas(8) std::byte rec[t + 2 + N];
+    std::memcpy(rec, &token, t);
+    if (hot_.id_bytes == 0) {
+      std::memcpy(rec + t, args, N);
+      return hot_.requests->template push<t + N>(rec, rank);
+    }
+    if (hot_.id_bytes == 1) {
+      rec[t] = static_cast<std::byte>(id);
+      std::memcpy(rec + t + 1, args, N);
+      return hot_.requests->template push<t + 1 + N>(rec, rank);
+    }
+    std::memcpy(rec + t, &id, 2);
+    std::memcpy(rec + t + 2, args, N);
+    return hot_.requests->template push<t + 2 + N>(rec, rank);
+  }
   /// Handles the requests that have arrived and moves the conveyors (no task resumes).
   void serve_now();
   hot_path hot_;
@@ -345,20 +365,22 @@ class runtime {
 template <class R, std::size_t ArgBytes>
 bool call_awaiter<R, ArgBytes>::await_ready() {
   if (rank_ != rt_->rank()) return false;
-  rt_->invoke_local(id_, args_.data(), &result_);
+  rt_->call_local(id_, args_.data(), reinterpret_cast<std::byte*>(&result_));
   return true;
 }
 
 template <class R, std::size_t ArgBytes>
 void call_awaiter<R, ArgBytes>::await_suspend(std::coroutine_handle<> h) {
-  rt_->send_call(rank_, id_, args_.data(), h, &result_, &failed_);
+  state_.waiting = h;
+  state_.result = reinterpret_cast<std::byte*>(&result_);
+  if constexpr (!std::is_void_v<R>) state_.result_bytes = sizeof(R);
+  rt_->suspend_call<ArgBytes>(rank_, id_, args_.data(), state_);
 }
 
 template <class R, std::size_t ArgBytes>
 R call_awaiter<R, ArgBytes>::await_resume() {
-  if (failed_)
-    throw remote_error("convoy::async: remote function #" + std::to_string(id_) +
-                       " threw on rank " + std::to_string(rank_));
+  if (state_.failed) [[unlikely]]
+    detail::throw_remote_error(id_, rank_);
   if constexpr (!std::is_void_v<R>) return result_;
 }
 

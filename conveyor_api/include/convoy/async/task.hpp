@@ -36,11 +36,11 @@ void frame_free(void* p, std::size_t bytes) noexcept;
 
 /// Counters of the frame pool of the calling thread (for benchmarks and tests).
 struct frame_stats {
-  std::uint64_t allocations = 0;    ///< frames created
-  std::uint64_t live = 0;           ///< frames alive now
-  std::uint64_t peak_live = 0;      ///< most frames alive at once
-  std::size_t largest_frame = 0;    ///< bytes of the largest frame requested
-  std::size_t pooled_bytes = 0;     ///< bytes held in the free lists
+  std::uint64_t allocations = 0;  ///< frames created
+  std::uint64_t live = 0;         ///< frames alive now
+  std::uint64_t peak_live = 0;    ///< most frames alive at once
+  std::size_t largest_frame = 0;  ///< bytes of the largest frame requested
+  std::size_t pooled_bytes = 0;   ///< bytes held in the free lists
 };
 
 struct group_state;
@@ -60,8 +60,7 @@ struct promise_base {
 
   struct final_awaiter {
     bool await_ready() noexcept { return false; }
-    std::coroutine_handle<> await_suspend(std::coroutine_handle<> self,
-                                          promise_base& p) noexcept;
+    std::coroutine_handle<> await_suspend(std::coroutine_handle<> self, promise_base& p) noexcept;
     template <class P>
     std::coroutine_handle<> await_suspend(std::coroutine_handle<P> h) noexcept {
       return await_suspend(h, h.promise());
