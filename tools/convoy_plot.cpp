@@ -28,10 +28,13 @@
 
 #include "bench_rows.hpp"
 #include "cli_exit.hpp"
+#include "first_seen.hpp"
 
 namespace cb = convoy::bench;
 
 namespace {
+
+using convoy::tools::add_once;
 
 struct options {
   std::string metric = "items";
@@ -61,11 +64,6 @@ struct plot_data {
   int ranks = 0;
   axis x = axis::kinds;
 };
-
-template <class T>
-void add_once(std::vector<T>& v, const T& x) {
-  if (std::find(v.begin(), v.end(), x) == v.end()) v.push_back(x);
-}
 
 // gnuplot single-quoted string: a quote is written twice.
 std::string gp_string(const std::string& s) {
