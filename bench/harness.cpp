@@ -253,6 +253,27 @@ void finish_rows(const std::vector<result_row>& rows, const options& opt, const 
   if (!opt.json.empty() && j.rank == 0) write_json(opt.json, rows, j, argc, argv);
 }
 
+result_row program_row(const char* kernel, const std::string& kind, std::size_t item_bytes,
+                       std::size_t pushed_bytes, const std::vector<cycle_measure>& cycles,
+                       std::size_t memory, const job& j) {
+  result_row row = collect(cycles, memory, 0, j);
+  row.kernel = kernel;
+  row.impl = j.impl;
+  row.kind = kind;
+  row.item_bytes = item_bytes;
+  row.ranks = j.n_ranks;
+  row.nodes = j.n_nodes;
+  row.header_bytes_per_item = std::nan("");  // not counted
+  row.node_bw_bytes_per_s = row.items_per_s_per_rank * static_cast<double>(pushed_bytes) *
+                            static_cast<double>(j.ranks_per_node);
+  return row;
+}
+
+std::string transport_field(const std::string& kind) {
+  const char* t = std::getenv("CONVOY_TRANSPORT");
+  return std::string(" transport=") + (kind == "conveyor" ? (t ? t : "auto") : "-");
+}
+
 void init_mpi(int& argc, char**& argv) {
 #if CONVOY_BENCH_BALE_MPI
   argc = xmpi_init(argc, argv);

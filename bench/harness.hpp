@@ -179,6 +179,44 @@ result_row run_one(const job& j, const options& opt, const std::string& kind_nam
   return row;
 }
 
+/// A row of a program that times its own cycles instead of a Kernel's (bench-key-exchange,
+/// bench-sparse-rounds): collect() of `cycles`, named; `pushed_bytes` per item (for the
+/// bandwidth per node); the bytes on the wire are not counted ("na").
+result_row program_row(const char* kernel, const std::string& kind, std::size_t item_bytes,
+                       std::size_t pushed_bytes, const std::vector<cycle_measure>& cycles,
+                       std::size_t memory, const job& j);
+/// " transport=X": the `conveyor` kind's CONVOY_TRANSPORT (auto when unset), else "-".
+std::string transport_field(const std::string& kind);
+
+/// The whole of such a program: options, then a row per kind (per size of --sizes and kind
+/// when `per_size`) from `run_row(opt, j, kind, size, extra)`, printed with
+/// transport_field and `extra` after it, tabled and written as run_main's rows.
+template <class RunRow>
+int run_program(int argc, char** argv, const char* name, const char* help,
+                const std::vector<std::string>& default_kinds, bool per_size, RunRow run_row) {
+  return program_main(argc, argv, name, [&](int ac, char** av) {
+    int rank = 0;
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    const parsed_options p = parse_options(ac, av, name, help, rank == 0);
+    if (p.exit_code >= 0) return p.exit_code;
+    const options& opt = p.opt;
+    const job j = describe_job(MPI_COMM_WORLD);
+    const std::vector<std::string>& kinds = opt.kinds.empty() ? default_kinds : opt.kinds;
+    const std::vector<std::size_t> sizes = per_size ? opt.sizes : std::vector<std::size_t>{0};
+    int status = 0;
+    std::vector<result_row> rows;
+    for (const std::size_t size : sizes)
+      for (const std::string& kind : kinds) {
+        std::string extra;
+        rows.push_back(run_row(opt, j, kind, size, extra));
+        print_result(rows.back(), transport_field(kind) + extra, opt, j);
+        if (!rows.back().verified) status = 1;
+      }
+    finish_rows(rows, opt, j, ac, av);
+    return status;
+  });
+}
+
 /// The whole program: parse options, run every (size, kind), print RESULT lines.
 template <class Kernel>
 int run_main(int argc, char** argv) {

@@ -16,7 +16,6 @@
 #include <convoy/conveyor_api/conveyor.hpp>
 #include <cstdint>
 #include <cstdio>
-#include <cstdlib>
 #include <cstring>
 #include <exception>
 #include <memory>
@@ -281,54 +280,23 @@ result_row run_kind(const options& opt, const job& j, const std::string& kind,
     if (rep >= opt.warmup) cycles.push_back(m);
   }
   if (k.conv) k.memory = k.conv->max_memory_bytes();
-  result_row row = convoy::bench::collect(cycles, k.memory, 0, j);
-  row.kernel = "key_exchange";
-  row.impl = j.impl;
-  row.kind = kind;
-  row.item_bytes = bucket_bytes;  // the x of the key exchange: the average bucket
-  row.ranks = p;
-  row.nodes = j.n_nodes;
-  row.header_bytes_per_item = std::nan("");  // not counted
-  row.node_bw_bytes_per_s =
-      row.items_per_s_per_rank * sizeof(std::uint64_t) * static_cast<double>(j.ranks_per_node);
+  // The x of the key exchange is the average bucket; its items are 8-byte keys.
+  result_row row = convoy::bench::program_row("key_exchange", kind, bucket_bytes,
+                                              sizeof(std::uint64_t), cycles, k.memory, j);
   unsigned long long mine = empty, all_empty = 0;
   MPI_Allreduce(&mine, &all_empty, 1, MPI_UNSIGNED_LONG_LONG, MPI_SUM, MPI_COMM_WORLD);
-  const char* transport = std::getenv("CONVOY_TRANSPORT");
-  char text[160];
-  std::snprintf(text, sizeof text, " transport=%s empty_pairs_percent=%.1f",
-                kind == "conveyor" ? (transport ? transport : "auto") : "-",
+  char text[80];
+  std::snprintf(text, sizeof text, " empty_pairs_percent=%.1f",
                 100.0 * static_cast<double>(all_empty) / opt.reps / (static_cast<double>(p) * p));
   extra = text;
   return row;
 }
 
-int run_key_exchange(int argc, char** argv) {
-  int rank = 0;
-  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-  const auto parsed = convoy::bench::parse_options(
-      argc, argv, "bench-key-exchange",
-      "NAS IS key exchange; --sizes = average bucket bytes; kinds alltoallv, append, conveyor",
-      rank == 0);
-  if (parsed.exit_code >= 0) return parsed.exit_code;
-  const options& opt = parsed.opt;
-  const job j = convoy::bench::describe_job(MPI_COMM_WORLD);
-  const std::vector<std::string> kinds =
-      opt.kinds.empty() ? std::vector<std::string>{"alltoallv", "append", "conveyor"} : opt.kinds;
-  int status = 0;
-  std::vector<result_row> rows;
-  for (const std::size_t bucket_bytes : opt.sizes)
-    for (const std::string& kind : kinds) {
-      std::string extra;
-      rows.push_back(run_kind(opt, j, kind, bucket_bytes, extra));
-      convoy::bench::print_result(rows.back(), extra, opt, j);
-      if (!rows.back().verified) status = 1;
-    }
-  convoy::bench::finish_rows(rows, opt, j, argc, argv);
-  return status;
-}
-
 }  // namespace
 
 int main(int argc, char** argv) {
-  return convoy::bench::program_main(argc, argv, "bench-key-exchange", run_key_exchange);
+  return convoy::bench::run_program(
+      argc, argv, "bench-key-exchange",
+      "NAS IS key exchange; --sizes = average bucket bytes; kinds alltoallv, append, conveyor",
+      {"alltoallv", "append", "conveyor"}, true, run_kind);
 }

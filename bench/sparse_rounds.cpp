@@ -7,12 +7,10 @@
 #include <mpi.h>
 
 #include <algorithm>
-#include <cmath>
 #include <convoy/aggregation/append_buffer.hpp>
 #include <convoy/conveyor_api/conveyor.hpp>
 #include <cstdint>
 #include <cstdio>
-#include <cstdlib>
 #include <cstring>
 #include <exception>
 #include <memory>
@@ -125,7 +123,7 @@ cycle_measure round_append(const round_plan& plan, convoy::aggregation::append_b
 
 /// One row: --warmup + --reps verified rounds of `kind`.
 result_row run_kind(const convoy::bench::options& opt, const convoy::bench::job& j,
-                    const std::string& kind) {
+                    const std::string& kind, std::size_t /*size*/, std::string& /*extra*/) {
   round_plan plan{opt.seed, 0, j.n_ranks};
   std::unique_ptr<convoy::conveyor<std::uint64_t>> conv;
   std::unique_ptr<convoy::aggregation::append_buffer> buf;
@@ -150,46 +148,15 @@ result_row run_kind(const convoy::bench::options& opt, const convoy::bench::job&
     if (r >= opt.warmup) rounds.push_back(m);
   }
   if (conv) memory = conv->max_memory_bytes();
-  result_row row = convoy::bench::collect(rounds, memory, 0, j);
-  row.kernel = "sparse_rounds";
-  row.impl = j.impl;
-  row.kind = kind;
-  row.item_bytes = sizeof(std::uint64_t);
-  row.ranks = j.n_ranks;
-  row.nodes = j.n_nodes;
-  row.header_bytes_per_item = std::nan("");  // not counted
-  row.node_bw_bytes_per_s =
-      row.items_per_s_per_rank * sizeof(std::uint64_t) * static_cast<double>(j.ranks_per_node);
-  return row;
-}
-
-int run(int argc, char** argv) {
-  int rank = 0;
-  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-  const auto parsed = convoy::bench::parse_options(
-      argc, argv, "bench-sparse-rounds",
-      "rounds of 1-100 items to 3 random ranks; --reps rounds; kinds conveyor, append", rank == 0);
-  if (parsed.exit_code >= 0) return parsed.exit_code;
-  const auto& opt = parsed.opt;
-  const auto j = convoy::bench::describe_job(MPI_COMM_WORLD);
-  const std::vector<std::string> kinds =
-      opt.kinds.empty() ? std::vector<std::string>{"conveyor", "append"} : opt.kinds;
-  const char* transport = std::getenv("CONVOY_TRANSPORT");
-  int status = 0;
-  std::vector<result_row> rows;
-  for (const std::string& kind : kinds) {
-    rows.push_back(run_kind(opt, j, kind));
-    const std::string extra =
-        std::string(" transport=") + (kind == "conveyor" ? (transport ? transport : "auto") : "-");
-    convoy::bench::print_result(rows.back(), extra, opt, j);
-    if (!rows.back().verified) status = 1;
-  }
-  convoy::bench::finish_rows(rows, opt, j, argc, argv);
-  return status;
+  return convoy::bench::program_row("sparse_rounds", kind, sizeof(std::uint64_t),
+                                    sizeof(std::uint64_t), rounds, memory, j);
 }
 
 }  // namespace
 
 int main(int argc, char** argv) {
-  return convoy::bench::program_main(argc, argv, "bench-sparse-rounds", run);
+  return convoy::bench::run_program(
+      argc, argv, "bench-sparse-rounds",
+      "rounds of 1-100 items to 3 random ranks; --reps rounds; kinds conveyor, append",
+      {"conveyor", "append"}, false, run_kind);
 }
