@@ -141,6 +141,7 @@ result_row collect(const std::vector<cycle_measure>& cycles, std::size_t memory,
   r.seconds_min = sorted.front();
   r.seconds_max = sorted.back();
   const double items_per_rank = tot[0] / static_cast<double>(n) / j.n_ranks;
+  r.items_per_rank = static_cast<std::uint64_t>(std::llround(items_per_rank));
   r.items_per_s_per_rank = r.seconds > 0 ? items_per_rank / r.seconds : 0;
   // A library that does not count its bytes (bale's MPI build reports 0) gets NaN: "na".
   r.header_bytes_per_item =
@@ -238,6 +239,39 @@ void write_json(const std::string& path, const std::vector<result_row>& rows, co
   } catch (const std::exception& e) {
     throw std::runtime_error(std::string("--json: ") + e.what());
   }
+}
+
+void print_result(const result_row& r, const std::string& extra, const options& opt, const job& j) {
+  if (j.rank != 0 || opt.quiet) return;
+  std::printf("%s%s\n", result_line(r).c_str(), extra.c_str());
+  std::fflush(stdout);
+}
+
+void finish_rows(const std::vector<result_row>& rows, const options& opt, const job& j, int argc,
+                 char** argv) {
+  if (opt.table_output) print_table(rows, j, stdout);
+  if (!opt.json.empty() && j.rank == 0) write_json(opt.json, rows, j, argc, argv);
+}
+
+result_row program_row(const char* kernel, const std::string& kind, std::size_t item_bytes,
+                       std::size_t pushed_bytes, const std::vector<cycle_measure>& cycles,
+                       std::size_t memory, const job& j) {
+  result_row row = collect(cycles, memory, 0, j);
+  row.kernel = kernel;
+  row.impl = j.impl;
+  row.kind = kind;
+  row.item_bytes = item_bytes;
+  row.ranks = j.n_ranks;
+  row.nodes = j.n_nodes;
+  row.header_bytes_per_item = std::nan("");  // not counted
+  row.node_bw_bytes_per_s = row.items_per_s_per_rank * static_cast<double>(pushed_bytes) *
+                            static_cast<double>(j.ranks_per_node);
+  return row;
+}
+
+std::string transport_field(const std::string& kind) {
+  const char* t = std::getenv("CONVOY_TRANSPORT");
+  return std::string(" transport=") + (kind == "conveyor" ? (t ? t : "auto") : "-");
 }
 
 void init_mpi(int& argc, char**& argv) {

@@ -42,7 +42,8 @@ struct cycle_measure {
 /// The line printed for a row: "RESULT kernel=... verified=1" (other scripts read it;
 /// tools read the JSON rows, bench_rows.hpp).
 std::string result_line(const result_row& r);
-/// Median-of-reps and max-over-ranks reduction of this rank's cycles (collective).
+/// Median-of-reps and max-over-ranks reduction of this rank's cycles (collective); the
+/// row's items_per_rank is the mean over ranks and cycles.
 result_row collect(const std::vector<cycle_measure>& cycles, std::size_t memory,
                    std::size_t buffers, const job& j);
 /// Prints rows as a table on rank 0 (demo): kind, items/s per rank, memory, verified.
@@ -50,9 +51,34 @@ void print_table(const std::vector<result_row>& rows, const job& j, std::FILE* o
 /// Writes rows with their context as JSON (rank 0; bench_rows.hpp).
 void write_json(const std::string& path, const std::vector<result_row>& rows, const job& j,
                 int argc, char** argv);
+/// Rank 0 prints the row's RESULT line, with `extra` (" key=value ...") after it, unless
+/// --quiet.
+void print_result(const result_row& r, const std::string& extra, const options& opt, const job& j);
+/// After the last row: the --print-table table and the --json file (rank 0).
+void finish_rows(const std::vector<result_row>& rows, const options& opt, const job& j, int argc,
+                 char** argv);
 /// MPI start-up and shut-down (bale's MPI build needs its own init when linked with it).
 void init_mpi(int& argc, char**& argv);
 void finalize_mpi();
+
+/// main() of a benchmark program: MPI up, `run(argc, argv)` (its status: 0 ok, 1 a result
+/// not verified, 2 usage), MPI down. An exception gives status 2 and one message
+/// "<name>: <what>" (rank 0).
+template <class Run>
+int program_main(int argc, char** argv, const char* name, Run run) {
+  init_mpi(argc, argv);
+  int status = 0;
+  int rank = 0;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  try {
+    status = run(argc, argv);
+  } catch (const std::exception& e) {
+    if (rank == 0) std::fprintf(stderr, "%s: %s\n", name, e.what());
+    status = 2;
+  }
+  finalize_mpi();
+  return status;
+}
 
 /// Runs `Kernel` for one kind and item size; collective. Exceptions from channel
 /// construction are returned as a row with `error` set (every rank agrees).
@@ -153,23 +179,57 @@ result_row run_one(const job& j, const options& opt, const std::string& kind_nam
   return row;
 }
 
+/// A row of a program that times its own cycles instead of a Kernel's (bench-key-exchange,
+/// bench-sparse-rounds): collect() of `cycles`, named; `pushed_bytes` per item (for the
+/// bandwidth per node); the bytes on the wire are not counted ("na").
+result_row program_row(const char* kernel, const std::string& kind, std::size_t item_bytes,
+                       std::size_t pushed_bytes, const std::vector<cycle_measure>& cycles,
+                       std::size_t memory, const job& j);
+/// " transport=X": the `conveyor` kind's CONVOY_TRANSPORT (auto when unset), else "-".
+std::string transport_field(const std::string& kind);
+
+/// The whole of such a program: options, then a row per kind (per size of --sizes and kind
+/// when `per_size`) from `run_row(opt, j, kind, size, extra)`, printed with
+/// transport_field and `extra` after it, tabled and written as run_main's rows.
+template <class RunRow>
+int run_program(int argc, char** argv, const char* name, const char* help,
+                const std::vector<std::string>& default_kinds, bool per_size, RunRow run_row) {
+  return program_main(argc, argv, name, [&](int ac, char** av) {
+    int rank = 0;
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    const parsed_options p = parse_options(ac, av, name, help, rank == 0);
+    if (p.exit_code >= 0) return p.exit_code;
+    const options& opt = p.opt;
+    const job j = describe_job(MPI_COMM_WORLD);
+    const std::vector<std::string>& kinds = opt.kinds.empty() ? default_kinds : opt.kinds;
+    const std::vector<std::size_t> sizes = per_size ? opt.sizes : std::vector<std::size_t>{0};
+    int status = 0;
+    std::vector<result_row> rows;
+    for (const std::size_t size : sizes)
+      for (const std::string& kind : kinds) {
+        std::string extra;
+        rows.push_back(run_row(opt, j, kind, size, extra));
+        print_result(rows.back(), transport_field(kind) + extra, opt, j);
+        if (!rows.back().verified) status = 1;
+      }
+    finish_rows(rows, opt, j, ac, av);
+    return status;
+  });
+}
+
 /// The whole program: parse options, run every (size, kind), print RESULT lines.
 template <class Kernel>
 int run_main(int argc, char** argv) {
-  init_mpi(argc, argv);
-  int status = 0;
-  int rank = 0;
-  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-  const parsed_options p = parse_options(argc, argv, Kernel::name, Kernel::help, rank == 0);
-  if (p.exit_code >= 0) {
-    finalize_mpi();
-    return p.exit_code;
-  }
-  try {
+  return program_main(argc, argv, Kernel::name, [](int ac, char** av) {
+    int rank = 0;
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    const parsed_options p = parse_options(ac, av, Kernel::name, Kernel::help, rank == 0);
+    if (p.exit_code >= 0) return p.exit_code;
     const options& opt = p.opt;
     const job j = describe_job(MPI_COMM_WORLD);
     const std::vector<std::string> kinds = opt.kinds.empty() ? available_kinds() : opt.kinds;
     for (const auto& kind : kinds) (void)parse_kind(kind, opt, j);  // a bad name is a usage error
+    int status = 0;
     std::vector<result_row> rows;
     for (std::size_t size : opt.sizes) {
       for (const auto& kind : kinds) {
@@ -178,22 +238,14 @@ int run_main(int argc, char** argv) {
         const bool coro = kind.rfind("coro", 0) == 0;
         if (opt.kinds.empty() && coro && (size != 8 || !written_as_tasks<Kernel>)) continue;
         result_row r = run_one<Kernel>(j, opt, kind, size);
-        if (j.rank == 0 && !opt.quiet) {
-          std::printf("%s\n", result_line(r).c_str());
-          std::fflush(stdout);
-        }
+        print_result(r, "", opt, j);
         if (!r.error.empty() || !r.verified) status = 1;
         rows.push_back(std::move(r));
       }
     }
-    if (opt.table_output) print_table(rows, j, stdout);
-    if (!opt.json.empty() && j.rank == 0) write_json(opt.json, rows, j, argc, argv);
-  } catch (const std::exception& e) {
-    if (rank == 0) std::fprintf(stderr, "%s: %s\n", Kernel::name, e.what());
-    status = 2;
-  }
-  finalize_mpi();
-  return status;
+    finish_rows(rows, opt, j, ac, av);
+    return status;
+  });
 }
 
 }  // namespace convoy::bench

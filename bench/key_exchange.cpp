@@ -16,7 +16,6 @@
 #include <convoy/conveyor_api/conveyor.hpp>
 #include <cstdint>
 #include <cstdio>
-#include <cstdlib>
 #include <cstring>
 #include <exception>
 #include <memory>
@@ -26,14 +25,14 @@
 
 #include "bench_common.hpp"
 #include "harness.hpp"
-#include "key_exchange_util.hpp"
 
 namespace {
 
-using convoy::bench::all_ranks;
-using convoy::bench::max_over_ranks;
+using convoy::bench::cycle_measure;
+using convoy::bench::job;
 using convoy::bench::mix64;
 using convoy::bench::options;
+using convoy::bench::result_row;
 
 /// The bucket sizes and keys of one cycle: a pure function of (seed, cycle, source,
 /// destination), so every rank knows every count without communication.
@@ -77,11 +76,6 @@ expectation expected_here(const key_plan& plan, int me, int p) {
   return e;
 }
 
-struct cycle_result {
-  double seconds = 0;
-  bool verified = false;
-};
-
 /// The send side of a cycle: per destination a bucket, laid out as [header][keys] with the
 /// header {source, count} (used by append; alltoallv and conveyor skip it).
 struct send_buckets {
@@ -114,8 +108,8 @@ bool check_source(const expectation& e, int src, const std::uint64_t* keys, std:
 
 // ---- the three kinds: one cycle each, timed from a barrier to the last rank's end ----
 
-cycle_result run_alltoallv(const key_plan& plan, const send_buckets& b,
-                           std::vector<std::uint64_t>& recv, int me, int p) {
+cycle_measure run_alltoallv(const key_plan& plan, const send_buckets& b,
+                            std::vector<std::uint64_t>& recv, int me, int p) {
   std::vector<int> scount(static_cast<std::size_t>(p)), sdisp(static_cast<std::size_t>(p)),
       rcount(static_cast<std::size_t>(p)), rdisp(static_cast<std::size_t>(p));
   std::vector<std::uint64_t> keys;  // contiguous keys without headers (untimed)
@@ -135,19 +129,19 @@ cycle_result run_alltoallv(const key_plan& plan, const send_buckets& b,
   }
   MPI_Alltoallv(keys.data(), scount.data(), sdisp.data(), MPI_UINT64_T, recv.data(), rcount.data(),
                 rdisp.data(), MPI_UINT64_T, MPI_COMM_WORLD);
-  cycle_result r;
-  r.seconds = max_over_ranks(MPI_Wtime() - t0);
+  cycle_measure r;
+  r.seconds = MPI_Wtime() - t0;
   const expectation e = expected_here(plan, me, p);
   bool ok = true;
   for (int s = 0; s < p; ++s)
     ok = ok && check_source(e, s, recv.data() + rdisp[static_cast<std::size_t>(s)],
                             static_cast<std::uint64_t>(rcount[static_cast<std::size_t>(s)]), me);
-  r.verified = all_ranks(ok);
+  r.verified = ok;
   return r;
 }
 
-cycle_result run_append(const key_plan& plan, const send_buckets& b,
-                        convoy::aggregation::append_buffer& buf, int me, int p) {
+cycle_measure run_append(const key_plan& plan, const send_buckets& b,
+                         convoy::aggregation::append_buffer& buf, int me, int p) {
   std::vector<std::uint64_t> got_n(static_cast<std::size_t>(p)),
       got_sum(static_cast<std::size_t>(p));
   MPI_Barrier(MPI_COMM_WORLD);
@@ -165,7 +159,7 @@ cycle_result run_append(const key_plan& plan, const send_buckets& b,
   MPI_Barrier(MPI_COMM_WORLD);  // every push complete
   const auto v = buf.local_view();
   const double t1 = MPI_Wtime();
-  cycle_result r;
+  cycle_measure r;
   ok = ok && v.complete;
   const expectation e = expected_here(plan, me, p);
   std::vector<bool> seen(static_cast<std::size_t>(p), false);
@@ -183,16 +177,16 @@ cycle_result run_append(const key_plan& plan, const send_buckets& b,
   }
   for (int s = 0; s < p; ++s)
     ok = ok && (seen[static_cast<std::size_t>(s)] || e.count[static_cast<std::size_t>(s)] == 0);
-  r.verified = all_ranks(ok);
+  r.verified = ok;
   MPI_Barrier(MPI_COMM_WORLD);
   const double t2 = MPI_Wtime();
   buf.reset();  // part of the cost of a cycle: timed with it
-  r.seconds = max_over_ranks((t1 - t0) + (MPI_Wtime() - t2));
+  r.seconds = (t1 - t0) + (MPI_Wtime() - t2);
   return r;
 }
 
-cycle_result run_conveyor(const key_plan& plan, const send_buckets& b,
-                          convoy::conveyor<std::uint64_t>& c, int me, int p) {
+cycle_measure run_conveyor(const key_plan& plan, const send_buckets& b,
+                           convoy::conveyor<std::uint64_t>& c, int me, int p) {
   std::vector<std::uint64_t> n(static_cast<std::size_t>(p)), sum(static_cast<std::size_t>(p));
   bool ok = true;
   MPI_Barrier(MPI_COMM_WORLD);
@@ -222,105 +216,87 @@ cycle_result run_conveyor(const key_plan& plan, const send_buckets& b,
     }
   }
   c.reset();
-  cycle_result r;
-  r.seconds = max_over_ranks(MPI_Wtime() - t0);
+  cycle_measure r;
+  r.seconds = MPI_Wtime() - t0;
   const expectation e = expected_here(plan, me, p);
-  r.verified = all_ranks(ok && n == e.count && sum == e.sum);
+  r.verified = ok && n == e.count && sum == e.sum;
   return r;
 }
 
-int run_key_exchange(int argc, char** argv) {
-  int rank = 0;
-  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-  const auto parsed = convoy::bench::parse_options(
-      argc, argv, "bench-key-exchange",
-      "NAS IS key exchange; --sizes = average bucket bytes; kinds alltoallv, append, conveyor",
-      rank == 0);
-  if (parsed.exit_code >= 0) return parsed.exit_code;
-  const options& opt = parsed.opt;
-  const auto j = convoy::bench::describe_job(MPI_COMM_WORLD);
-  const int me = j.rank, p = j.n_ranks;
-  const std::vector<std::string> kinds =
-      opt.kinds.empty() ? std::vector<std::string>{"alltoallv", "append", "conveyor"} : opt.kinds;
-  int status = 0;
-  for (const std::size_t bucket_bytes : opt.sizes)
-    for (const std::string& kind : kinds) {
-      key_plan plan(opt.seed, bucket_bytes);
-      // Room for the largest any rank can receive in any cycle (the same on every rank).
-      std::uint64_t most = 0, sent = 0, empty = 0;
-      std::vector<cycle_result> cycles;
-      std::unique_ptr<convoy::aggregation::append_buffer> buf;
-      std::unique_ptr<convoy::conveyor<std::uint64_t>> conv;
-      std::vector<std::uint64_t> recv;
-      for (int rep = 0; rep < opt.warmup + opt.reps; ++rep) {
-        plan.cycle = static_cast<std::uint64_t>(rep);
-        std::uint64_t in = 0;
-        for (int s = 0; s < p; ++s) {
-          in += plan.count(s, me);
-          sent += rep >= opt.warmup ? plan.count(me, s) : 0;
-          empty += rep >= opt.warmup && plan.count(me, s) == 0 ? 1 : 0;
-        }
-        most = std::max(most, in + static_cast<std::uint64_t>(p));  // keys + headers
-      }
-      MPI_Allreduce(MPI_IN_PLACE, &most, 1, MPI_UINT64_T, MPI_MAX, MPI_COMM_WORLD);
-      std::size_t memory = 0;
-      if (kind == "append") {
-        buf = std::make_unique<convoy::aggregation::append_buffer>(MPI_COMM_WORLD, most * 8);
-        memory = most * 8;
-      } else if (kind == "conveyor") {
-        convoy::conveyor_options co;
-        co.capacity_bytes = opt.capacity_bytes;
-        co.n_buffers = opt.n_buffers;
-        conv = std::make_unique<convoy::conveyor<std::uint64_t>>(MPI_COMM_WORLD, co);
-      } else if (kind == "alltoallv") {
-        recv.resize(most);
-        memory = most * 8;
-      } else {
-        throw std::runtime_error("unknown kind " + kind + " (alltoallv, append, conveyor)");
-      }
-      for (int rep = 0; rep < opt.warmup + opt.reps; ++rep) {
-        plan.cycle = static_cast<std::uint64_t>(rep);
-        const send_buckets b = make_buckets(plan, me, p);
-        cycle_result r = kind == "append"     ? run_append(plan, b, *buf, me, p)
-                         : kind == "conveyor" ? run_conveyor(plan, b, *conv, me, p)
-                                              : run_alltoallv(plan, b, recv, me, p);
-        if (rep >= opt.warmup) cycles.push_back(r);
-      }
-      if (conv) memory = conv->max_memory_bytes();
-      std::vector<double> t;
-      bool verified = true;
-      for (const auto& c : cycles) {
-        t.push_back(c.seconds);
-        verified = verified && c.verified;
-      }
-      std::sort(t.begin(), t.end());
-      const double median = t[t.size() / 2];
-      unsigned long long totals[3] = {sent, empty, memory}, sums[3] = {0, 0, 0};
-      MPI_Reduce(totals, sums, 2, MPI_UNSIGNED_LONG_LONG, MPI_SUM, 0, MPI_COMM_WORLD);
-      MPI_Reduce(&totals[2], &sums[2], 1, MPI_UNSIGNED_LONG_LONG, MPI_MAX, 0, MPI_COMM_WORLD);
-      if (!verified) status = 1;
-      if (me == 0) {
-        const double keys_per_rank = static_cast<double>(sums[0]) / opt.reps / p;
-        std::printf(
-            "RESULT kernel=key_exchange kind=%s bucket_bytes=%zu ranks=%d nodes=%d "
-            "transport=%s reps=%d seconds=%.6g seconds_min=%.6g seconds_max=%.6g "
-            "keys_per_rank=%.0f empty_pairs_percent=%.1f keys_per_s_per_rank=%.6g "
-            "memory_bytes_per_rank=%llu verified=%d\n",
-            kind.c_str(), bucket_bytes, p, j.n_nodes,
-            kind == "conveyor"
-                ? (std::getenv("CONVOY_TRANSPORT") ? std::getenv("CONVOY_TRANSPORT") : "auto")
-                : "-",
-            opt.reps, median, t.front(), t.back(), keys_per_rank,
-            100.0 * static_cast<double>(sums[1]) / opt.reps / (static_cast<double>(p) * p),
-            keys_per_rank / median, sums[2], verified ? 1 : 0);
-        std::fflush(stdout);
-      }
+// ---- the program: every (bucket size, kind) as one row of the bench harness ----
+
+/// The channel of one kind, sized for the largest receive of any cycle.
+struct kind_state {
+  std::unique_ptr<convoy::aggregation::append_buffer> buf;
+  std::unique_ptr<convoy::conveyor<std::uint64_t>> conv;
+  std::vector<std::uint64_t> recv;
+  std::size_t memory = 0;
+
+  kind_state(const std::string& kind, const options& opt, std::uint64_t most) {
+    if (kind == "append") {
+      buf = std::make_unique<convoy::aggregation::append_buffer>(MPI_COMM_WORLD, most * 8);
+      memory = most * 8;
+    } else if (kind == "conveyor") {
+      convoy::conveyor_options co;
+      co.capacity_bytes = opt.capacity_bytes;
+      co.n_buffers = opt.n_buffers;
+      conv = std::make_unique<convoy::conveyor<std::uint64_t>>(MPI_COMM_WORLD, co);
+    } else if (kind == "alltoallv") {
+      recv.resize(most);
+      memory = most * 8;
+    } else {
+      throw std::runtime_error("unknown kind " + kind + " (alltoallv, append, conveyor)");
     }
-  return status;
+  }
+};
+
+/// One row: --warmup + --reps verified cycles of `kind` at average bucket `bucket_bytes`.
+/// `extra` gets the fields of the RESULT line that a row has no place for.
+result_row run_kind(const options& opt, const job& j, const std::string& kind,
+                    std::size_t bucket_bytes, std::string& extra) {
+  const int me = j.rank, p = j.n_ranks;
+  key_plan plan(opt.seed, bucket_bytes);
+  // Room for the largest any rank can receive in any cycle (the same on every rank).
+  std::uint64_t most = 0, empty = 0;
+  for (int rep = 0; rep < opt.warmup + opt.reps; ++rep) {
+    plan.cycle = static_cast<std::uint64_t>(rep);
+    std::uint64_t in = 0;
+    for (int s = 0; s < p; ++s) {
+      in += plan.count(s, me);
+      empty += rep >= opt.warmup && plan.count(me, s) == 0 ? 1 : 0;
+    }
+    most = std::max(most, in + static_cast<std::uint64_t>(p));  // keys + headers
+  }
+  MPI_Allreduce(MPI_IN_PLACE, &most, 1, MPI_UINT64_T, MPI_MAX, MPI_COMM_WORLD);
+  kind_state k(kind, opt, most);
+  std::vector<cycle_measure> cycles;
+  for (int rep = 0; rep < opt.warmup + opt.reps; ++rep) {
+    plan.cycle = static_cast<std::uint64_t>(rep);
+    const send_buckets b = make_buckets(plan, me, p);
+    cycle_measure m = kind == "append"     ? run_append(plan, b, *k.buf, me, p)
+                      : kind == "conveyor" ? run_conveyor(plan, b, *k.conv, me, p)
+                                           : run_alltoallv(plan, b, k.recv, me, p);
+    for (const std::uint64_t n : b.n) m.items += n;  // keys this rank pushed
+    if (rep >= opt.warmup) cycles.push_back(m);
+  }
+  if (k.conv) k.memory = k.conv->max_memory_bytes();
+  // The x of the key exchange is the average bucket; its items are 8-byte keys.
+  result_row row = convoy::bench::program_row("key_exchange", kind, bucket_bytes,
+                                              sizeof(std::uint64_t), cycles, k.memory, j);
+  unsigned long long mine = empty, all_empty = 0;
+  MPI_Allreduce(&mine, &all_empty, 1, MPI_UNSIGNED_LONG_LONG, MPI_SUM, MPI_COMM_WORLD);
+  char text[80];
+  std::snprintf(text, sizeof text, " empty_pairs_percent=%.1f",
+                100.0 * static_cast<double>(all_empty) / opt.reps / (static_cast<double>(p) * p));
+  extra = text;
+  return row;
 }
 
 }  // namespace
 
 int main(int argc, char** argv) {
-  return convoy::bench::program_main(argc, argv, "bench-key-exchange", run_key_exchange);
+  return convoy::bench::run_program(
+      argc, argv, "bench-key-exchange",
+      "NAS IS key exchange; --sizes = average bucket bytes; kinds alltoallv, append, conveyor",
+      {"alltoallv", "append", "conveyor"}, true, run_kind);
 }

@@ -24,19 +24,13 @@ double per_op(int n, Op op) {
   return (MPI_Wtime() - t0) / n;
 }
 
-}  // namespace
-
-int main(int argc, char** argv) {
-  convoy::bench::init_mpi(argc, argv);
+int run(int argc, char** argv) {
   int me = 0, p = 1;
   MPI_Comm_rank(MPI_COMM_WORLD, &me);
   MPI_Comm_size(MPI_COMM_WORLD, &p);
   const auto parsed = convoy::bench::parse_options(
       argc, argv, "bench-rma-raw", "raw one-sided operation costs, rank 0 -> 1", me == 0);
-  if (parsed.exit_code >= 0) {
-    convoy::bench::finalize_mpi();
-    return parsed.exit_code;
-  }
+  if (parsed.exit_code >= 0) return parsed.exit_code;
   const auto& opt = parsed.opt;
   const int n = 10000;
   {
@@ -87,6 +81,12 @@ int main(int argc, char** argv) {
                     name.c_str(), p, n, opt.reps, 1e6 * t[t.size() / 2]);
       }
   }
-  convoy::bench::finalize_mpi();
   return 0;
+}
+
+}  // namespace
+
+// An exception (a window MPI refuses, say) is one message and status 2 (program_main).
+int main(int argc, char** argv) {
+  return convoy::bench::program_main(argc, argv, "bench-rma-raw", run);
 }

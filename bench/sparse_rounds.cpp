@@ -11,7 +11,6 @@
 #include <convoy/conveyor_api/conveyor.hpp>
 #include <cstdint>
 #include <cstdio>
-#include <cstdlib>
 #include <cstring>
 #include <exception>
 #include <memory>
@@ -21,13 +20,12 @@
 
 #include "bench_common.hpp"
 #include "harness.hpp"
-#include "key_exchange_util.hpp"
 
 namespace {
 
-using convoy::bench::all_ranks;
-using convoy::bench::max_over_ranks;
+using convoy::bench::cycle_measure;
 using convoy::bench::mix64;
+using convoy::bench::result_row;
 
 constexpr int fan_out = 3;
 
@@ -62,9 +60,8 @@ struct round_plan {
   }
 };
 
-/// One round over a conveyor; returns {seconds, verified}.
-std::pair<double, bool> round_conveyor(const round_plan& plan, convoy::conveyor<std::uint64_t>& c,
-                                       int me) {
+/// One round over a conveyor: this rank's time and verdict.
+cycle_measure round_conveyor(const round_plan& plan, convoy::conveyor<std::uint64_t>& c, int me) {
   std::uint64_t n = 0, sum = 0;
   MPI_Barrier(MPI_COMM_WORLD);
   const double t0 = MPI_Wtime();
@@ -87,15 +84,15 @@ std::pair<double, bool> round_conveyor(const round_plan& plan, convoy::conveyor<
     }
   }
   c.reset();
-  const double t = max_over_ranks(MPI_Wtime() - t0);
+  const double t = MPI_Wtime() - t0;
   std::uint64_t want_n = 0, want_sum = 0;
   plan.expected(me, want_n, want_sum);
-  return {t, all_ranks(n == want_n && sum == want_sum)};
+  return {.seconds = t, .verified = n == want_n && sum == want_sum};
 }
 
 /// One round over one-sided append.
-std::pair<double, bool> round_append(const round_plan& plan,
-                                     convoy::aggregation::append_buffer& buf, int me) {
+cycle_measure round_append(const round_plan& plan, convoy::aggregation::append_buffer& buf,
+                           int me) {
   std::vector<std::vector<std::uint64_t>> out(fan_out);
   for (int k = 0; k < fan_out; ++k)
     for (std::uint64_t i = 0; i < plan.count(me, k); ++i)
@@ -118,64 +115,48 @@ std::pair<double, bool> round_append(const round_plan& plan,
     sum += x;
   }
   buf.reset();
-  const double t = max_over_ranks(MPI_Wtime() - t0);
+  const double t = MPI_Wtime() - t0;
   std::uint64_t want_n = 0, want_sum = 0;
   plan.expected(me, want_n, want_sum);
-  return {t, all_ranks(ok && view.complete && n == want_n && sum == want_sum)};
+  return {.seconds = t, .verified = ok && view.complete && n == want_n && sum == want_sum};
 }
 
-int run(int argc, char** argv) {
-  int rank = 0;
-  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-  const auto parsed = convoy::bench::parse_options(
-      argc, argv, "bench-sparse-rounds",
-      "rounds of 1-100 items to 3 random ranks; --reps rounds; kinds conveyor, append", rank == 0);
-  if (parsed.exit_code >= 0) return parsed.exit_code;
-  const auto& opt = parsed.opt;
-  const auto j = convoy::bench::describe_job(MPI_COMM_WORLD);
-  const std::vector<std::string> kinds =
-      opt.kinds.empty() ? std::vector<std::string>{"conveyor", "append"} : opt.kinds;
-  int status = 0;
-  for (const std::string& kind : kinds) {
-    round_plan plan{opt.seed, 0, j.n_ranks};
-    std::unique_ptr<convoy::conveyor<std::uint64_t>> conv;
-    std::unique_ptr<convoy::aggregation::append_buffer> buf;
-    if (kind == "conveyor") {
-      convoy::conveyor_options co;
-      co.capacity_bytes = opt.capacity_bytes;
-      co.n_buffers = opt.n_buffers;
-      conv = std::make_unique<convoy::conveyor<std::uint64_t>>(MPI_COMM_WORLD, co);
-    } else if (kind == "append") {
-      // At most every rank's 3 x 100 items land on one rank.
-      buf = std::make_unique<convoy::aggregation::append_buffer>(
-          MPI_COMM_WORLD, static_cast<std::size_t>(j.n_ranks) * fan_out * 100 * 8);
-    } else {
-      throw std::runtime_error("unknown kind " + kind + " (conveyor, append)");
-    }
-    std::vector<double> t;
-    bool verified = true;
-    for (int r = 0; r < opt.warmup + opt.reps; ++r) {
-      plan.round = static_cast<std::uint64_t>(r);
-      const auto [sec, ok] =
-          conv ? round_conveyor(plan, *conv, j.rank) : round_append(plan, *buf, j.rank);
-      verified = verified && ok;
-      if (r >= opt.warmup) t.push_back(sec);
-    }
-    std::sort(t.begin(), t.end());
-    if (!verified) status = 1;
-    const char* transport = std::getenv("CONVOY_TRANSPORT");
-    if (j.rank == 0)
-      std::printf(
-          "RESULT kernel=sparse_rounds kind=%s transport=%s ranks=%d nodes=%d rounds=%d "
-          "seconds_per_round=%.6g seconds_min=%.6g seconds_max=%.6g verified=%d\n",
-          kind.c_str(), kind == "conveyor" ? (transport ? transport : "auto") : "-", j.n_ranks,
-          j.n_nodes, opt.reps, t[t.size() / 2], t.front(), t.back(), verified ? 1 : 0);
+/// One row: --warmup + --reps verified rounds of `kind`.
+result_row run_kind(const convoy::bench::options& opt, const convoy::bench::job& j,
+                    const std::string& kind, std::size_t /*size*/, std::string& /*extra*/) {
+  round_plan plan{opt.seed, 0, j.n_ranks};
+  std::unique_ptr<convoy::conveyor<std::uint64_t>> conv;
+  std::unique_ptr<convoy::aggregation::append_buffer> buf;
+  std::size_t memory = 0;
+  if (kind == "conveyor") {
+    convoy::conveyor_options co;
+    co.capacity_bytes = opt.capacity_bytes;
+    co.n_buffers = opt.n_buffers;
+    conv = std::make_unique<convoy::conveyor<std::uint64_t>>(MPI_COMM_WORLD, co);
+  } else if (kind == "append") {
+    // At most every rank's 3 x 100 items land on one rank.
+    memory = static_cast<std::size_t>(j.n_ranks) * fan_out * 100 * 8;
+    buf = std::make_unique<convoy::aggregation::append_buffer>(MPI_COMM_WORLD, memory);
+  } else {
+    throw std::runtime_error("unknown kind " + kind + " (conveyor, append)");
   }
-  return status;
+  std::vector<cycle_measure> rounds;
+  for (int r = 0; r < opt.warmup + opt.reps; ++r) {
+    plan.round = static_cast<std::uint64_t>(r);
+    cycle_measure m = conv ? round_conveyor(plan, *conv, j.rank) : round_append(plan, *buf, j.rank);
+    for (int k = 0; k < fan_out; ++k) m.items += plan.count(j.rank, k);
+    if (r >= opt.warmup) rounds.push_back(m);
+  }
+  if (conv) memory = conv->max_memory_bytes();
+  return convoy::bench::program_row("sparse_rounds", kind, sizeof(std::uint64_t),
+                                    sizeof(std::uint64_t), rounds, memory, j);
 }
 
 }  // namespace
 
 int main(int argc, char** argv) {
-  return convoy::bench::program_main(argc, argv, "bench-sparse-rounds", run);
+  return convoy::bench::run_program(
+      argc, argv, "bench-sparse-rounds",
+      "rounds of 1-100 items to 3 random ranks; --reps rounds; kinds conveyor, append",
+      {"conveyor", "append"}, false, run_kind);
 }

@@ -19,10 +19,13 @@
 
 #include "bench_rows.hpp"
 #include "cli_exit.hpp"
+#include "first_seen.hpp"
 
 namespace cb = convoy::bench;
 
 namespace {
+
+using convoy::tools::add_once;
 
 struct cell {
   double rate = 0;  ///< items/s per rank
@@ -38,11 +41,6 @@ struct table {
   // (config, kernel, bytes, kind, impl) -> cell
   std::map<std::tuple<std::string, std::string, std::size_t, std::string, std::string>, cell> cells;
 };
-
-template <class V, class T>
-void add_once(V& v, const T& x) {
-  if (std::find(v.begin(), v.end(), x) == v.end()) v.push_back(x);
-}
 
 table collect(const std::vector<std::string>& files, const std::string& base,
               const std::vector<std::size_t>& sizes) {

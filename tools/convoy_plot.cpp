@@ -28,10 +28,13 @@
 
 #include "bench_rows.hpp"
 #include "cli_exit.hpp"
+#include "first_seen.hpp"
 
 namespace cb = convoy::bench;
 
 namespace {
+
+using convoy::tools::add_once;
 
 struct options {
   std::string metric = "items";
@@ -61,11 +64,6 @@ struct plot_data {
   int ranks = 0;
   axis x = axis::kinds;
 };
-
-template <class T>
-void add_once(std::vector<T>& v, const T& x) {
-  if (std::find(v.begin(), v.end(), x) == v.end()) v.push_back(x);
-}
 
 // gnuplot single-quoted string: a quote is written twice.
 std::string gp_string(const std::string& s) {
@@ -188,6 +186,28 @@ void bar_panel(std::ostringstream& g, const plot_data& d, const std::string& ker
   ++block;
 }
 
+// What a kernel's items and sizes are (bench/README.md): the key exchange pushes 8-byte keys
+// and its size is the average bucket.
+struct axis_words {
+  const char* items;
+  const char* size;
+};
+axis_words words_of(const std::string& kernel) {
+  if (kernel == "key_exchange") return {"keys", "average bucket size (bytes)"};
+  return {"items", "item size (bytes)"};
+}
+
+// The axis labels of one kernel's panel (multiplot keeps them for the next panel).
+void panel_labels(std::ostringstream& g, const options& o, const plot_data& d,
+                  const std::string& kernel) {
+  const axis_words w = words_of(kernel);
+  g << "set ylabel "
+    << gp_string(o.metric == "bw" ? std::string("injection bandwidth per node (GB/s)")
+                                  : "million " + std::string(w.items) + "/s per rank")
+    << "\n";
+  if (d.x == axis::sizes) g << "set xlabel " << gp_string(w.size) << "\n";
+}
+
 std::string script(const options& o, const plot_data& d) {
   std::ostringstream g;
   const int n = static_cast<int>(d.kernels.size());
@@ -199,19 +219,18 @@ std::string script(const options& o, const plot_data& d) {
           : "convoy benchmarks, " + d.configs.front() +
                 (d.x == axis::kinds ? ", " + std::to_string(*d.sizes.begin()) + "-byte items"
                                     : std::string());
-  g << "set terminal pngcairo size " << 640 * cols << "," << 460 * rows << " font 'sans,10'\n"
+  // noenhanced: names such as key_exchange are text, not subscripts.
+  g << "set terminal pngcairo noenhanced size " << 640 * cols << "," << 460 * rows
+    << " font 'sans,10'\n"
     << "set output " << gp_string(o.output) << "\n"
     << "set multiplot layout " << rows << "," << cols << " title " << gp_string(title) << "\n"
-    << "set ylabel "
-    << gp_string(o.metric == "bw" ? "injection bandwidth per node (GB/s)"
-                                  : "million items/s per rank")
-    << "\nset yrange [0:*]\nset key outside right top vertical font ',8'\nset grid ytics\n";
+    << "set yrange [0:*]\nset key outside right top vertical font ',8'\nset grid ytics\n";
   if (d.x == axis::sizes) {
     g << "set logscale x 2\nset xtics (";
     for (auto it = d.sizes.begin(); it != d.sizes.end(); ++it)
       g << (it == d.sizes.begin() ? "" : ",") << *it;
     g << ")\nset xrange [" << static_cast<double>(*d.sizes.begin()) * 0.75 << ":"
-      << static_cast<double>(*d.sizes.rbegin()) * 1.4 << "]\nset xlabel 'item size (bytes)'\n";
+      << static_cast<double>(*d.sizes.rbegin()) * 1.4 << "]\n";
   } else if (d.x == axis::configs) {
     g << "set xtics (";
     for (std::size_t i = 0; i < d.configs.size(); ++i)
@@ -225,6 +244,7 @@ std::string script(const options& o, const plot_data& d) {
   }
   int block = 0;
   for (const auto& k : d.kernels) {
+    panel_labels(g, o, d, k);
     if (d.x == axis::kinds)
       bar_panel(g, d, k, block);
     else

@@ -10,6 +10,7 @@
 //   memory_bytes_per_rank <n>. Bad arguments: a message on stderr and exit status 2.
 #include <CLI/CLI.hpp>
 #include <convoy/base/error.hpp>
+#include <convoy/base/mesh_spec.hpp>
 #include <convoy/router/memory.hpp>
 #include <convoy/router/route_plan.hpp>
 #include <convoy/router/route_stats.hpp>
@@ -46,11 +47,12 @@ long long parse_int(const std::string& s, const std::string& what, long long lo,
   return v;
 }
 
-std::vector<int> parse_list(const std::string& s, char sep, const std::string& what, int lo) {
+// "2,1,0" -> {2, 1, 0}, every entry an integer >= lo.
+std::vector<int> parse_list(const std::string& s, const std::string& what, int lo) {
   std::vector<int> out;
   std::size_t start = 0;
   while (true) {
-    const std::size_t end = s.find(sep, start);
+    const std::size_t end = s.find(',', start);
     out.push_back(static_cast<int>(
         parse_int(s.substr(start, end - start), what, lo, std::numeric_limits<int>::max())));
     if (end == std::string::npos) break;
@@ -105,7 +107,17 @@ void check(const CLI::App& app, const options& o) {
 std::unique_ptr<convoy::router::route_plan> make_plan(const options& o) {
   if (o.tensor != 0)
     return convoy::router::make_tensor_plan(o.tensor, static_cast<int>(o.ranks), o.n_local);
-  const std::vector<int> shape = parse_list(o.mesh, 'x', "--mesh size", 1);
+  convoy::base::mesh_spec spec;
+  try {
+    spec = convoy::base::parse_mesh_spec(o.mesh);  // BASE-3's grammar, its messages
+  } catch (const convoy::error& e) {
+    throw usage_error{std::string("--mesh: ") + e.what()};
+  }
+  if (spec.form != convoy::base::mesh_spec::kind::cartesian)
+    throw usage_error{"--mesh " + o.mesh +
+                      ": convoy-route takes a shape such as 32x32x32 (auto and machine "
+                      "levels need the machine: convoy-topo --mesh)"};
+  const std::vector<int>& shape = spec.shape;
   std::int64_t cells = 1;
   for (int s : shape) {
     cells *= s;
@@ -113,7 +125,7 @@ std::unique_ptr<convoy::router::route_plan> make_plan(const options& o) {
   }
   const auto m = convoy::topology::mesh::cartesian(shape);
   std::vector<int> order;
-  if (!o.order.empty()) order = parse_list(o.order, ',', "--order dimension", 0);
+  if (!o.order.empty()) order = parse_list(o.order, "--order dimension", 0);
   return convoy::router::make_mesh_plan(m, order);
 }
 

@@ -22,11 +22,8 @@
 namespace agg = convoy::aggregation;
 using convoy_test::all_to_all;
 using convoy_test::contains;
-using convoy_test::drive;
 using convoy_test::error_of;
-using convoy_test::expect_no_errors;
-using convoy_test::plan_uniform;
-using convoy_test::traffic;
+using convoy_test::exchange;
 using convoy_test::world_rank;
 using convoy_test::world_size;
 
@@ -109,12 +106,9 @@ TEST(EmulatedNodes, NodeBoundaryDecidesTheMedium) {
     EXPECT_EQ(hybrid->n_shm_links(), lay.out_links.size() - mpi_out + lay.in_links.size() - mpi_in);
     EXPECT_EQ(hybrid->mpi().max_memory_bytes(), (mpi_out + mpi_in) * 2 * 400);
   }
-  std::vector<std::unique_ptr<traffic>> ts;
-  ts.push_back(std::make_unique<traffic>(*t, lay, 21u, 7u + static_cast<unsigned>(rank)));
-  ts[0]->set_hold_percent(20);
-  plan_uniform(*ts[0], lay, 50);
-  EXPECT_TRUE(drive(ts));
-  expect_no_errors(ts);
+  exchange(
+      *t, lay,
+      {.tag = 21, .seed = 7u + static_cast<unsigned>(rank), .hold_percent = 20, .per_link = 50});
   // AGG-66: the MPI side counted exactly the MPI links' buffers.
   const agg::mpi_transport& mpi = hybrid ? hybrid->mpi() : dynamic_cast<agg::mpi_transport&>(*t);
   EXPECT_EQ(mpi.counters().data_sent, 50 * mpi_out);
@@ -135,11 +129,9 @@ TEST(EmulatedNodes, ShmKindFollowsTheNodeMapToo) {
   t->open(lay);
   for (std::size_t l = 0; l < lay.out_links.size(); ++l)
     EXPECT_EQ(hybrid->out_medium(static_cast<int>(l)), want(nodes, rank, lay.out_links[l].peer));
-  std::vector<std::unique_ptr<traffic>> ts;
-  ts.push_back(std::make_unique<traffic>(*t, lay, 22u, 9u + static_cast<unsigned>(rank)));
-  plan_uniform(*ts[0], lay, 30);
-  EXPECT_TRUE(drive(ts));
-  expect_no_errors(ts);
+  exchange(
+      *t, lay,
+      {.tag = 22, .seed = 9u + static_cast<unsigned>(rank), .hold_percent = 0, .per_link = 30});
   MPI_Barrier(MPI_COMM_WORLD);
 }
 

@@ -23,8 +23,9 @@ using convoy_test::all_to_all;
 using convoy_test::contains;
 using convoy_test::drive;
 using convoy_test::error_of;
+using convoy_test::exchange;
 using convoy_test::expect_no_errors;
-using convoy_test::plan_uniform;
+using convoy_test::many_at_once;
 using convoy_test::traffic;
 using convoy_test::world_rank;
 using convoy_test::world_size;
@@ -46,12 +47,9 @@ TEST(MpiTransport, AllToAllFifoExactlyOnce) {
     t.open(lay);
     EXPECT_EQ(t.max_memory_bytes(), 2u * static_cast<std::size_t>(p - 1) * nb * 512);
     EXPECT_EQ(t.memory_bytes(), static_cast<std::size_t>(p - 1) * nb * 512);  // receives only
-    std::vector<std::unique_ptr<traffic>> ts;
-    ts.push_back(std::make_unique<traffic>(t, lay, 5u, 17u + static_cast<unsigned>(rank)));
-    ts[0]->set_hold_percent(30);
-    plan_uniform(*ts[0], lay, 200);
-    EXPECT_TRUE(drive(ts));
-    expect_no_errors(ts);
+    exchange(
+        t, lay,
+        {.tag = 5, .seed = 17u + static_cast<unsigned>(rank), .hold_percent = 30, .per_link = 200});
     EXPECT_TRUE(t.idle());
     EXPECT_LE(t.memory_bytes(), t.max_memory_bytes());
     EXPECT_TRUE(convoy_test::all_ranks(!HasFailure()));
@@ -65,12 +63,9 @@ TEST(MpiTransport, TwoStagesSamePairDoNotMix) {
   const auto lay = all_to_all(rank, p, 2, 256, 2);
   agg::mpi_transport t(MPI_COMM_WORLD);
   t.open(lay);
-  std::vector<std::unique_ptr<traffic>> ts;
-  ts.push_back(std::make_unique<traffic>(t, lay, 9u, 3u + static_cast<unsigned>(rank)));
-  ts[0]->set_hold_percent(20);
-  plan_uniform(*ts[0], lay, 100);
-  EXPECT_TRUE(drive(ts));
-  expect_no_errors(ts);
+  exchange(
+      t, lay,
+      {.tag = 9, .seed = 3u + static_cast<unsigned>(rank), .hold_percent = 20, .per_link = 100});
   MPI_Barrier(MPI_COMM_WORLD);
 }
 
@@ -79,19 +74,10 @@ TEST(MpiTransport, TwoStagesSamePairDoNotMix) {
 // communicator is freed, so none reaches the next one created.
 TEST(MpiTransport, HundredTransportsNoCrosstalk) {
   const int rank = world_rank(), p = world_size();
-  std::vector<std::unique_ptr<agg::mpi_transport>> tps;
-  std::vector<std::unique_ptr<traffic>> ts;
-  for (int i = 0; i < 100; ++i) {
-    const auto lay = all_to_all(rank, p, 1, 64, 1 + i % 2);
-    tps.push_back(std::make_unique<agg::mpi_transport>(MPI_COMM_WORLD));
-    tps.back()->open(lay);
-    ts.push_back(std::make_unique<traffic>(*tps.back(), lay, static_cast<std::uint32_t>(i),
-                                           static_cast<std::uint64_t>(i * 100 + rank)));
-    plan_uniform(*ts.back(), lay, 5);
-  }
-  EXPECT_TRUE(drive(ts));
-  expect_no_errors(ts);
-  for (const auto& t : ts)
+  const auto fleet = many_at_once(
+      100, [] { return std::make_unique<agg::mpi_transport>(MPI_COMM_WORLD); },
+      [&](int i) { return all_to_all(rank, p, 1, 64, 1 + i % 2); }, 0, 5);
+  for (const auto& t : fleet.traffics)
     for (int l = 0; l < p - 1; ++l) EXPECT_EQ(t->received_on(l), 5u);
   MPI_Barrier(MPI_COMM_WORLD);
 }

@@ -22,27 +22,15 @@
 namespace agg = convoy::aggregation;
 using convoy_test::all_ranks;
 using convoy_test::all_to_all;
-using convoy_test::drive;
 using convoy_test::error_of;
-using convoy_test::expect_no_errors;
-using convoy_test::plan_uniform;
+using convoy_test::exchange;
+using convoy_test::many_at_once;
 using convoy_test::traffic;
 using convoy_test::world_rank;
 using convoy_test::world_size;
 
 namespace {
 using clock_type = std::chrono::steady_clock;
-
-void exchange(agg::transport& t, const agg::link_layout& lay, std::uint32_t per_link,
-              int hold_percent, std::uint64_t seed) {
-  std::vector<std::unique_ptr<traffic>> ts;
-  ts.push_back(std::make_unique<traffic>(t, lay, 7u, seed));
-  ts[0]->set_hold_percent(hold_percent);
-  plan_uniform(*ts[0], lay, per_link);
-  EXPECT_TRUE(drive(ts));
-  expect_no_errors(ts);
-  EXPECT_TRUE(t.idle());
-}
 }  // namespace
 
 // T1 FIFO, T2 exactly once, T6 idle, R1 memory independent of P: all-to-all with random
@@ -62,7 +50,10 @@ TEST(RmaTransport, AllToAllFifoExactlyOnce) {
     EXPECT_EQ(t.memory_bytes(), window + credits);
     EXPECT_EQ(t.max_memory_bytes(),
               window + credits + static_cast<std::size_t>(p - 1) * nb * record);
-    exchange(t, lay, 200, 30, 17u + static_cast<unsigned>(rank));
+    exchange(
+        t, lay,
+        {.tag = 7, .seed = 17u + static_cast<unsigned>(rank), .hold_percent = 30, .per_link = 200});
+    EXPECT_TRUE(t.idle());
     EXPECT_LE(t.memory_bytes(), t.max_memory_bytes());
     EXPECT_TRUE(all_ranks(!HasFailure()));
     MPI_Barrier(MPI_COMM_WORLD);
@@ -77,7 +68,10 @@ TEST(RmaTransport, SmallRingWrapsIntact) {
   agg::rma_transport t(MPI_COMM_WORLD, 2 * agg::rma_transport::record_bytes(300));
   t.open(lay);
   EXPECT_EQ(t.ring_bytes(), 2U * agg::rma_transport::record_bytes(300));
-  exchange(t, lay, 300, 50, 99u + static_cast<unsigned>(rank));
+  exchange(
+      t, lay,
+      {.tag = 7, .seed = 99u + static_cast<unsigned>(rank), .hold_percent = 50, .per_link = 300});
+  EXPECT_TRUE(t.idle());
   MPI_Barrier(MPI_COMM_WORLD);
 }
 
@@ -87,25 +81,19 @@ TEST(RmaTransport, TwoStagesSamePairDoNotMix) {
   const auto lay = all_to_all(rank, p, 3, 256, 2);
   agg::rma_transport t(MPI_COMM_WORLD);
   t.open(lay);
-  exchange(t, lay, 100, 20, 3u + static_cast<unsigned>(rank));
+  exchange(
+      t, lay,
+      {.tag = 7, .seed = 3u + static_cast<unsigned>(rank), .hold_percent = 20, .per_link = 100});
+  EXPECT_TRUE(t.idle());
   MPI_Barrier(MPI_COMM_WORLD);
 }
 
 // T7: many transports (each its own window) exchanging at once; no crosstalk.
 TEST(RmaTransport, ManyTransportsNoCrosstalk) {
   const int rank = world_rank(), p = world_size();
-  std::vector<std::unique_ptr<agg::rma_transport>> tps;
-  std::vector<std::unique_ptr<traffic>> ts;
-  for (int i = 0; i < 20; ++i) {
-    const auto lay = all_to_all(rank, p, 1, 64, 1 + i % 2);
-    tps.push_back(std::make_unique<agg::rma_transport>(MPI_COMM_WORLD));
-    tps.back()->open(lay);
-    ts.push_back(std::make_unique<traffic>(*tps.back(), lay, static_cast<std::uint32_t>(i),
-                                           static_cast<std::uint64_t>(i * 100 + rank)));
-    plan_uniform(*ts.back(), lay, 10);
-  }
-  EXPECT_TRUE(drive(ts));
-  expect_no_errors(ts);
+  const auto fleet = many_at_once(
+      20, [] { return std::make_unique<agg::rma_transport>(MPI_COMM_WORLD); },
+      [&](int i) { return all_to_all(rank, p, 1, 64, 1 + i % 2); }, 0, 10);
   MPI_Barrier(MPI_COMM_WORLD);
 }
 
@@ -287,6 +275,9 @@ TEST(RmaTransport, MadeByTheFactory) {
   EXPECT_NE(dynamic_cast<agg::rma_transport*>(t.get()), nullptr);
   const auto lay = all_to_all(rank, p, 1, 1024, 2);
   t->open(lay);
-  exchange(*t, lay, 50, 10, 5u + static_cast<unsigned>(rank));
+  exchange(
+      *t, lay,
+      {.tag = 7, .seed = 5u + static_cast<unsigned>(rank), .hold_percent = 10, .per_link = 50});
+  EXPECT_TRUE(t->idle());
   MPI_Barrier(MPI_COMM_WORLD);
 }

@@ -29,8 +29,9 @@ using convoy_test::all_to_all;
 using convoy_test::contains;
 using convoy_test::drive;
 using convoy_test::error_of;
+using convoy_test::exchange;
 using convoy_test::expect_no_errors;
-using convoy_test::plan_uniform;
+using convoy_test::many_at_once;
 using convoy_test::traffic;
 using convoy_test::world_rank;
 using convoy_test::world_size;
@@ -46,18 +47,6 @@ agg::shm_filling filling() {
 }
 
 using clock_type = std::chrono::steady_clock;
-
-// One exchange of `per_link` buffers per link over transport `t`, checked by the driver.
-void exchange(agg::transport& t, const agg::link_layout& lay, std::uint32_t tag, int hold,
-              std::uint32_t per_link) {
-  std::vector<std::unique_ptr<traffic>> ts;
-  ts.push_back(
-      std::make_unique<traffic>(t, lay, tag, 1000u * tag + static_cast<unsigned>(lay.rank)));
-  ts[0]->set_hold_percent(hold);
-  plan_uniform(*ts[0], lay, per_link);
-  EXPECT_TRUE(drive(ts));
-  expect_no_errors(ts);
-}
 
 }  // namespace
 
@@ -81,7 +70,11 @@ TEST(ShmTransport, AllToAllFifoExactlyOnce) {
     // M2: slots of 500 bytes round up to 512; three control lines and the entry lines.
     EXPECT_GE(agg::shm_transport::ring_bytes(500, nb),
               static_cast<std::size_t>(nb) * 512 + std::size_t{3} * 64);
-    exchange(t, lay, 5u, 30, 300);
+    exchange(t, lay,
+             {.tag = 5,
+              .seed = 5000u + static_cast<unsigned>(rank),
+              .hold_percent = 30,
+              .per_link = 300});
     EXPECT_TRUE(t.idle());
     EXPECT_EQ(t.memory_bytes(), t.max_memory_bytes());  // every link was used
     EXPECT_TRUE(convoy_test::all_ranks(!HasFailure()));
@@ -129,7 +122,9 @@ TEST(ShmTransport, TwoStagesSamePairDoNotMix) {
   const auto lay = all_to_all(rank, p, 2, 256, 2);
   agg::shm_transport t(MPI_COMM_WORLD, filling());
   t.open(lay);
-  exchange(t, lay, 9u, 20, 150);
+  exchange(
+      t, lay,
+      {.tag = 9, .seed = 9000u + static_cast<unsigned>(rank), .hold_percent = 20, .per_link = 150});
   MPI_Barrier(MPI_COMM_WORLD);
 }
 
@@ -137,20 +132,10 @@ TEST(ShmTransport, TwoStagesSamePairDoNotMix) {
 // reaches another transport.
 TEST(ShmTransport, ManyTransportsNoCrosstalk) {
   const int rank = world_rank(), p = world_size();
-  std::vector<std::unique_ptr<agg::shm_transport>> tps;
-  std::vector<std::unique_ptr<traffic>> ts;
-  for (int i = 0; i < 40; ++i) {
-    const auto lay = all_to_all(rank, p, 1 + i % 2, 64 + 64 * (i % 3), 1 + i % 2);
-    tps.push_back(std::make_unique<agg::shm_transport>(MPI_COMM_WORLD, filling()));
-    tps.back()->open(lay);
-    ts.push_back(std::make_unique<traffic>(*tps.back(), lay, static_cast<std::uint32_t>(i),
-                                           static_cast<std::uint64_t>(i * 100 + rank)));
-    ts.back()->set_hold_percent(10);
-    plan_uniform(*ts.back(), lay, 8);
-  }
-  EXPECT_TRUE(drive(ts));
-  expect_no_errors(ts);
-  for (const auto& t : ts)
+  const auto fleet = many_at_once(
+      40, [] { return std::make_unique<agg::shm_transport>(MPI_COMM_WORLD, filling()); },
+      [&](int i) { return all_to_all(rank, p, 1 + i % 2, 64 + 64 * (i % 3), 1 + i % 2); }, 10, 8);
+  for (const auto& t : fleet.traffics)
     for (int l = 0; l < p - 1; ++l) EXPECT_EQ(t->received_on(l), 8u);
   MPI_Barrier(MPI_COMM_WORLD);
 }
@@ -353,7 +338,11 @@ TEST(HybridTransport, HalfShmHalfMpiExactlyOnce) {
     EXPECT_EQ(t.shm().memory_bytes(), even / 2 * agg::shm_transport::ring_bytes(300, nb));
     EXPECT_EQ(t.mpi().max_memory_bytes(), (lay.out_links.size() * 2 - even) * nb * 300);
     EXPECT_EQ(t.max_memory_bytes(), t.shm().max_memory_bytes() + t.mpi().max_memory_bytes());
-    exchange(t, lay, 11u, 30, 120);
+    exchange(t, lay,
+             {.tag = 11,
+              .seed = 11000u + static_cast<unsigned>(rank),
+              .hold_percent = 30,
+              .per_link = 120});
     EXPECT_TRUE(t.idle());
     MPI_Barrier(MPI_COMM_WORLD);
   }
@@ -379,7 +368,11 @@ TEST(HybridTransport, BufferSourceServesTheMpiSideOnly) {
       EXPECT_EQ(src->sizes[0], most + 63);
     }
     EXPECT_EQ(t.mpi().memory_bytes(), mpi_links * 2 * 300);
-    exchange(t, lay, 13u, 20, 100);
+    exchange(t, lay,
+             {.tag = 13,
+              .seed = 13000u + static_cast<unsigned>(rank),
+              .hold_percent = 20,
+              .per_link = 100});
     EXPECT_TRUE(t.idle());
     EXPECT_EQ(src->n_released, 0u);
     MPI_Barrier(MPI_COMM_WORLD);
@@ -407,7 +400,11 @@ TEST(HybridTransport, AllOnNodeUsesShm) {
   t.open(lay);
   EXPECT_EQ(t.n_shm_links(), 2 * lay.out_links.size());
   EXPECT_EQ(t.mpi().max_memory_bytes(), 0u);
-  exchange(t, lay, 12u, 10, 100);
+  exchange(t, lay,
+           {.tag = 12,
+            .seed = 12000u + static_cast<unsigned>(rank),
+            .hold_percent = 10,
+            .per_link = 100});
   // A buffer of the shared-memory side posted as if MPI served it is refused.
   EXPECT_TRUE(
       contains(error_of([&] { t.post(static_cast<int>(lay.out_links.size()), nullptr, 16); }),
@@ -435,7 +432,11 @@ TEST(MakeTransport, EveryKindDelivers) {
     }
     const auto lay = all_to_all(rank, p, 1, 256, 2);
     t->open(lay);
-    exchange(*t, lay, 13u, 20, 60);
+    exchange(*t, lay,
+             {.tag = 13,
+              .seed = 13000u + static_cast<unsigned>(rank),
+              .hold_percent = 20,
+              .per_link = 60});
     MPI_Barrier(MPI_COMM_WORLD);
   }
   EXPECT_TRUE(contains(

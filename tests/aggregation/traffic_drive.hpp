@@ -1,6 +1,6 @@
 #pragma once
 // Driving several `traffic` objects (transport_driver.hpp) to completion; shared by the
-// MPI and shared-memory transport tests.
+// MPI, RMA, shared-memory and hybrid transport tests.
 #include <gtest/gtest.h>
 
 #include <chrono>
@@ -38,6 +38,59 @@ inline bool drive(std::vector<std::unique_ptr<traffic>>& ts) {
 inline void expect_no_errors(const std::vector<std::unique_ptr<traffic>>& ts) {
   for (const auto& t : ts)
     for (const auto& e : t->errors()) ADD_FAILURE() << e;
+}
+
+// What one exchange sends: the traffic's tag and seed, the share of received buffers the
+// receivers hold back (released later, out of order), and the buffers sent on every link.
+struct exchange_spec {
+  std::uint32_t tag = 0;
+  std::uint64_t seed = 0;
+  int hold_percent = 0;
+  std::uint32_t per_link = 0;
+};
+
+// One traffic over the opened transport `t`, planned uniformly on every link of `lay`,
+// driven to completion; the traffic's own checks (FIFO, exactly once, contents) must report
+// nothing.
+inline void exchange(convoy::aggregation::transport& t, const convoy::aggregation::link_layout& lay,
+                     const exchange_spec& spec) {
+  std::vector<std::unique_ptr<traffic>> ts;
+  ts.push_back(std::make_unique<traffic>(t, lay, spec.tag, spec.seed));
+  ts[0]->set_hold_percent(spec.hold_percent);
+  plan_uniform(*ts[0], lay, spec.per_link);
+  EXPECT_TRUE(drive(ts));
+  expect_no_errors(ts);
+}
+
+// Transports with their traffic; the transports are declared first so that they outlive the
+// traffic that refers to them.
+struct transport_fleet {
+  std::vector<std::unique_ptr<convoy::aggregation::transport>> transports;
+  std::vector<std::unique_ptr<traffic>> traffics;
+};
+
+// `n` transports alive and exchanging at once (no crosstalk): transport i comes from
+// make_transport(), is opened on layout_of(i) and carries one traffic of tag i and seed
+// 100 i + rank, `per_link` buffers on every link, receivers holding `hold_percent`. All are
+// driven together and checked as exchange() checks one; the fleet is returned for the
+// caller's own checks (and to be destroyed when the caller chooses).
+template <class MakeTransport, class LayoutOf>
+transport_fleet many_at_once(int n, MakeTransport make_transport, LayoutOf layout_of,
+                             int hold_percent, std::uint32_t per_link) {
+  transport_fleet f;
+  for (int i = 0; i < n; ++i) {
+    const convoy::aggregation::link_layout lay = layout_of(i);
+    f.transports.push_back(make_transport());
+    f.transports.back()->open(lay);
+    f.traffics.push_back(std::make_unique<traffic>(*f.transports.back(), lay,
+                                                   static_cast<std::uint32_t>(i),
+                                                   static_cast<std::uint64_t>(i * 100 + lay.rank)));
+    f.traffics.back()->set_hold_percent(hold_percent);
+    plan_uniform(*f.traffics.back(), lay, per_link);
+  }
+  EXPECT_TRUE(drive(f.traffics));
+  expect_no_errors(f.traffics);
+  return f;
 }
 
 }  // namespace convoy_test

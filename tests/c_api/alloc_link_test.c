@@ -15,6 +15,7 @@
 #include <biconvey.h>
 #include <convey.h>
 #include <convoy/convey_ext.h>
+#include <convoy_test/c_verdict.h>
 #include <mpi.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -380,7 +381,7 @@ static void test_biconveyor(uint64_t options, const char* what) {
 }
 
 int main(int argc, char** argv) {
-  int all_mpi, me = 0, p = 1, bad = 0;
+  int all_mpi, me = 0, p = 1;
   const char* mode = argc > 1 ? argv[1] : "auto";
   MPI_Init(&argc, &argv);
   MPI_Comm_rank(MPI_COMM_WORLD, &me);
@@ -396,8 +397,5 @@ int main(int argc, char** argv) {
   test_others();
   test_biconveyor(0, "bitensor");
   test_biconveyor(convey_opt_DYNAMIC, "DYNAMIC bitensor");
-  MPI_Allreduce(&h_failures, &bad, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
-  if (me == 0) printf("alloc_link_test (%s, %d PEs): %s\n", mode, p, bad ? "FAILED" : "passed");
-  MPI_Finalize();
-  return bad ? 1 : 0;
+  return convoy_test_verdict(h_failures, "alloc_link_test (%s, %d PEs)", mode, p);
 }

@@ -3,6 +3,7 @@
  * (source, target, seq, cycle): every PE checks its own buffer byte by byte. */
 #include <convey.h>
 #include <convoy/convey_ext.h>
+#include <convoy_test/c_verdict.h>
 #include <mpi.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -124,7 +125,7 @@ static void misuse(int64_t P) {
 }
 
 int main(int argc, char** argv) {
-  int rank = 0, size = 0, cycle, all = 0;
+  int rank = 0, size = 0, cycle;
   convoy_append_t a;
   MPI_Init(&argc, &argv);
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
@@ -138,8 +139,5 @@ int main(int argc, char** argv) {
   H_EXPECT_RC(convoy_append_free(a), 1);
   truncation(size, rank);
   misuse(size);
-  MPI_Allreduce(&h_failures, &all, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
-  if (rank == 0) printf("append_test: %d failures on %d PEs\n", all, size);
-  MPI_Finalize();
-  return all == 0 ? 0 : 1;
+  return convoy_test_verdict(h_failures, "append_test on %d PEs", size);
 }

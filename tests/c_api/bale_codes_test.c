@@ -4,6 +4,7 @@
  * an elastic and a bi- conveyor. QUIET everywhere: the codes, not the messages. */
 #include <biconvey.h>
 #include <convey.h>
+#include <convoy_test/c_verdict.h>
 #include <mpi.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -216,7 +217,7 @@ static void null_rows(void) {
 }
 
 int main(int argc, char** argv) {
-  int me = 0, np = 1, ok, all_ok = 0;
+  int me = 0, np = 1;
   MPI_Init(&argc, &argv);
   MPI_Comm_rank(MPI_COMM_WORLD, &me);
   MPI_Comm_size(MPI_COMM_WORLD, &np);
@@ -231,9 +232,5 @@ int main(int argc, char** argv) {
   rigid_rows(convey_new_simple(256, NULL, NULL, Q | convey_opt_COMPRESS), "thrifty simple", 1000);
   elastic_rows();
   bi_rows();
-  ok = h_failures == 0;
-  MPI_Allreduce(&ok, &all_ok, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
-  if (me == 0) printf("bale codes on %d PEs: %s\n", np, all_ok ? "PASS" : "FAIL");
-  MPI_Finalize();
-  return all_ok ? 0 : 1;
+  return convoy_test_verdict(h_failures, "bale codes on %d PEs", np);
 }

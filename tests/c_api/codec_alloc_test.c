@@ -4,6 +4,7 @@
  * Run with an emulated layout of at least two nodes, e.g. CONVOY_EMULATE_NODES=2,2. */
 #define _POSIX_C_SOURCE 200112L
 #include <convey.h>
+#include <convoy_test/c_verdict.h>
 #include <mpi.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -232,7 +233,7 @@ static void test_codecs(void) {
 }
 
 int main(int argc, char** argv) {
-  int me = 0, np = 1, ok, all_ok = 0;
+  int me = 0, np = 1;
   MPI_Init(&argc, &argv);
   MPI_Comm_rank(MPI_COMM_WORLD, &me);
   MPI_Comm_size(MPI_COMM_WORLD, &np);
@@ -240,9 +241,5 @@ int main(int argc, char** argv) {
   g_pes = np;
   test_allocators();
   test_codecs();
-  ok = h_failures == 0;
-  MPI_Allreduce(&ok, &all_ok, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
-  if (me == 0) printf("codec/alloc on %d PEs: %s\n", np, all_ok ? "PASS" : "FAIL");
-  MPI_Finalize();
-  return all_ok ? 0 : 1;
+  return convoy_test_verdict(h_failures, "codec/alloc on %d PEs", np);
 }

@@ -19,6 +19,7 @@
 #include <biconvey.h>
 #include <convey.h>
 #include <convoy/convey_ext.h>
+#include <convoy_test/c_verdict.h>
 #include <mpi.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -720,7 +721,7 @@ static void scenario_ctors(const spec_t* s) {
 
 int main(int argc, char** argv) {
   spec_t s;
-  int a, all_ok = 0, ok, np = 1, me = 0;
+  int a, np = 1, me = 0;
   char scen[256];
   char* tok;
   MPI_Init(&argc, &argv);
@@ -775,9 +776,5 @@ int main(int argc, char** argv) {
     else
       h_fail(__FILE__, __LINE__, "unknown scenario %s", tok);
   }
-  ok = h_failures == 0;
-  MPI_Allreduce(&ok, &all_ok, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
-  if (me == 0) printf("%s %s on %d PEs: %s\n", argv[1], argv[2], np, all_ok ? "PASS" : "FAIL");
-  MPI_Finalize();
-  return all_ok ? 0 : 1;
+  return convoy_test_verdict(h_failures, "%s %s on %d PEs", argv[1], argv[2], np);
 }

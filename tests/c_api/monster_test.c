@@ -2,6 +2,7 @@
  * travels FIFO between small items on an elastic tensor conveyor.
  *   monster_test BYTES   (run on 2 PEs: PE 0 sends to PE 1, PE 1 sends a small item back) */
 #include <convey.h>
+#include <convoy_test/c_verdict.h>
 #include <mpi.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -46,7 +47,7 @@ static size_t verify(const unsigned char* p, size_t n) {
 
 int main(int argc, char** argv) {
   size_t big, iters = 0;
-  int me = 0, np = 1, ok, all_ok = 0, rc;
+  int me = 0, np = 1, rc;
   int stage_out = 0, stage_in = 0;
   double t0 = 0.0;
   unsigned char* item = NULL;
@@ -122,9 +123,5 @@ int main(int argc, char** argv) {
 done:
   H_EXPECT_RC(convey_free(c), convey_OK);
   free(item);
-  ok = h_failures == 0;
-  MPI_Allreduce(&ok, &all_ok, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
-  if (me == 0) printf("monster of %zu bytes: %s\n", big, all_ok ? "PASS" : "FAIL");
-  MPI_Finalize();
-  return all_ok ? 0 : 1;
+  return convoy_test_verdict(h_failures, "monster of %zu bytes", big);
 }

@@ -9,21 +9,16 @@
 #include <convoy/conveyor_api/bulk_engine.hpp>
 #include <convoy_test/mpi.hpp>
 #include <cstdint>
-#include <cstring>
 #include <memory>
 #include <vector>
+
+#include "record_cycle.hpp"
 
 namespace {
 
 namespace agg = convoy::aggregation;
 namespace term = convoy::termination;
-using convoy_test::world_rank;
 using convoy_test::world_size;
-
-struct record {
-  std::uint32_t source, k;
-  std::uint64_t constant;
-};
 
 std::unique_ptr<convoy::bulk_engine> make(std::size_t capacity, bool steady, bool compress) {
   agg::bulk_exchange::options x;
@@ -40,36 +35,10 @@ std::unique_ptr<convoy::bulk_engine> make(std::size_t capacity, bool steady, boo
 
 // One cycle of n records from every rank, item i to rank i % p: counts and FIFO per source.
 void cycle(convoy::bulk_engine& e, std::uint32_t n) {
-  const int me = world_rank(), p = world_size();
-  std::vector<std::uint32_t> next(static_cast<std::size_t>(p), 0);
-  ASSERT_EQ(e.begin(sizeof(record)), 1);
-  std::uint32_t i = 0;
-  std::uint64_t rounds = 0;
-  int rc = 0;
-  while ((rc = e.advance(i == n)) != term::done) {
-    ASSERT_GE(rc, 0);
-    ASSERT_LT(++rounds, 10'000'000u);
-    for (; i < n; ++i) {
-      const record r{static_cast<std::uint32_t>(me), i / static_cast<std::uint32_t>(p),
-                     0x0123456789abcdefULL};
-      const int got = e.push(&r, static_cast<int>(i % static_cast<std::uint32_t>(p)));
-      ASSERT_GE(got, 0);
-      if (got == 0) break;
-    }
-    term::item_view v;
-    while (e.pull(v) > 0) {
-      record r{};
-      ASSERT_EQ(v.bytes, sizeof r);
-      std::memcpy(&r, v.data, sizeof r);
-      ASSERT_EQ(r.source, static_cast<std::uint32_t>(v.from));
-      EXPECT_EQ(r.k, next[static_cast<std::size_t>(v.from)]++) << "FIFO per pair";
-      EXPECT_EQ(r.constant, 0x0123456789abcdefULL);
-    }
-  }
+  std::vector<std::uint32_t> next;
+  ASSERT_NO_FATAL_FAILURE(convoy_test::push_pull_records(e, n, next));
   ASSERT_EQ(e.reset(), 1);
-  const std::uint32_t want = n / static_cast<std::uint32_t>(p) +
-                             (static_cast<std::uint32_t>(me) < n % static_cast<std::uint32_t>(p));
-  for (int s = 0; s < p; ++s) EXPECT_EQ(next[static_cast<std::size_t>(s)], want) << "from " << s;
+  convoy_test::expect_records_from_all(next, n);
 }
 
 // API-18: exactly once, FIFO per pair and the source, over several cycles, plain and steady.

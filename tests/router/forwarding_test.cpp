@@ -6,7 +6,7 @@
 #include <convoy/base/error.hpp>
 #include <convoy/router/forwarding.hpp>
 #include <convoy/router/route_plan.hpp>
-#include <convoy/topology/mesh.hpp>
+#include <convoy_test/plans.hpp>
 #include <cstdint>
 #include <limits>
 #include <memory>
@@ -19,30 +19,18 @@ using convoy::router::first_hop;
 using convoy::router::forwarder;
 using convoy::router::route_plan;
 using convoy::router::step;
-using plan_ptr = std::shared_ptr<const route_plan>;
-
-plan_ptr mesh(std::vector<int> shape, std::vector<int> order = {}) {
-  return convoy::router::make_mesh_plan(convoy::topology::mesh::cartesian(shape), std::move(order));
-}
-plan_ptr ragged(const std::vector<int>& node_sizes) {
-  int widest = 0;
-  std::vector<std::vector<int>> coords;
-  for (int n = 0; n < static_cast<int>(node_sizes.size()); ++n)
-    for (int c = 0; c < node_sizes[static_cast<std::size_t>(n)]; ++c) coords.push_back({n, c});
-  for (int s : node_sizes) widest = std::max(widest, s);
-  convoy::topology::mesh m({{"node", static_cast<int>(node_sizes.size())}, {"core", widest}},
-                           coords);
-  return convoy::router::make_mesh_plan(m);
-}
+using convoy_test::mesh_plan;
+using convoy_test::plan_ptr;
+using convoy_test::ragged_plan;
 
 std::vector<plan_ptr> plans() {
-  return {mesh({1}),
-          mesh({7}),
-          mesh({4, 4}),
-          mesh({2, 3, 2}, {1, 0, 2}),
-          mesh({3, 3, 3}),
-          ragged({4, 2, 3}),
-          ragged({5, 1}),
+  return {mesh_plan({1}),
+          mesh_plan({7}),
+          mesh_plan({4, 4}),
+          mesh_plan({2, 3, 2}, {1, 0, 2}),
+          mesh_plan({3, 3, 3}),
+          ragged_plan({4, 2, 3}),
+          ragged_plan({5, 1}),
           convoy::router::make_tensor_plan(1, 6, 1),
           convoy::router::make_tensor_plan(2, 8, 4),
           convoy::router::make_tensor_plan(2, 4, 4),
@@ -181,7 +169,7 @@ TEST(Forwarding, SingleSourceLinks) {
   const forwarder t1(convoy::router::make_tensor_plan(1, 6, 1), 2);
   for (int i = 0; i < 5; ++i)
     EXPECT_EQ(t1.single_source(i), t1.in_links()[static_cast<std::size_t>(i)].peer);
-  const forwarder line(mesh({7}), 3);
+  const forwarder line(mesh_plan({7}), 3);
   for (int i = 0; i < 6; ++i)
     EXPECT_EQ(line.single_source(i), line.in_links()[static_cast<std::size_t>(i)].peer);
   // Tensor order 2 with one group: the local stage carries no tag and delivers.
@@ -190,7 +178,7 @@ TEST(Forwarding, SingleSourceLinks) {
     EXPECT_EQ(one_group.single_source(static_cast<int>(i)), one_group.in_links()[i].peer);
   // Tagged stages: every link of a 4x4 mesh and of tensor order 3.
   for (const plan_ptr& plan :
-       {mesh({4, 4}), plan_ptr(convoy::router::make_tensor_plan(3, 18, 3))}) {
+       {mesh_plan({4, 4}), plan_ptr(convoy::router::make_tensor_plan(3, 18, 3))}) {
     const forwarder f(plan, 5);
     for (std::size_t i = 0; i < f.in_links().size(); ++i)
       EXPECT_EQ(f.single_source(static_cast<int>(i)), -1) << plan->name();
@@ -262,8 +250,8 @@ TEST(Forwarding, StepTablesOnlyForOneByteTags) {
 
 TEST(Forwarding, BadArgumentsThrow) {
   EXPECT_THROW(forwarder(nullptr, 0), convoy::error);
-  EXPECT_THROW(forwarder(mesh({4}), 4), convoy::error);
-  EXPECT_THROW(forwarder(mesh({4}), -1), convoy::error);
+  EXPECT_THROW(forwarder(mesh_plan({4}), 4), convoy::error);
+  EXPECT_THROW(forwarder(mesh_plan({4}), -1), convoy::error);
 }
 
 }  // namespace

@@ -7,7 +7,7 @@
 #include <algorithm>
 #include <convoy/router/route_plan.hpp>
 #include <convoy/termination/simulation.hpp>
-#include <convoy/topology/mesh.hpp>
+#include <convoy_test/plans.hpp>
 #include <cstdint>
 #include <cstring>
 #include <map>
@@ -24,11 +24,8 @@ using convoy::termination::engine_options;
 using convoy::termination::item_view;
 using convoy::termination::simulation;
 using convoy::termination::state;
-using plan_ptr = std::shared_ptr<const convoy::router::route_plan>;
-
-plan_ptr mesh(std::vector<int> shape) {
-  return convoy::router::make_mesh_plan(convoy::topology::mesh::cartesian(shape));
-}
+using convoy_test::mesh_plan;
+using convoy_test::plan_ptr;
 
 engine_options small(std::size_t capacity = 256, int n_buffers = 2) {
   engine_options o;
@@ -75,7 +72,7 @@ void end_round(simulation& sim, const std::vector<bool>& pulls) {
 TEST(EngineModes, BufferOfTheNextCycleArrivesBeforeBegin) {
   // Three buffers per link: rank 1 holds two of cycle 1 (a data buffer and the last one)
   // while rank 0 sends its third.
-  simulation sim(mesh({2}), small(256, 3), 1);
+  simulation sim(mesh_plan({2}), small(256, 3), 1);
   auto& e0 = sim.at(0);
   auto& e1 = sim.at(1);
   ASSERT_EQ(e0.begin(8), 1);
@@ -188,7 +185,7 @@ void elastic_run(const plan_ptr& plan, std::uint64_t seed, int route_table_max_r
 }
 
 TEST(EngineModes, ElasticItemsUsedDirectly) {
-  const plan_ptr plans[] = {mesh({1}), mesh({2, 4}), mesh({3, 3, 2}),
+  const plan_ptr plans[] = {mesh_plan({1}), mesh_plan({2, 4}), mesh_plan({3, 3, 2}),
                             convoy::router::make_tensor_plan(3, 12, 2),
                             convoy::router::make_tensor_plan(1, 5, 1)};
   for (const auto& plan : plans)
@@ -202,8 +199,8 @@ TEST(EngineModes, ElasticItemsUsedDirectly) {
 TEST(EngineModes, ElasticMisuse) {
   engine_options o = small(128, 2);
   o.elastic = true;
-  simulation sim(mesh({2}), o, 3);
-  simulation rigid(mesh({2}), small(128, 2), 3);
+  simulation sim(mesh_plan({2}), o, 3);
+  simulation rigid(mesh_plan({2}), small(128, 2), 3);
   auto& e = sim.at(0);
   const std::byte item[200] = {};
   ASSERT_EQ(e.begin(0), 1) << "elastic engines accept a default size of 0";
@@ -222,7 +219,7 @@ int advances_until_delivered(bool steady, int period) {
   engine_options o = small(4096, 2);
   o.steady = steady;
   o.steady_period = period;
-  simulation sim(mesh({4}), o, 1);
+  simulation sim(mesh_plan({4}), o, 1);
   for (int r = 0; r < 4; ++r)
     if (sim.at(r).begin(8) != 1) return -2;
   const auto item = make_item(0, 3, 0, 8);
@@ -249,7 +246,7 @@ TEST(EngineModes, SteadyPeriodCountsAdvances) {
 void unpull_after_loopback_post(bool elastic, bool by_flush) {
   engine_options o = small(64, 2);
   o.elastic = elastic;
-  simulation sim(mesh({1}), o, 1);
+  simulation sim(mesh_plan({1}), o, 1);
   auto& e = sim.at(0);
   ASSERT_EQ(e.begin(4), 1);
   const std::uint32_t first = 10;
@@ -365,7 +362,7 @@ std::vector<std::vector<std::uint32_t>> runs_round(const plan_ptr& plan, std::si
 }
 
 TEST(EngineModes, RunsDeliverAsThePerRecordPath) {
-  const std::vector<plan_ptr> plans{mesh({4, 4}), mesh({3, 3, 3}), mesh({4, 2, 3}),
+  const std::vector<plan_ptr> plans{mesh_plan({4, 4}), mesh_plan({3, 3, 3}), mesh_plan({4, 2, 3}),
                                     convoy::router::make_tensor_plan(3, 18, 3),
                                     convoy::router::make_tensor_plan(2, 8, 4)};
   for (const auto& plan : plans)

@@ -4,7 +4,7 @@
 #include <convoy/router/forwarding.hpp>
 #include <convoy/router/memory.hpp>
 #include <convoy/router/route_plan.hpp>
-#include <convoy/topology/mesh.hpp>
+#include <convoy_test/plans.hpp>
 #include <memory>
 #include <string>
 #include <vector>
@@ -14,27 +14,8 @@
 namespace convoy_test {
 namespace {
 
-using convoy::router::make_mesh_plan;
 using convoy::router::make_tensor_plan;
-using convoy::router::route_plan;
 using convoy::termination::engine_options;
-using plan_ptr = std::shared_ptr<const route_plan>;
-
-plan_ptr mesh_plan(std::vector<int> shape, std::vector<int> order = {}) {
-  return make_mesh_plan(convoy::topology::mesh::cartesian(shape), std::move(order));
-}
-
-// Ragged nodes (sizes per node) as a node x core mesh with holes.
-plan_ptr ragged_plan(const std::vector<int>& node_sizes, std::vector<int> order = {}) {
-  int widest = 0;
-  std::vector<std::vector<int>> coords;
-  for (int n = 0; n < static_cast<int>(node_sizes.size()); ++n)
-    for (int c = 0; c < node_sizes[static_cast<std::size_t>(n)]; ++c) coords.push_back({n, c});
-  for (int s : node_sizes) widest = std::max(widest, s);
-  convoy::topology::mesh m({{"node", static_cast<int>(node_sizes.size())}, {"core", widest}},
-                           coords);
-  return make_mesh_plan(m, std::move(order));
-}
 
 enum class pattern { uniform, all_to_one, one_to_all, self, nobody, one_sender, imbalance };
 const char* name(pattern p) {

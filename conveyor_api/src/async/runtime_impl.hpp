@@ -101,6 +101,21 @@ struct runtime::impl {
     handler_scope& operator=(const handler_scope&) = delete;
   };
 
+  // Called from a catch block: handler `id` threw; the phase's error names it, this rank
+  // and, for a std::exception, its message.
+  void note_handler_threw(std::uint32_t id) {
+    std::string what = "remote function #" + std::to_string(id) + " threw on rank " +
+                       std::to_string(owner->rank());
+    try {
+      throw;
+    } catch (const std::exception& e) {
+      what += ": ";
+      what += e.what();
+    } catch (...) {  // NOLINT(bugprone-empty-catch): no message to add
+    }
+    note_error(what);
+  }
+
   // Runs handler `id` on `args`; false (and the phase's error noted) if it threw.
   [[gnu::always_inline]] bool run_handler(std::uint32_t id, const std::byte* args, std::byte* out,
                                           bool post) {
@@ -111,12 +126,8 @@ struct runtime::impl {
       else
         h.invoke(h.fn.get(), args, out);
       return true;
-    } catch (const std::exception& e) {
-      note_error("remote function #" + std::to_string(id) + " threw on rank " +
-                 std::to_string(owner->rank()) + ": " + e.what());
     } catch (...) {
-      note_error("remote function #" + std::to_string(id) + " threw on rank " +
-                 std::to_string(owner->rank()));
+      note_handler_threw(id);
     }
     return false;
   }
@@ -138,13 +149,8 @@ struct runtime::impl {
           const auto& h = handlers[id];
           h.post(h.fn.get(), base + off + 4);
         }
-      } catch (const std::exception& e) {
-        note_error("remote function #" + std::to_string(id) + " threw on rank " +
-                   std::to_string(owner->rank()) + ": " + e.what());
-        off += stride;
-      } catch (...) {
-        note_error("remote function #" + std::to_string(id) + " threw on rank " +
-                   std::to_string(owner->rank()));
+      } catch (...) {  // the same error as run_handler's; the batch goes on after it
+        note_handler_threw(id);
         off += stride;
       }
     }
