@@ -8,8 +8,10 @@ namespace convoy::aggregation {
 
 hybrid_transport::hybrid_transport(MPI_Comm comm, link_predicate use_shm,
                                    std::shared_ptr<buffer_source> memory, shm_filling filling,
-                                   const node_map& nodes)
-    : mpi_(comm, std::move(memory)), shm_(comm, filling, nodes), use_shm_(std::move(use_shm)) {}
+                                   const node_map& nodes, int mpi_credit_window)
+    : mpi_(comm, std::move(memory), mpi_credit_window),
+      shm_(comm, filling, nodes),
+      use_shm_(std::move(use_shm)) {}
 
 void hybrid_transport::open(const link_layout& layout) {
   // Both ends decide alike: on_node is symmetric, and so must use_shm_ be.
@@ -90,7 +92,7 @@ std::unique_ptr<transport> make_transport(MPI_Comm comm, base::transport_kind ki
                                           std::shared_ptr<buffer_source> memory) {
   if (comm == MPI_COMM_NULL) throw convoy::error("make_transport: communicator is MPI_COMM_NULL");
   if (kind == base::transport_kind::mpi)
-    return std::make_unique<mpi_transport>(comm, std::move(memory));
+    return std::make_unique<mpi_transport>(comm, std::move(memory), default_credit_window);
   // AGG-60: shared memory stops at the node boundary of topology discovery, emulated or real.
   const node_map nodes = discover_node_map(comm);
   if (kind == base::transport_kind::automatic) {
@@ -106,12 +108,12 @@ std::unique_ptr<transport> make_transport(MPI_Comm comm, base::transport_kind ki
     kind = max_node_size > 1 ? base::transport_kind::shm : base::transport_kind::mpi;
   }
   if (kind == base::transport_kind::mpi)
-    return std::make_unique<mpi_transport>(comm, std::move(memory));
+    return std::make_unique<mpi_transport>(comm, std::move(memory), default_credit_window);
   if (kind == base::transport_kind::rma) return std::make_unique<rma_transport>(comm);
   return std::make_unique<hybrid_transport>(
       comm, hybrid_transport::link_predicate{}, std::move(memory),
       kind == base::transport_kind::shm_zero_copy ? shm_filling::zero_copy : shm_filling::staged,
-      nodes);
+      nodes, default_credit_window);
 }
 
 }  // namespace convoy::aggregation

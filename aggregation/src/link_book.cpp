@@ -169,13 +169,14 @@ void slot_buffers::allocate_link(int link) {
 // send_book
 
 void send_book::init(int n_links, int n_buffers, std::size_t capacity_bytes,
-                     std::vector<bool> serve) {
+                     std::vector<bool> serve, int credit_window) {
+  window_ = credit_window > 0 ? credit_window : n_buffers;
   init_slots(n_links, n_buffers, capacity_bytes, std::move(serve));
   const auto slots = static_cast<std::size_t>(n_links) * static_cast<std::size_t>(n_buffers);
   reset_vector(state_, slots, state::free);
   reset_vector(queue_slots_, slots, -1);
   reset_vector(queue_, static_cast<std::size_t>(n_links), ring_view{});
-  reset_vector(credits_, static_cast<std::size_t>(n_links), n_buffers);
+  reset_vector(credits_, static_cast<std::size_t>(n_links), window_);
   n_queued_ = n_sending_ = 0;
 }
 
@@ -244,10 +245,10 @@ void send_book::send_done(int link, int slot) noexcept {
 
 void send_book::add_credits(int link, int n, const char* who) {
   const auto l = static_cast<std::size_t>(link);
-  if (n < 0 || credits_[l] + n > n_)
+  if (n < 0 || credits_[l] + n > window_)
     throw convoy::error(std::string(who) + ": out-link " + std::to_string(link) + " received " +
                         std::to_string(n) + " credits with " + std::to_string(credits_[l]) +
-                        " of " + std::to_string(n_) +
+                        " of " + std::to_string(window_) +
                         " in hand (the peer's layout does not match this one)");
   credits_[l] += n;
 }

@@ -41,8 +41,9 @@ int testsome(std::vector<MPI_Request>& reqs, std::vector<int>& indices,
 
 }  // namespace
 
-mpi_transport::mpi_transport(MPI_Comm comm, std::shared_ptr<buffer_source> memory)
-    : memory_(std::move(memory)) {
+mpi_transport::mpi_transport(MPI_Comm comm, std::shared_ptr<buffer_source> memory,
+                             int credit_window)
+    : memory_(std::move(memory)), credit_window_(credit_window) {
   if (comm == MPI_COMM_NULL) throw convoy::error("mpi_transport: communicator is MPI_COMM_NULL");
   CONVOY_MPI_CHECK(MPI_Comm_dup(comm, &comm_));
   CONVOY_MPI_CHECK(MPI_Comm_set_errhandler(comm_, MPI_ERRORS_RETURN));
@@ -118,7 +119,7 @@ bool mpi_transport::settled() const noexcept {
     if (in_.served(static_cast<int>(l)) && credits_.owed(static_cast<int>(l)) > 0) return false;
   for (std::size_t l = 0; l < n_out_; ++l)
     if (out_.served(static_cast<int>(l)) &&
-        (out_.credits(static_cast<int>(l)) < n_ || out_.has_queued(static_cast<int>(l))))
+        (out_.credits(static_cast<int>(l)) < window_ || out_.has_queued(static_cast<int>(l))))
       return false;
   return true;
 }
@@ -187,9 +188,10 @@ void mpi_transport::open(const link_layout& layout, std::vector<bool> serve_out,
 
   layout_ = layout;
   n_ = layout.n_buffers;
+  window_ = std::max(n_, credit_window_);  // AGG-67
   const auto n = static_cast<std::size_t>(n_);
   const std::size_t n_out = layout.out_links.size(), n_in = layout.in_links.size();
-  out_.init(static_cast<int>(n_out), n_, layout.capacity_bytes, serve_out);
+  out_.init(static_cast<int>(n_out), n_, layout.capacity_bytes, serve_out, window_);
   in_.init(static_cast<int>(n_in), n_, layout.capacity_bytes, serve_in);
   if (memory_) {
     // Grabbed by every rank (collective source), also by one that serves no link; if the
@@ -215,7 +217,7 @@ void mpi_transport::open(const link_layout& layout, std::vector<bool> serve_out,
   }
   n_out_ = n_out;
   n_in_ = n_in;
-  credits_.init(static_cast<int>(n_in), n_);
+  credits_.init(static_cast<int>(n_in), window_);
   pair_links();
   req_.assign(n_out * n + n_in * n + n_out + n_in, MPI_REQUEST_NULL);
   credit_recv_buf_.assign(n_out, 0);

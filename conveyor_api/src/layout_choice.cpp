@@ -1,5 +1,6 @@
 // Choosing a conveyor's layout under a memory limit (layout_choice.hpp; bale's
 // convey_parameters, seed 000 sec. 4.3 and 4.6).
+#include <array>
 #include <convoy/base/error.hpp>
 #include <convoy/base/mesh_spec.hpp>
 #include <convoy/conveyor_api/layout_choice.hpp>
@@ -97,7 +98,10 @@ std::vector<layout_plan> routes(const layout_request& r, const layout_inputs& in
     out.push_back(base);
     return out;
   }
-  for (int order : {3, 2, 1}) {
+  // API-8: fewest hops first up to direct_first_ranks (measured), most hops beyond.
+  static constexpr std::array<int, 3> fewest_first{1, 2, 3}, most_first{3, 2, 1};
+  const bool direct_first = p <= static_cast<std::size_t>(direct_first_ranks);
+  for (const int order : direct_first ? fewest_first : most_first) {
     if (order == 3 && !(n > 1 && n < p && (p / (n * n)) * (p / (n * n)) >= n)) continue;
     if (order == 2 && !(n > 1 && n < p)) continue;
     layout_plan t = base;
@@ -165,7 +169,7 @@ layout_plan choose_layout(const layout_request& r, const layout_inputs& in,
   for (auto& t : candidates) t.note = note;
   if (r.max_bytes == SIZE_MAX) return candidates.front();
 
-  // Hard limit: fewer buffers, then narrower routes, then smaller buffers (bale's
+  // Hard limit: fewer buffers, then the other routes, then smaller buffers (bale's
   // convey_parameters steps 1-4, each candidate checked against its worst rank).
   std::vector<metered_plan> metered;
   metered.reserve(candidates.size());

@@ -683,12 +683,17 @@ static void scenario_ctors(const spec_t* s) {
   H_EXPECT_RC(convey_free(c), convey_OK);
   H_CHECK(strlen(convey_version) >= 5 && !strncmp(convey_version, "0.5", 3), "version %s",
           convey_version);
-  /* The generic constructor reads CONVEY_NLOCAL, CONVEY_BUFFER_SIZE and CONVOY_MESH. */
+  /* The generic constructor reads CONVEY_NLOCAL, CONVEY_BUFFER_SIZE and CONVOY_MESH. Up to
+   * convoy::direct_first_ranks (8) PEs it takes order 1 whatever the group (API-8). */
   c = convey_new(SIZE_MAX, 0, NULL, 0);
   H_CHECK(c != NULL, "convey_new failed");
   if (c && getenv("CONVOY_MESH")) {
     H_CHECK(!strcmp(convoy_convey_kind(c), "mesh"), "CONVOY_MESH ignored: kind %s",
             convoy_convey_kind(c));
+  } else if (c && g_pes <= 8) {
+    H_CHECK(!strcmp(convoy_convey_kind(c), "tensor") && convoy_convey_order(c) == 1,
+            "%d PEs: kind %s order %d, expected direct sends (tensor order 1)", (int)g_pes,
+            convoy_convey_kind(c), convoy_convey_order(c));
   } else if (c && getenv("CONVEY_NLOCAL")) {
     const size_t nl = (size_t)strtoull(getenv("CONVEY_NLOCAL"), NULL, 10);
     if (g_pes % (int64_t)nl == 0 && (int64_t)nl < g_pes && nl > 1)

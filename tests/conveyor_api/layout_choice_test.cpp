@@ -44,11 +44,23 @@ TEST(LayoutChoice, NodeGroupSize) {
   EXPECT_EQ(convoy::node_group_size(nodes({1, 1, 1})), 1u);
 }
 
-// API-8: without a limit, the preferred route: order 3, 2 or 1 from n_local and P.
+// API-8: without a limit, the first route: up to direct_first_ranks ranks order 1 (the
+// fastest measured there), beyond it order 3 or 2 from n_local and P (bale's rule).
 TEST(LayoutChoice, PreferredRoutes) {
+  static_assert(convoy::direct_first_ranks == 8, "the cases below straddle 8 ranks");
   const auto meter = [](const auto& m) { return convoy::machine_meter(m); };
   {
-    const auto m = nodes({4, 4});  // P 8, n 4: middle 0 -> order 2
+    const auto m = nodes({4, 4});  // P 8: direct first, although order 2 applies
+    const layout_plan t = choose_layout({}, inputs(m), meter(m));
+    EXPECT_EQ(t.kind, layout_kind::tensor);
+    EXPECT_EQ(t.order, 1);
+    EXPECT_EQ(t.n_local, 1u);
+    EXPECT_EQ(t.capacity, 16384u - convoy::buffer_header_bytes);
+    EXPECT_EQ(t.n_buffers, 2);
+    EXPECT_EQ(t.memory_bytes, 0u);  // nothing metered without a limit
+  }
+  {
+    const auto m = nodes({4, 4, 4});  // P 12, n 4: middle 0 -> order 2
     const layout_plan t = choose_layout({}, inputs(m), meter(m));
     EXPECT_EQ(t.kind, layout_kind::tensor);
     EXPECT_EQ(t.order, 2);
@@ -75,27 +87,27 @@ TEST(LayoutChoice, PreferredRoutes) {
 
 // API-8: the settings the façade reads come from the one settings parser.
 TEST(LayoutChoice, Settings) {
-  const auto m = nodes({3, 3});
+  const auto m = nodes({6, 6});  // P 12: beyond direct_first_ranks, most hops first
   {
     const layout_plan t =
         choose_layout({}, inputs(m, {{"CONVEY_NLOCAL", "2"}, {"CONVEY_BUFFER_SIZE", "1k"}}),
                       convoy::machine_meter(m));
     EXPECT_EQ(t.n_local, 2u);
-    EXPECT_EQ(t.order, 2);
+    EXPECT_EQ(t.order, 3);  // (12 / 2^2)^2 = 9 >= 2
     EXPECT_EQ(t.capacity, 1000u);
   }
   {
     const layout_plan t =
-        choose_layout({}, inputs(m, {{"CONVOY_MESH", "2x3"}}), convoy::machine_meter(m));
+        choose_layout({}, inputs(m, {{"CONVOY_MESH", "2x6"}}), convoy::machine_meter(m));
     EXPECT_EQ(t.kind, layout_kind::mesh);
-    EXPECT_EQ(t.mesh, "2x3");
+    EXPECT_EQ(t.mesh, "2x6");
   }
   {  // an n_local that does not divide P is replaced by 1, with a note
     layout_request r;
-    r.n_local = 4;
+    r.n_local = 5;
     const layout_plan t = choose_layout(r, inputs(m), convoy::machine_meter(m));
     EXPECT_EQ(t.order, 1);
-    EXPECT_NE(t.note.find("n_local 4"), std::string::npos) << t.note;
+    EXPECT_NE(t.note.find("n_local 5"), std::string::npos) << t.note;
   }
   EXPECT_THROW((void)convoy::base::settings::from_values({{"CONVEY_NLOCAL", "x"}}), convoy::error);
 }
@@ -162,19 +174,20 @@ TEST(LayoutChoice, PreferredEntry) {
   layout_inputs in = inputs(m);
   layout_plan pref;
   pref.kind = layout_kind::tensor;
-  pref.order = 1;
+  pref.order = 2;  // not the ordinary choice at P 8 (order 1)
+  pref.n_local = 4;
   pref.capacity = 4096;
   pref.n_buffers = 4;
   in.preferred = pref;
-  EXPECT_EQ(choose_layout({}, in, meter).order, 1);  // no limit: taken as is
+  EXPECT_EQ(choose_layout({}, in, meter).order, 2);  // no limit: taken as is
   EXPECT_EQ(choose_layout({}, in, meter).n_buffers, 4);
   layout_request r;
   r.max_bytes = 1000000;
   const layout_plan fits = choose_layout(r, in, meter);
-  EXPECT_EQ(fits.order, 1);
+  EXPECT_EQ(fits.order, 2);
   EXPECT_EQ(fits.capacity, 4096u);
   EXPECT_LE(fits.memory_bytes, r.max_bytes);
-  r.max_bytes = 20000;  // 14 links x 4 x 4112 bytes do not fit: the ordinary choice
+  r.max_bytes = 20000;  // 8 links x 4 x 4112 bytes do not fit: the ordinary choice
   const layout_plan other = choose_layout(r, in, meter);
   EXPECT_LE(other.memory_bytes, r.max_bytes);
   EXPECT_NE(other.capacity, 4096u);

@@ -41,9 +41,11 @@ class hybrid_transport final : public transport {
   /// `nodes`: the node of every rank, identical on every rank (discover_node_map();
   /// empty: the real shared-memory groups). A peer shares memory with this rank only if
   /// it is on the same real host and on the same node of `nodes` (split_node).
+  /// `mpi_credit_window`: the MPI links' credit window (mpi_transport, AGG-67).
   explicit hybrid_transport(MPI_Comm comm, link_predicate use_shm = {},
                             std::shared_ptr<buffer_source> memory = {},
-                            shm_filling filling = shm_filling::staged, const node_map& nodes = {});
+                            shm_filling filling = shm_filling::staged, const node_map& nodes = {},
+                            int mpi_credit_window = 0);
 
   /// Collective over the node communicator (shm_transport::open), and over `comm` when a
   /// buffer source was given (mpi_transport::open); throws convoy::error as
@@ -90,7 +92,8 @@ class hybrid_transport final : public transport {
 /// `memory` is not used); automatic -> shm if any node holds more than one rank of `comm`,
 /// else mpi. Which ranks share a node comes from topology discovery (discover_node_map: the
 /// emulated nodes when CONVOY_EMULATE_NODES etc. are set, AGG-60). Collective over `comm`.
-/// `memory` (may be null) supplies the buffers of every link that goes through MPI (AGG-11).
+/// `memory` (may be null) supplies the buffers of every link that goes through MPI (AGG-11),
+/// whose credit window is default_credit_window (AGG-67).
 /// Throws convoy::error if `comm` is MPI_COMM_NULL, discovery fails (on every rank alike) or
 /// MPI fails.
 [[nodiscard]] std::unique_ptr<transport> make_transport(MPI_Comm comm, base::transport_kind kind,

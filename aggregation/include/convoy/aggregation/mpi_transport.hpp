@@ -28,20 +28,25 @@ struct mpi_counters {
   std::uint64_t tests_empty = 0;
 };
 
+/// The credit window make_transport gives MPI links (AGG-67): with bale's one buffer per
+/// link, four messages in flight take the round trip of a credit off the critical path
+/// (bench/README.md, "Credit window").
+inline constexpr int default_credit_window = 4;
+
 /// Moves buffers with MPI_Isend / pre-posted MPI_Irecv on its own duplicate of a
 /// communicator, so any number of transports (engines) coexist on one communicator.
 ///
 /// Protocol (README invariants AGG-1..AGG-8, AGG-61..66): every served in-link has n_buffers
 /// receive buffers, each with a posted MPI_Irecv; a sender holds one credit per free
-/// receive buffer of the peer, starting with n_buffers. post() sends at once if the link
-/// has a credit and queues the buffer (inside the link's n_buffers) otherwise; release()
-/// re-posts the receive and owes the credit, which goes back inside the next data buffer
+/// receive buffer of the peer, starting with n_buffers (or the larger credit window). post() sends
+/// at once if the link has a credit and queues the buffer (inside the link's n_buffers) otherwise;
+/// release() re-posts the receive and owes the credit, which goes back inside the next data buffer
 /// to that peer on that stage (header flag bits, transport.hpp) or, once the sender is
 /// low on credits, in a credit message at the next progress() (detail/credit_ledger.hpp).
 /// Data of stage s uses tag 2s, credits tag 2s+1: stages between the same two ranks never
 /// mix, and within a stage MPI's non-overtaking rule keeps each link FIFO. At most
-/// n_buffers data messages and one credit message per link are ever unreceived, which
-/// bounds MPI's unexpected-message queue.
+/// max(n_buffers, credit_window) data messages and one credit message per link are ever
+/// unreceived, which bounds MPI's unexpected-message queue (AGG-67).
 ///
 /// Preconditions: the layout has no link from a rank to itself (open() throws);
 /// layout.rank and layout.n_ranks are this rank and the size of the communicator; the
@@ -57,7 +62,13 @@ class mpi_transport final : public transport {
   /// on the duplicate. Throws convoy::error if `comm` is MPI_COMM_NULL or MPI fails.
   /// `memory` (may be null: own 64-byte aligned allocations, send buffers lazily per
   /// link) supplies every link buffer in one block (AGG-11); open() is then collective.
-  explicit mpi_transport(MPI_Comm comm, std::shared_ptr<buffer_source> memory = {});
+  /// `credit_window` (AGG-67): data messages a link may have unreceived, at least
+  /// n_buffers (0 or less: exactly n_buffers). Messages beyond the n_buffers posted
+  /// receives wait in MPI's unexpected queue (its eager buffers, or a rendezvous that holds
+  /// the send), so the sender keeps filling while credits travel, and credits go back in
+  /// batches: about one credit message per window instead of one per buffer.
+  explicit mpi_transport(MPI_Comm comm, std::shared_ptr<buffer_source> memory = {},
+                         int credit_window = 0);
   ~mpi_transport() override;
 
   /// Serves every link of `layout`. Without a buffer source: not collective, does not
@@ -135,6 +146,8 @@ class mpi_transport final : public transport {
   detail::recv_book in_;
   detail::credit_ledger credits_;
   int n_ = 0;
+  int credit_window_ = 0;  ///< as given to the constructor
+  int window_ = 0;         ///< credits per link: max(n_, credit_window_) (AGG-67)
   std::size_t n_out_ = 0, n_in_ = 0;
   /// The link of the same stage and peer in the other direction, when this transport
   /// serves it (credits ride on it, AGG-61), else -1.

@@ -109,15 +109,23 @@ using layout_meter = std::function<metered_plan(const layout_plan& candidate)>;
 /// rounded up to 64 bytes (bale's simple conveyor).
 [[nodiscard]] std::size_t bulk_memory_bytes(std::size_t capacity, std::size_t n_ranks) noexcept;
 
-/// The choice (API-2). Preferred route (seed 000 sec. 4.3): a mesh if CONVOY_MESH is set;
-/// else order 3 when the group is proper (1 < n_local < P) and the middle dimension
-/// P / n_local^2 is at least sqrt(n_local), else order 2, else order 1. The capacity is
+/// Up to this many ranks the layout choice tries the fewest hops first (API-8): on 2 and 4
+/// emulated nodes over TCP, and on one node, tensor order 1 moved the most items per second
+/// of the three orders (bench/README.md, "Which route"). Beyond it bale's order, most hops
+/// first (fewer peers, fuller buffers: seed 001 sec. V), until a tuning file says otherwise.
+inline constexpr int direct_first_ranks = 8;
+
+/// The choice (API-2). Routes (seed 000 sec. 4.3): a mesh if CONVOY_MESH is set; else the
+/// tensor orders that apply — order 3 when the group is proper (1 < n_local < P) and the
+/// middle dimension P / n_local^2 is at least sqrt(n_local), order 2 when the group is
+/// proper, order 1 always — fewest hops first up to direct_first_ranks ranks, most hops
+/// first beyond. The capacity is
 /// CONVEY_BUFFER_SIZE, else the engine's resolved default (less its header), at most
 /// capacity_cap. With max_bytes < SIZE_MAX it is a hard limit: fewer buffers per link
-/// (2, then 1), then narrower routes (3, 2, 1 hops), then halved capacities down to 32
+/// (2, then 1), then the next route in that order, then halved capacities down to 32
 /// bytes (64 elastic), the bulk kind being tried at each capacity when allowed; the first
 /// candidate whose memory fits is returned. Without a limit nothing is metered
-/// (memory_bytes 0) and the preferred route is returned. Throws convoy::error naming max_bytes if
+/// (memory_bytes 0) and the first route is returned. Throws convoy::error naming max_bytes if
 /// none fits, or naming an invalid setting.
 [[nodiscard]] layout_plan choose_layout(const layout_request& request, const layout_inputs& inputs,
                                         const layout_meter& meter);

@@ -123,7 +123,9 @@ class send_book : public slot_buffers {
   enum class state : std::uint8_t { free, filling, queued, sending };
 
   /// `serve[l]` false: link l is left to another transport (acquire returns nullptr).
-  void init(int n_links, int n_buffers, std::size_t capacity_bytes, std::vector<bool> serve);
+  /// `credit_window`: credits a link starts with and may hold (0: n_buffers).
+  void init(int n_links, int n_buffers, std::size_t capacity_bytes, std::vector<bool> serve,
+            int credit_window = 0);
 
   /// A free slot's buffer, allocating the link's buffers on its first use; nullptr when
   /// all n_buffers are filling, queued or sending, or the link is not served.
@@ -161,6 +163,7 @@ class send_book : public slot_buffers {
   std::vector<int> queue_slots_;  ///< per link a FIFO of queued slots, in post order
   std::vector<ring_view> queue_;
   std::vector<int> credits_;
+  int window_ = 0;  ///< credits a link may hold
   std::size_t n_queued_ = 0;
   std::size_t n_sending_ = 0;
 };
