@@ -152,7 +152,9 @@ class runner {
       throw convoy::error("advance on rank " + std::to_string(r) + " returned " +
                           std::to_string(rc) + ": " + e.last_message());
     pulled += pull_all(e, r);
-    charge_forwarding(e, r, rp);
+    // Items are forwarded only out of received buffers: a step without transport activity
+    // forwarded none.
+    if (net_.activity(r) != activity) charge_forwarding(e, r, rp);
     net_.charge(r, c_.model.push_s * static_cast<double>(pushed) +
                        c_.model.pull_s * static_cast<double>(pulled));
     if (e.current_state() == state::complete) {

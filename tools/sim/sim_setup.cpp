@@ -2,7 +2,6 @@
 // router's plans — the same calls the library makes (conveyor_api/src/make_engine.cpp).
 #include <convoy/base/error.hpp>
 #include <convoy/base/mesh_spec.hpp>
-#include <convoy/base/settings.hpp>
 #include <convoy/topology/build_mesh.hpp>
 #include <convoy/topology/machine.hpp>
 #include <numeric>
@@ -60,6 +59,57 @@ std::vector<int> node_sizes(const machine_config& m, int p) {
   return sizes;
 }
 
+// The machine topology::emulate_machine builds (CONVOY_EMULATE_NODES, _MAP; TOPO-2: nodes
+// numbered by lowest rank, local ranks in rank order), without hwloc: a synthetic hwloc
+// topology of a node with thousands of PUs takes minutes to load (its insertion is
+// quadratic), and a virtual node needs none of it. The node's ranks are spread evenly
+// over `sockets` packages, one core each.
+topology::machine emulated_machine(int p, const std::vector<int>& sizes, int sockets, bool cyclic) {
+  long long total = 0;
+  for (const int s : sizes) {
+    if (s < 1) throw convoy::error("--nodes: every node needs at least one rank");
+    total += s;
+  }
+  if (total != p)
+    throw convoy::error("the node sizes hold " + std::to_string(total) + " ranks, but there are " +
+                        std::to_string(p) + " ranks");
+  const auto n_nodes = sizes.size();
+  std::vector<int> node_of(static_cast<std::size_t>(p));
+  std::vector<int> room(sizes);
+  std::size_t n = 0;
+  for (int r = 0; r < p; ++r) {
+    while (room[n] == 0) n = (n + 1) % n_nodes;
+    node_of[static_cast<std::size_t>(r)] = static_cast<int>(n);
+    --room[n];
+    if (cyclic) n = (n + 1) % n_nodes;  // mpirun --map-by node; else fill node by node
+  }
+  topology::machine m;
+  m.emulated = true;
+  m.source = "convoy-sim emulation";
+  m.nodes.resize(n_nodes);
+  for (std::size_t k = 0; k < n_nodes; ++k) {
+    m.nodes[k].host = "emu" + std::to_string(k);
+    m.nodes[k].n_packages = sockets;
+    m.nodes[k].n_cores = sizes[k];
+  }
+  for (int r = 0; r < p; ++r) {
+    auto& node = m.nodes[static_cast<std::size_t>(node_of[static_cast<std::size_t>(r)])];
+    const int local = static_cast<int>(node.ranks.size());
+    const int per_socket = (node.n_cores + sockets - 1) / sockets;
+    topology::rank_place place;
+    place.rank = r;
+    place.node = node_of[static_cast<std::size_t>(r)];
+    place.package = local / per_socket;
+    place.numa = place.package;
+    place.core = local;
+    place.local_rank = local;
+    place.host = node.host;
+    m.ranks.push_back(place);
+    node.ranks.push_back(r);
+  }
+  return m;
+}
+
 }  // namespace
 
 std::shared_ptr<const router::route_plan> make_sim_plan(const run_config& c,
@@ -70,17 +120,8 @@ std::shared_ptr<const router::route_plan> make_sim_plan(const run_config& c,
   if (p < 1 || p > (1 << 21))
     throw convoy::error("--ranks " + std::to_string(p) + " is outside 1..2097152");
   const auto sizes = node_sizes(c.machine, p);
-  int widest = 0;
-  for (const int s : sizes) widest = std::max(widest, s);
-  const int sockets = c.machine.sockets_per_node;
-  if (sockets < 1) throw convoy::error("--sockets must be at least 1");
-  // One PU per rank: `sockets` packages with enough cores for the widest node.
-  const std::string synthetic =
-      sockets == 1 ? std::string()
-                   : "pack:" + std::to_string(sockets) +
-                         " core:" + std::to_string((widest + sockets - 1) / sockets) + " pu:1";
-  const auto m = topology::emulate_machine(
-      p, sizes, synthetic, c.machine.cyclic ? base::placement::cyclic : base::placement::block);
+  if (c.machine.sockets_per_node < 1) throw convoy::error("--sockets must be at least 1");
+  const auto m = emulated_machine(p, sizes, c.machine.sockets_per_node, c.machine.cyclic);
   node_of.assign(static_cast<std::size_t>(p), 0);
   socket_of.assign(static_cast<std::size_t>(p), 0);
   for (const auto& r : m.ranks) {
