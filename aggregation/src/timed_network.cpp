@@ -179,7 +179,7 @@ void timed_endpoint::open(const link_layout& layout) {
             std::vector<bool>(n_out, true));
   in_.init(static_cast<int>(n_in), layout.n_buffers, layout.capacity_bytes,
            std::vector<bool>(n_in, true));
-  // AGG-145: one lazily committed block; untouched buffers cost no memory.
+  // AGG-141: one lazily committed block; untouched buffers cost no memory.
   std::byte* block = st.arena.carve(out_.block_bytes() + in_.block_bytes());
   out_.use_block(block);
   in_.use_block(block + out_.block_bytes());

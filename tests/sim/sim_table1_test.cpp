@@ -118,8 +118,9 @@ std::vector<machine_case> machines() {
   return out;
 }
 
-// SIM-1, SIM-2: every workload on every machine completes, each item pulled once at the
-// rank it was pushed to (run() checks the oracle and throws otherwise), the network's
+// SIM-1, SIM-2, AGG-140: every workload on every machine completes, each item pulled once
+// at the rank it was pushed to and in order per pair (run() checks the oracle and throws
+// otherwise), the network's
 // classes add up, and the same seed gives the same run.
 TEST(SimWorkloads, ExactlyOnceAndTerminationOnEveryMachine) {
   for (const auto& m : machines()) {

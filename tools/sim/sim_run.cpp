@@ -13,6 +13,7 @@
 #include <numeric>
 #include <random>
 #include <string>
+#include <unordered_map>
 
 namespace convoy::sim {
 
@@ -99,7 +100,10 @@ class runner {
         dest_(c.workload, p_, c.seed),
         ranks_(static_cast<std::size_t>(p_)),
         oracle_(p_),
-        item_(c.item_bytes) {
+        item_(c.item_bytes),
+        check_fifo_(static_cast<double>(p_) * static_cast<double>(c.items_per_rank) <=
+                    static_cast<double>(c.fifo_check_max_items)),
+        last_seq_(check_fifo_ ? static_cast<std::size_t>(p_) : 0) {
     termination::engine_options o;
     o.capacity_bytes = c.buffer_bytes;
     o.n_buffers = c.n_buffers;
@@ -205,11 +209,23 @@ class runner {
       if (src != v.from)
         throw convoy::error("an item from rank " + std::to_string(src) + " pulled at rank " +
                             std::to_string(r) + " says it came from " + std::to_string(v.from));
+      const std::uint64_t seq = word & ((std::uint64_t{1} << 43) - 1);
       ++oracle_.got_n[static_cast<std::size_t>(r)];
-      oracle_.got_sum[static_cast<std::size_t>(r)] +=
-          fingerprint(src, r, word & ((std::uint64_t{1} << 43) - 1));
+      oracle_.got_sum[static_cast<std::size_t>(r)] += fingerprint(src, r, seq);
+      if (check_fifo_) check_order(src, r, seq);
       ++pulled;
     }
+  }
+
+  // A source numbers its items in push order, so per (source, destination) they must arrive
+  // in increasing order (FIFO per pair, TERM-2).
+  void check_order(int src, int dst, std::uint64_t seq) {
+    auto [it, fresh] = last_seq_[static_cast<std::size_t>(dst)].try_emplace(src, seq);
+    if (!fresh && it->second >= seq)
+      throw convoy::error("FIFO per pair violated (SIM-1): at rank " + std::to_string(dst) +
+                          " item #" + std::to_string(seq) + " from rank " + std::to_string(src) +
+                          " arrived after #" + std::to_string(it->second));
+    it->second = seq;
   }
 
   // Items the step put into stage buffers beyond its own pushes were forwarded.
@@ -245,6 +261,10 @@ class runner {
   oracle oracle_;
   std::vector<std::byte> item_;
   std::vector<std::unique_ptr<engine>> engines_;
+  // FIFO check: per destination, the last sequence number seen from each source. Its size
+  // grows with the pairs that communicate, so large runs leave it off.
+  bool check_fifo_;
+  std::vector<std::unordered_map<int, std::uint64_t>> last_seq_;
 };
 
 void runner::collect(run_result& res) const {

@@ -46,7 +46,10 @@ struct run_config {
   std::size_t item_bytes = 8;
   int batch = 64;  ///< items a rank pushes per step before it advances
   std::uint64_t seed = 1;
-  int route_table_max_ranks = 4096;  ///< engine_options: per-rank first-hop table up to this P
+  int route_table_max_ranks = 4096;
+  /// FIFO per pair is checked when ranks × items_per_rank is at most this (SIM-1).
+  std::uint64_t fifo_check_max_items =
+      std::uint64_t{1} << 23;  ///< engine_options: per-rank first-hop table up to this P
   cost_model model = cost_model::defaults();
 };
 

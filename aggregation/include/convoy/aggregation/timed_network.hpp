@@ -2,7 +2,7 @@
 /// @file
 /// The simulated network with time: P virtual ranks in one process, each with a clock, and
 /// a discrete-event model of the links (tools/sim/README.md; aggregation/README.md
-/// AGG-140..145). The same engines that run over MPI run over its endpoints; the driver
+/// AGG-140, AGG-141). The same engines that run over MPI run over its endpoints; the driver
 /// (convoy-sim) steps the rank whose next event is earliest.
 ///
 /// Credit semantics are those of mpi_transport and sim_transport (the shared link books):

@@ -1,7 +1,7 @@
 #pragma once
 /// @file
 /// Address space for many buffers whose memory is committed only where they are written
-/// (aggregation/README.md AGG-145): large anonymous mappings reserved without backing store,
+/// (aggregation/README.md AGG-141): large anonymous mappings reserved without backing store,
 /// carved into page-aligned blocks that are never moved; give_back() returns a range's
 /// pages to the system, so a free buffer costs nothing and a filling one what it holds
 /// (rounded up to pages). For the simulated network (timed_network), where 65 536 virtual
