@@ -1,0 +1,98 @@
+#pragma once
+/// @file
+/// One simulated run of convoy-sim: a machine, a route plan, a workload and a cost model in;
+/// counts, predicted time and memory out (tools/sim/README.md). The engines are the
+/// library's own (termination::engine) over aggregation::timed_network.
+#include <convoy/router/route_plan.hpp>
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "sim_model.hpp"
+
+namespace convoy::sim {
+
+enum class workload_kind { uniform, hotspot, permutation, neighbour };
+/// "uniform", "hotspot", "permutation", "neighbour"; parse throws convoy::error.
+[[nodiscard]] const char* workload_name(workload_kind w) noexcept;
+[[nodiscard]] workload_kind parse_workload(const std::string& name);
+
+/// The machine: ranks placed on nodes and sockets, as the topology module emulates them.
+struct machine_config {
+  int ranks = 0;                ///< 0: the product of a Cartesian --mesh
+  std::vector<int> node_sizes;  ///< ranks per node (ragged allowed); empty: one node
+  int ranks_per_node = 0;       ///< alternative to node_sizes (last node takes the rest)
+  int sockets_per_node = 1;     ///< ranks of a node split over this many sockets
+  bool cyclic = false;          ///< ranks go round-robin over nodes (mpirun --map-by node)
+};
+
+/// The route plan, from the same options as the library (conveyor_options).
+struct plan_config {
+  std::string mesh = "auto";   ///< mesh spec (base::parse_mesh_spec)
+  std::vector<int> dim_order;  ///< stage order over the mesh dimensions
+  int tensor = 0;              ///< 1, 2, 3: bale's tensor routes instead of a mesh
+  int n_local = 0;             ///< tensor 2 and 3: local group (0: ranks of node 0)
+};
+
+struct run_config {
+  machine_config machine;
+  plan_config plan;
+  std::size_t buffer_bytes = 16384;
+  int n_buffers = 2;
+  workload_kind workload = workload_kind::uniform;
+  std::uint64_t items_per_rank = 1000;
+  std::size_t item_bytes = 8;
+  int batch = 64;  ///< items a rank pushes per step before it advances
+  std::uint64_t seed = 1;
+  int route_table_max_ranks = 4096;
+  /// FIFO per pair is checked when ranks × items_per_rank is at most this (SIM-1).
+  std::uint64_t fifo_check_max_items =
+      std::uint64_t{1} << 23;  ///< engine_options: per-rank first-hop table up to this P
+  cost_model model = cost_model::defaults();
+};
+
+/// Traffic per link class or per stage.
+struct traffic {
+  std::uint64_t messages = 0;
+  std::uint64_t bytes = 0;
+  std::uint64_t items = 0;  ///< per stage only: items put into the stage's buffers
+};
+
+struct run_result {
+  std::string plan_name;
+  int ranks = 0;
+  int nodes = 0;
+  int stages = 0;
+  int max_hops = 0;
+  std::uint64_t items = 0;          ///< pushed (= pulled: checked)
+  std::uint64_t network_items = 0;  ///< of them, with source != destination (Table I's z)
+  std::uint64_t item_hops = 0;      ///< sum over items of route_hops (independent oracle)
+  std::uint64_t messages = 0;
+  std::uint64_t bytes_injected = 0;  ///< every message's bytes, headers included
+  traffic per_class[aggregation::n_link_classes];
+  std::vector<traffic> per_stage;
+  std::vector<int> tag_bytes;  ///< per stage
+  double mean_fill = 0;        ///< mean of bytes / buffer_bytes over sent buffers
+  std::size_t max_queued = 0;
+  std::size_t max_in_flight = 0;
+  std::size_t memory_bytes_per_rank = 0;  ///< max over ranks of the engine's bound
+  double predicted_seconds = 0;           ///< max over ranks of the clock at COMPLETE
+  double mean_rank_seconds = 0;
+  double wall_seconds = 0;   ///< the simulation loop
+  double setup_seconds = 0;  ///< plan, engines and network
+  std::uint64_t steps = 0;   ///< rank steps the event loop took
+};
+
+/// Builds the plan of `c` (machine and plan parts). Throws convoy::error on bad input.
+[[nodiscard]] std::shared_ptr<const router::route_plan> make_sim_plan(const run_config& c,
+                                                                      std::vector<int>& node_of,
+                                                                      std::vector<int>& socket_of);
+
+/// Runs `c` to completion. Checks exactly-once delivery against an independent oracle
+/// (SIM-1) and termination (SIM-2); throws convoy::error naming the violation, or a bad
+/// configuration.
+[[nodiscard]] run_result run(const run_config& c);
+
+}  // namespace convoy::sim
