@@ -90,7 +90,7 @@ void mt_release(mt_ctx* x) {
     if (x->held_bytes && memcmp(want, x->held, x->held_bytes) != 0)
       mt_report(x,
                 "the item of the last apull/epull changed before the next pull or unpull "
-                "(API-64)");
+                "(CAPI-64)");
     free(want);
   }
   x->held = NULL;
@@ -238,5 +238,5 @@ void mt_null_conveyor(mt_ctx* x) {
       convey_advance(NULL, true) == convey_error_NULL && convey_reset(NULL) == convey_error_NULL &&
       convey_free(NULL) == convey_OK && convey_item_size(NULL) == 0 && convey_features(NULL) == 0;
   trace(x, "calls on a NULL conveyor");
-  if (!ok) mt_report(x, "a call on a NULL conveyor did not return convey_error_NULL (API-65)");
+  if (!ok) mt_report(x, "a call on a NULL conveyor did not return convey_error_NULL (CAPI-65)");
 }

@@ -288,10 +288,10 @@ const char* m_advance(m_model* m, int done, int rc, int peers_done, int64_t owed
   if (rc == convey_NEAR) m->st = M_CLEANUP;
   if (rc == convey_DONE) m->st = M_COMPLETE;
   if ((rc == convey_NEAR || rc == convey_DONE) && !peers_done)
-    return m_fmt(m, "advance returned %s before every PE declared done (API-63)",
+    return m_fmt(m, "advance returned %s before every PE declared done (CAPI-63)",
                  rc == convey_NEAR ? "NEAR" : "DONE");
   if (rc == convey_DONE && (owed != 0 || m->pending))
-    return m_fmt(m, "advance returned DONE with %lld items owed to this PE%s (API-62)",
+    return m_fmt(m, "advance returned DONE with %lld items owed to this PE%s (CAPI-62)",
                  (long long)owed, m->pending ? " and an unpulled one" : "");
   return NULL;
 }

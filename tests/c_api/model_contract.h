@@ -2,7 +2,7 @@
  * from seed 000 sec. 3 and shared/convey-api.md — bale's codes, by name. Each m_* function
  * compares the result of one call on this PE with what the contract allows there (every
  * allowed outcome where it leaves freedom), applies its effect, and returns NULL or a
- * description of the discrepancy (conveyor_api/README.md, API-60..API-66).
+ * description of the discrepancy (conveyor_api/README.md, CAPI-60..CAPI-66).
  *
  * Items: the k-th item from PE s to PE d in cycle c of conveyor instance `salt` has size
  * m_item_size(...) (elastic; rigid: the cycle's item size) and bytes h_fill(m_item_seed(...)),

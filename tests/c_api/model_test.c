@@ -1,5 +1,5 @@
 /* Model-based random test of the C façade on MPI ranks (conveyor_api/README.md,
- * API-60..API-66). Each seed is one conveyor instance: a random constructor (tensor order
+ * CAPI-60..CAPI-66). Each seed is one conveyor instance: a random constructor (tensor order
  * 1-3, etensor, convey_new, convey_new_elastic; random capacity, n_buffers, PROGRESS,
  * DYNAMIC), 1-3 begin..reset cycles and a free in DORMANT or COMPLETE. In each cycle every
  * PE makes its own random sequence of legal and illegal calls — push, epush, pull, apull,
@@ -93,7 +93,7 @@ static void check_cycle(mt_ctx* x) {
   for (q = 0; q < g_pes; q++)
     if (expect[q] != x->m.recv[q]) {
       char msg[160];
-      snprintf(msg, sizeof msg, "cycle %d: PE %lld sent %lld items here, %lld pulled (API-60)",
+      snprintf(msg, sizeof msg, "cycle %d: PE %lld sent %lld items here, %lld pulled (CAPI-60)",
                x->m.cycle, (long long)q, (long long)expect[q], (long long)x->m.recv[q]);
       mt_report(x, msg);
     }
@@ -139,7 +139,7 @@ static void bad_constructors(mt_ctx* x) {
   c[2] = g_pes > 1 ? convey_new_tensor(256, 2, (size_t)g_pes + 1, 2, NULL, convey_opt_QUIET) : NULL;
   for (i = 0; i < 3; i++)
     if (c[i]) {
-      mt_report(x, "a constructor with invalid arguments did not return NULL (API-65)");
+      mt_report(x, "a constructor with invalid arguments did not return NULL (CAPI-65)");
       convey_free(c[i]);
     }
 }
