@@ -84,7 +84,7 @@ class codec {
 /// The built-in codec (seed 000 sec. 3.6): squeezes out the bytes that are the same in
 /// every packet of a buffer, sending them once. Stateless; declines a buffer of fewer than
 /// two packets or whose compressed form would not be smaller. Byte-for-byte the format of
-/// bale-compatible `convey_standard_codec` (conveyor_api/src/c/codec.cpp), which can call
+/// bale-compatible `convey_standard_codec` (conveyor_api/src/c/codec.cpp), which calls
 /// the two functions below.
 class standard_codec final : public codec {
  public:
