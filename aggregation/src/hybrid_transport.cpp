@@ -86,13 +86,17 @@ std::size_t hybrid_transport::max_memory_bytes() const noexcept {
   return mpi_.max_memory_bytes() + shm_.max_memory_bytes();
 }
 
-std::unique_ptr<transport> make_transport(MPI_Comm comm, base::transport_kind kind,
-                                          std::shared_ptr<buffer_source> memory) {
+namespace {
+
+// `s`: the settings for node discovery; null: read them (base::settings::from_env).
+std::unique_ptr<transport> make_kind(MPI_Comm comm, base::transport_kind kind,
+                                     std::shared_ptr<buffer_source> memory,
+                                     const base::settings* s) {
   if (comm == MPI_COMM_NULL) throw convoy::error("make_transport: communicator is MPI_COMM_NULL");
   if (kind == base::transport_kind::mpi)
     return std::make_unique<mpi_transport>(comm, std::move(memory));
   // AGG-60: shared memory stops at the node boundary of topology discovery, emulated or real.
-  const node_map nodes = discover_node_map(comm);
+  const node_map nodes = s ? discover_node_map(comm, *s) : discover_node_map(comm);
   if (kind == base::transport_kind::automatic) {
     MPI_Comm node = split_node(comm, nodes);
     int node_size = 0;
@@ -112,6 +116,18 @@ std::unique_ptr<transport> make_transport(MPI_Comm comm, base::transport_kind ki
       comm, hybrid_transport::link_predicate{}, std::move(memory),
       kind == base::transport_kind::shm_zero_copy ? shm_filling::zero_copy : shm_filling::staged,
       nodes);
+}
+
+}  // namespace
+
+std::unique_ptr<transport> make_transport(MPI_Comm comm, base::transport_kind kind,
+                                          std::shared_ptr<buffer_source> memory) {
+  return make_kind(comm, kind, std::move(memory), nullptr);
+}
+
+std::unique_ptr<transport> make_transport(MPI_Comm comm, const base::settings& s,
+                                          std::shared_ptr<buffer_source> memory) {
+  return make_kind(comm, s.transport_or_auto(), std::move(memory), &s);
 }
 
 }  // namespace convoy::aggregation

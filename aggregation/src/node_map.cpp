@@ -23,11 +23,15 @@ node_map nodes_of(const topology::machine& m) {
 
 }  // namespace
 
-node_map discover_node_map(MPI_Comm comm) {
+node_map discover_node_map(MPI_Comm comm, const base::settings& s) {
   check_comm(comm, "discover_node_map");
-  const auto s = base::settings::from_env(comm);  // rank 0's environment, on every rank
   if (!s.emulate_nodes && !s.emulate_topology) return {};
   return nodes_of(topology::discover(comm, s));
+}
+
+node_map discover_node_map(MPI_Comm comm) {
+  check_comm(comm, "discover_node_map");
+  return discover_node_map(comm, base::settings::from_env(comm));  // rank 0's, on every rank
 }
 
 std::function<bool(int rank, int peer)> off_node_links(MPI_Comm comm, const base::settings& s) {

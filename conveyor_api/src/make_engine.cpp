@@ -105,7 +105,7 @@ std::unique_ptr<termination::engine> make_mpi_engine(MPI_Comm comm,
   else if (o.make_transport)
     transport = o.make_transport(comm, plan);
   else
-    transport = aggregation::make_transport(comm, s.transport_or_auto(), o.buffers);
+    transport = aggregation::make_transport(comm, s, o.buffers);
   aggregation::compressing_transport* squeeze = nullptr;
   if (o.codec) {
     auto c = compress_off_node(comm, *plan, s, o.codec, std::move(transport));

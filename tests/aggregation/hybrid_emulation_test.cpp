@@ -74,6 +74,20 @@ TEST(EmulatedNodes, NodeMapComesFromDiscovery) {
   } else {
     EXPECT_TRUE(nodes.empty());
   }
+  // The same with settings already resolved (they are not read again).
+  EXPECT_EQ(
+      agg::discover_node_map(MPI_COMM_WORLD, convoy::base::settings::from_env(MPI_COMM_WORLD)),
+      nodes);
+}
+
+// AGG-60: make_transport with resolved settings discovers the same nodes: the automatic
+// kind (no CONVOY_TRANSPORT in these runs) is the hybrid exactly when some node holds two.
+TEST(EmulatedNodes, ResolvedSettingsChooseTheSameTransport) {
+  const auto s = convoy::base::settings::from_env(MPI_COMM_WORLD);
+  ASSERT_EQ(s.transport_or_auto(), convoy::base::transport_kind::automatic);
+  auto t = agg::make_transport(MPI_COMM_WORLD, s);
+  EXPECT_EQ(dynamic_cast<agg::hybrid_transport*>(t.get()) != nullptr,
+            node_has_company(expected_nodes()));
 }
 
 // AGG-60: off_node_links is "the oracle puts the two ranks on different nodes" (the links

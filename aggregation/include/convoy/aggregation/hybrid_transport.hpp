@@ -95,5 +95,10 @@ class hybrid_transport final : public transport {
 /// MPI fails.
 [[nodiscard]] std::unique_ptr<transport> make_transport(MPI_Comm comm, base::transport_kind kind,
                                                         std::shared_ptr<buffer_source> memory = {});
+/// make_transport(comm, s.transport_or_auto(), memory) with the already resolved settings
+/// `s` (rank 0's, base::settings::from_env) for the node discovery too, so the environment
+/// is not read again.
+[[nodiscard]] std::unique_ptr<transport> make_transport(MPI_Comm comm, const base::settings& s,
+                                                        std::shared_ptr<buffer_source> memory = {});
 
 }  // namespace convoy::aggregation

@@ -17,11 +17,14 @@ namespace convoy::aggregation {
 /// topology discovery reports when nothing is emulated (topology/README.md, invariant 2).
 using node_map = std::vector<int>;
 
-/// Collective over `comm`: the node map from topology discovery with rank 0's settings
-/// (topology::discover). Emulation off: empty (the real nodes; no hwloc load). Emulation
-/// on: the pretend node of every rank (CONVOY_EMULATE_MAP placement included). Throws
-/// convoy::error, on every rank alike, when discovery does (e.g. node sizes that do not
-/// sum to the rank count).
+/// Collective over `comm`: the node map from topology discovery with the settings `s`, which
+/// must be rank 0's (base::settings::from_env; topology::discover). Emulation off: empty
+/// (the real nodes; no hwloc load). Emulation on: the pretend node of every rank
+/// (CONVOY_EMULATE_MAP placement included). Throws convoy::error, on every rank alike, when
+/// `comm` is MPI_COMM_NULL or discovery throws (e.g. node sizes that do not sum to the rank
+/// count).
+[[nodiscard]] node_map discover_node_map(MPI_Comm comm, const base::settings& s);
+/// discover_node_map(comm, base::settings::from_env(comm)).
 [[nodiscard]] node_map discover_node_map(MPI_Comm comm);
 
 /// Collective over `comm`, with rank 0's settings `s`: the predicate "`rank` and `peer`
