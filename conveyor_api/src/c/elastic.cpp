@@ -165,13 +165,11 @@ class elastic_conveyor final : public ::conveyor {
   }
   // The pointer apull/epull return: aligned as begin asked, into a buffer that stays until
   // the next pull or unpull. An item in the engine's buffer is held across advance
-  // (convey.cpp, CAPI-7), except one from this PE, which is copied: the engine's known
-  // bug 1 (tests/termination/model/model_test.cpp) loses an item put back after a pull
-  // from self and a push to self. A large item's buffer stays until the next pull.
+  // (convey.cpp, CAPI-7). A large item's buffer stays until the next pull.
   const std::byte* hand_out(const term::item_view& v) noexcept {
     const bool large = v.bytes > small_max_;
     if (large) return v.data;
-    if (v.bytes == 0 || misaligned(v.data, align) || v.from == my_pe) {
+    if (v.bytes == 0 || misaligned(v.data, align)) {
       if (v.bytes) std::memcpy(scratch.get(), v.data, v.bytes);
       return scratch.get();
     }
