@@ -22,10 +22,6 @@ namespace {
 namespace term = convoy::termination;
 namespace agg = convoy::aggregation;
 
-bool misaligned(const void* p, std::size_t a) noexcept {
-  return (reinterpret_cast<std::uintptr_t>(p) & (a - 1)) != 0;
-}
-
 class elastic_conveyor final : public ::conveyor {
  public:
   elastic_conveyor(const engine_request& r, const convey_alc8r_t* alloc, std::uint64_t opts)
