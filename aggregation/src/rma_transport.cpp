@@ -13,7 +13,8 @@ namespace convoy::aggregation {
 namespace {
 
 constexpr const char* who = "rma_transport";
-constexpr std::size_t line = 64;  // header line, control line, record alignment
+// Header line, control line, record alignment: the transports' buffer alignment.
+constexpr std::size_t line = detail::buffer_alignment;
 
 // A record's header line (README R3): the ready word first, written last.
 constexpr std::size_t ready_word = 0;  // absolute position + 1 once the record is complete
@@ -27,8 +28,6 @@ constexpr std::uint64_t kind_skip = 2;
 constexpr std::size_t tail_word = 0;
 constexpr std::size_t head_word = 8;
 
-std::size_t round_up(std::size_t n) { return (n + line - 1) / line * line; }
-
 std::uint64_t key(int stage, int source) {
   return (static_cast<std::uint64_t>(stage) << 32) | static_cast<std::uint32_t>(source);
 }
@@ -36,7 +35,7 @@ std::uint64_t key(int stage, int source) {
 }  // namespace
 
 std::size_t rma_transport::record_bytes(std::size_t capacity_bytes) noexcept {
-  return line + round_up(capacity_bytes);
+  return line + detail::slice_bytes(capacity_bytes);
 }
 
 rma_transport::rma_transport(MPI_Comm comm, std::size_t ring_bytes_per_stage)
@@ -87,7 +86,7 @@ void rma_transport::open(const link_layout& layout) {
   // rank has the same capacity and n_buffers (maxima of x and of ~x give max and min).
   const std::size_t record = record_bytes(layout.capacity_bytes);
   std::size_t ring = asked_ring_bytes_ != 0
-                         ? round_up(asked_ring_bytes_)
+                         ? detail::slice_bytes(asked_ring_bytes_)
                          : 4 * static_cast<std::size_t>(std::max(layout.n_buffers, 1)) * record;
   ring = std::max(ring, 2 * record);  // a record always fits after a wrap's skip
   const unsigned long long all = ~0ULL;
@@ -197,7 +196,7 @@ bool rma_transport::try_send(int out_link, out_slot& s) {
   }
   const int target = lk.peer;
   const std::size_t ctl = control_disp(lk.stage), ring = ring_disp(lk.stage);
-  const std::uint64_t rec = line + round_up(s.bytes);
+  const std::uint64_t rec = line + detail::slice_bytes(s.bytes);
   std::array<std::uint64_t, 2> th{};  // tail, head
   window_->read_words(target, ctl + tail_word, th.data(), 2);
   std::uint64_t t = th[0];
@@ -277,7 +276,7 @@ bool rma_transport::poll(received& out) {
           size > layout_.capacity_bytes)
         throw convoy::error("rma_transport: a record from rank " + std::to_string(source) +
                             " on stage " + std::to_string(st) + " matches no in-link");
-      rec.bytes = line + round_up(size);
+      rec.bytes = line + detail::slice_bytes(size);
       rec.held = true;
       rec.source = source;
       rec.sender_link = sender_link;
