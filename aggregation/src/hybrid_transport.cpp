@@ -44,14 +44,11 @@ void hybrid_transport::open(const link_layout& layout) {
 }
 
 std::byte* hybrid_transport::acquire(int out_link) noexcept {
-  if (out_link < 0 || static_cast<std::size_t>(out_link) >= shm_out_.size()) return nullptr;
-  return shm_out_[static_cast<std::size_t>(out_link)] ? shm_.acquire(out_link)
-                                                      : mpi_.acquire(out_link);
+  return out_medium(out_link) == link_medium::shm ? shm_.acquire(out_link) : mpi_.acquire(out_link);
 }
 
 void hybrid_transport::post(int out_link, std::byte* buffer, std::size_t bytes) {
-  if (out_link >= 0 && static_cast<std::size_t>(out_link) < shm_out_.size() &&
-      shm_out_[static_cast<std::size_t>(out_link)])
+  if (out_medium(out_link) == link_medium::shm)
     shm_.post(out_link, buffer, bytes);
   else
     mpi_.post(out_link, buffer, bytes);
@@ -65,8 +62,7 @@ bool hybrid_transport::poll(received& out) {
 }
 
 void hybrid_transport::release(const received& r) {
-  if (r.in_link >= 0 && static_cast<std::size_t>(r.in_link) < shm_in_.size() &&
-      shm_in_[static_cast<std::size_t>(r.in_link)])
+  if (in_medium(r.in_link) == link_medium::shm)
     shm_.release(r);
   else
     mpi_.release(r);
@@ -95,6 +91,7 @@ std::unique_ptr<transport> make_kind(MPI_Comm comm, base::transport_kind kind,
   if (comm == MPI_COMM_NULL) throw convoy::error("make_transport: communicator is MPI_COMM_NULL");
   if (kind == base::transport_kind::mpi)
     return std::make_unique<mpi_transport>(comm, std::move(memory));
+  if (kind == base::transport_kind::rma) return std::make_unique<rma_transport>(comm);
   // AGG-60: shared memory stops at the node boundary of topology discovery, emulated or real.
   const node_map nodes = s ? discover_node_map(comm, *s) : discover_node_map(comm);
   if (kind == base::transport_kind::automatic) {
@@ -111,7 +108,6 @@ std::unique_ptr<transport> make_kind(MPI_Comm comm, base::transport_kind kind,
   }
   if (kind == base::transport_kind::mpi)
     return std::make_unique<mpi_transport>(comm, std::move(memory));
-  if (kind == base::transport_kind::rma) return std::make_unique<rma_transport>(comm);
   return std::make_unique<hybrid_transport>(
       comm, hybrid_transport::link_predicate{}, std::move(memory),
       kind == base::transport_kind::shm_zero_copy ? shm_filling::zero_copy : shm_filling::staged,
