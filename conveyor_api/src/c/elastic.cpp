@@ -96,12 +96,7 @@ class elastic_conveyor final : public ::conveyor {
 
   int unpull_() noexcept override { return to_convey(ee_->unpull()); }
 
-  int advance_(bool done) override {
-    const int rc = to_convey(ee_->advance(done));
-    if (rc == convey_error_COMMS && !(options & convey_opt_QUIET))
-      print_once("PE " + std::to_string(my_pe) + ": " + ee_->last_message());
-    return rc;
-  }
+  int advance_(bool done) override { return advance_code(ee_->advance(done), *ee_); }
 
   int reset_() override {
     const int rc = to_convey(ee_->reset());

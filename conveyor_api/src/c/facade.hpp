@@ -149,6 +149,15 @@ struct conveyor {
 
   /// Reports `code` (negative) from `where` once per code unless QUIET; returns it.
   int panic(const char* where, int code, const char* detail = nullptr) noexcept;
+  /// An advance's engine code as a convey code; on COMMS, prints "PE <me>: " and the
+  /// engine's last_message() once per distinct text unless QUIET (advance_ of every kind).
+  template <class Engine>
+  int advance_code(int engine_code, const Engine& engine) {
+    const int rc = convoy::facade::to_convey(engine_code);
+    if (rc == convey_error_COMMS && !(options & convey_opt_QUIET))
+      convoy::facade::print_once("PE " + std::to_string(my_pe) + ": " + engine.last_message());
+    return rc;
+  }
 
   const char* kind;
   std::uint64_t features = 0;

@@ -9,7 +9,6 @@
 #include <convoy/base/settings.hpp>
 #include <convoy/conveyor_api/bulk_engine.hpp>
 #include <memory>
-#include <string>
 
 #include "facade.hpp"
 
@@ -65,12 +64,7 @@ class simple_conveyor final : public ::conveyor {
 
   int unpull_() noexcept override { return to_convey(be_->unpull()); }
 
-  int advance_(bool done) override {
-    const int rc = to_convey(be_->advance(done));
-    if (rc == convey_error_COMMS && !(options & convey_opt_QUIET))
-      print_once("PE " + std::to_string(my_pe) + ": " + be_->last_message());
-    return rc;
-  }
+  int advance_(bool done) override { return advance_code(be_->advance(done), *be_); }
 
   int reset_() override { return to_convey(be_->reset()); }
 
