@@ -104,10 +104,8 @@ bool bulk_exchange::begin_cycle(std::size_t item_bytes) {
   cargo_ = cargo{0, item_bytes, item_bytes, cap_items};
   layout_ = codec_layout{8, item_bytes, 0, 0, 0};
   if (cap_items == 0 || !codec_->plan(cargo_, layout_)) return false;
-  const std::size_t a = layout_.align;
   // The slack packets and the overrun must fit in the room after the items (region).
-  if (layout_.stride != item_bytes || a < 8 || a > max_codec_align || (a & (a - 1)) != 0 ||
-      layout_.offset >= a ||
+  if (!usable_layout(layout_, item_bytes) ||
       layout_.slack * layout_.stride + layout_.overrun > region_ - cap_items * item_bytes)
     return false;
   scratch_.assign(region_ + 2 * max_codec_align + layout_.overrun, std::byte{0});

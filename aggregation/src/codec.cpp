@@ -7,6 +7,12 @@ namespace convoy::aggregation {
 
 std::unique_ptr<codec_link> codec::link(const cargo&, bool) { return nullptr; }
 
+bool usable_layout(const codec_layout& l, std::size_t packet_bytes) noexcept {
+  const bool power_of_two = l.align != 0 && (l.align & (l.align - 1)) == 0;
+  return l.stride == packet_bytes && power_of_two && l.align >= 8 && l.align <= max_codec_align &&
+         l.offset < l.align;
+}
+
 namespace {
 bool varies(const std::byte* mask, std::size_t k) noexcept {
   return ((std::to_integer<unsigned>(mask[k / 8]) >> (k % 8)) & 1u) != 0;
