@@ -3,6 +3,7 @@
 #include <climits>
 #include <convoy/aggregation/detail/link_book.hpp>
 #include <convoy/aggregation/rma_transport.hpp>
+#include <convoy/base/collective.hpp>
 #include <convoy/base/error.hpp>
 #include <cstring>
 #include <new>
@@ -65,9 +66,8 @@ std::size_t rma_transport::ring_disp(int stage) const noexcept {
 
 void rma_transport::open(const link_layout& layout) {
   if (window_) throw convoy::error("rma_transport: open() called twice");
-  std::string problem;
-  int stages = 0;
-  try {
+  // R6: a bad layout on any rank throws on every rank, with the lowest such rank's message.
+  const int stages = base::agree(comm_, [&] {
     detail::validate_layout(layout, who);
     int rank = 0, size = 0;
     CONVOY_MPI_CHECK(MPI_Comm_rank(comm_, &rank));
@@ -77,36 +77,33 @@ void rma_transport::open(const link_layout& layout) {
                           " of " + std::to_string(layout.n_ranks) +
                           " but the communicator says rank " + std::to_string(rank) + " of " +
                           std::to_string(size));
+    int n = 0;
     for (const auto* links : {&layout.out_links, &layout.in_links})
-      for (const link& l : *links) stages = std::max(stages, l.stage + 1);
-  } catch (const convoy::error& e) {
-    problem = e.what();
-  }
-  // One agreement for everything (R6): failure anywhere, stages, ring size, and that every
-  // rank has the same capacity and n_buffers (maxima of x and of ~x give max and min).
+      for (const link& l : *links) n = std::max(n, l.stage + 1);
+    return n;
+  });
+  // Then one reduction: stages, ring size, and that every rank has the same capacity and
+  // n_buffers (maxima of x and of ~x give max and min).
   const std::size_t record = record_bytes(layout.capacity_bytes);
   std::size_t ring = asked_ring_bytes_ != 0
                          ? detail::slice_bytes(asked_ring_bytes_)
                          : 4 * static_cast<std::size_t>(std::max(layout.n_buffers, 1)) * record;
   ring = std::max(ring, 2 * record);  // a record always fits after a wrap's skip
   const unsigned long long all = ~0ULL;
-  std::array<unsigned long long, 7> mine{problem.empty() ? 0ULL : 1ULL,
-                                         static_cast<unsigned long long>(stages),
+  std::array<unsigned long long, 6> mine{static_cast<unsigned long long>(stages),
                                          ring,
                                          layout.capacity_bytes,
                                          all - layout.capacity_bytes,
                                          static_cast<unsigned long long>(layout.n_buffers),
                                          all - static_cast<unsigned long long>(layout.n_buffers)};
-  std::array<unsigned long long, 7> most{};
+  std::array<unsigned long long, 6> most{};
   CONVOY_MPI_CHECK(MPI_Allreduce(mine.data(), most.data(), static_cast<int>(mine.size()),
                                  MPI_UNSIGNED_LONG_LONG, MPI_MAX, comm_));
-  if (!problem.empty()) throw convoy::error(problem);
-  if (most[0] != 0) throw convoy::error("rma_transport: open() failed on another rank");
-  if (most[3] != all - most[4] || most[5] != all - most[6])
+  if (most[2] != all - most[3] || most[4] != all - most[5])
     throw convoy::error("rma_transport: the ranks disagree on capacity_bytes or n_buffers");
   layout_ = layout;
-  n_stages_ = static_cast<int>(most[1]);
-  ring_bytes_ = static_cast<std::size_t>(most[2]);
+  n_stages_ = static_cast<int>(most[0]);
+  ring_bytes_ = static_cast<std::size_t>(most[1]);
   record_max_ = record;
   if (static_cast<unsigned long long>(n_stages_) * (ring_bytes_ / line) > INT_MAX)
     throw convoy::error("rma_transport: ring of " + std::to_string(ring_bytes_) +
