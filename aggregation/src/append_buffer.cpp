@@ -1,6 +1,7 @@
 #include <algorithm>
 #include <array>
 #include <convoy/aggregation/append_buffer.hpp>
+#include <convoy/base/collective.hpp>
 #include <convoy/base/error.hpp>
 #include <string>
 
@@ -21,13 +22,16 @@ static_assert(appends_disp == completed_disp + sizeof(std::uint64_t));
 append_buffer::append_buffer(MPI_Comm comm, std::size_t capacity_bytes)
     : capacity_(capacity_bytes) {
   if (comm == MPI_COMM_NULL) throw convoy::error("append_buffer: communicator is MPI_COMM_NULL");
-  if (capacity_bytes > (std::size_t{1} << 62))
-    throw convoy::error("append_buffer: capacity " + std::to_string(capacity_bytes) +
-                        " bytes is beyond 2^62");
+  // A capacity too large on any rank throws on every rank (none waits in the reduction).
+  const auto bytes = base::agree(comm, [&] {
+    if (capacity_bytes > (std::size_t{1} << 62))
+      throw convoy::error("append_buffer: capacity " + std::to_string(capacity_bytes) +
+                          " bytes is beyond 2^62");
+    return static_cast<unsigned long long>(capacity_bytes);
+  });
   // Same length on every rank (seed 003 sec. 2.1): checked, so that a mistake is an error on
   // every rank rather than silent truncation at the wrong place.
-  std::array<unsigned long long, 2> mine{capacity_bytes,
-                                         ~static_cast<unsigned long long>(0) - capacity_bytes};
+  std::array<unsigned long long, 2> mine{bytes, ~static_cast<unsigned long long>(0) - bytes};
   std::array<unsigned long long, 2> most{};
   CONVOY_MPI_CHECK(
       MPI_Allreduce(mine.data(), most.data(), 2, MPI_UNSIGNED_LONG_LONG, MPI_MAX, comm));

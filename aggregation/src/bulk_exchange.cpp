@@ -5,6 +5,7 @@
 // count (bytes != items x item size) and restores it into its receive buffer.
 #include <climits>
 #include <convoy/aggregation/bulk_exchange.hpp>
+#include <convoy/aggregation/detail/link_book.hpp>
 #include <convoy/base/error.hpp>
 #include <cstring>
 #include <new>
@@ -14,10 +15,14 @@
 namespace convoy::aggregation {
 
 namespace {
-constexpr std::size_t k_align = 64;
-std::size_t round_up(std::size_t v, std::size_t a) { return (v + a - 1) / a * a; }
+using detail::buffer_alignment;
+// The first byte at or after `p` whose address is a multiple of `a` (> 0).
+std::byte* align_up(std::byte* p, std::size_t a) {
+  const auto v = reinterpret_cast<std::uintptr_t>(p);
+  return p + ((a - v % a) % a);
+}
 std::size_t region_of(std::size_t capacity, bool compress) {
-  return round_up(capacity, k_align) + (compress ? bulk_exchange::codec_room_bytes : 0);
+  return detail::slice_bytes(capacity) + (compress ? bulk_exchange::codec_room_bytes : 0);
 }
 }  // namespace
 
@@ -65,12 +70,11 @@ void bulk_exchange::acquire_buffers() {
   if (block_) return;
   const std::size_t half = static_cast<std::size_t>(n_ranks_) * region_;
   if (memory_) {
-    block_ = memory_->grab(2 * half + k_align - 1);  // the source need not align
+    block_ = memory_->grab(2 * half + buffer_alignment - 1);  // the source need not align
     if (!block_) throw std::bad_alloc();
-    const auto p = reinterpret_cast<std::uintptr_t>(block_);
-    send_ = block_ + (round_up(p, k_align) - p);
+    send_ = align_up(block_, buffer_alignment);
   } else {
-    block_ = static_cast<std::byte*>(::operator new (2 * half, std::align_val_t{k_align}));
+    block_ = static_cast<std::byte*>(::operator new (2 * half, std::align_val_t{buffer_alignment}));
     send_ = block_;
   }
   recv_ = send_ + half;
@@ -81,7 +85,7 @@ void bulk_exchange::release_buffers() noexcept {
   if (memory_)
     memory_->release(block_);
   else
-    ::operator delete (block_, std::align_val_t{k_align});
+    ::operator delete (block_, std::align_val_t{buffer_alignment});
   block_ = send_ = recv_ = nullptr;
 }
 
@@ -100,10 +104,8 @@ bool bulk_exchange::begin_cycle(std::size_t item_bytes) {
   cargo_ = cargo{0, item_bytes, item_bytes, cap_items};
   layout_ = codec_layout{8, item_bytes, 0, 0, 0};
   if (cap_items == 0 || !codec_->plan(cargo_, layout_)) return false;
-  const std::size_t a = layout_.align;
   // The slack packets and the overrun must fit in the room after the items (region).
-  if (layout_.stride != item_bytes || a < 8 || a > max_codec_align || (a & (a - 1)) != 0 ||
-      layout_.offset >= a ||
+  if (!usable_layout(layout_, item_bytes) ||
       layout_.slack * layout_.stride + layout_.overrun > region_ - cap_items * item_bytes)
     return false;
   scratch_.assign(region_ + 2 * max_codec_align + layout_.overrun, std::byte{0});
@@ -129,8 +131,7 @@ codec_link* bulk_exchange::link_state(int peer, bool decompress) {
 }
 
 std::byte* bulk_exchange::scratch_spot() noexcept {
-  const auto p = reinterpret_cast<std::uintptr_t>(scratch_.data());
-  return scratch_.data() + (round_up(p, layout_.align) - p) + layout_.offset;
+  return align_up(scratch_.data(), layout_.align) + layout_.offset;
 }
 
 // Compresses the buffer to `dest` in place when that makes it smaller; returns its bytes.

@@ -1,11 +1,17 @@
 // The built-in codec: constant bytes of a buffer's packets sent once (seed 000 sec. 3.6,
-// "Compression"). Same wire format as the C façade's convey_standard_codec.
+// "Compression"). The C façade's convey_standard_codec calls the same two functions.
 #include <convoy/aggregation/codec.hpp>
 #include <cstring>
 
 namespace convoy::aggregation {
 
 std::unique_ptr<codec_link> codec::link(const cargo&, bool) { return nullptr; }
+
+bool usable_layout(const codec_layout& l, std::size_t packet_bytes) noexcept {
+  const bool power_of_two = l.align != 0 && (l.align & (l.align - 1)) == 0;
+  return l.stride == packet_bytes && power_of_two && l.align >= 8 && l.align <= max_codec_align &&
+         l.offset < l.align;
+}
 
 namespace {
 bool varies(const std::byte* mask, std::size_t k) noexcept {

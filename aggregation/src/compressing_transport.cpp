@@ -21,8 +21,6 @@ std::byte* aligned(std::vector<std::byte>& v, std::size_t align, std::size_t off
   return v.data() + (up - p) + offset;
 }
 
-bool power_of_two(std::size_t v) noexcept { return v != 0 && (v & (v - 1)) == 0; }
-
 }  // namespace
 
 compressing_transport::compressing_transport(std::unique_ptr<transport> inner,
@@ -92,9 +90,7 @@ compressing_transport::stage_plan compressing_transport::plan_for(int stage,
   sp.layout = codec_layout{8, packet, 0, 0, 0};
   if (sp.c.max_items == 0 || !codec_->plan(sp.c, sp.layout)) return sp;
   const codec_layout& l = sp.layout;
-  sp.on = l.stride == packet && power_of_two(l.align) && l.align >= 8 &&
-          l.align <= max_codec_align && l.offset < l.align && l.slack <= cap / packet &&
-          l.overrun <= cap;
+  sp.on = usable_layout(l, packet) && l.slack <= cap / packet && l.overrun <= cap;
   return sp;
 }
 

@@ -46,14 +46,11 @@ void hybrid_transport::open(const link_layout& layout) {
 }
 
 std::byte* hybrid_transport::acquire(int out_link) noexcept {
-  if (out_link < 0 || static_cast<std::size_t>(out_link) >= shm_out_.size()) return nullptr;
-  return shm_out_[static_cast<std::size_t>(out_link)] ? shm_.acquire(out_link)
-                                                      : mpi_.acquire(out_link);
+  return out_medium(out_link) == link_medium::shm ? shm_.acquire(out_link) : mpi_.acquire(out_link);
 }
 
 void hybrid_transport::post(int out_link, std::byte* buffer, std::size_t bytes) {
-  if (out_link >= 0 && static_cast<std::size_t>(out_link) < shm_out_.size() &&
-      shm_out_[static_cast<std::size_t>(out_link)])
+  if (out_medium(out_link) == link_medium::shm)
     shm_.post(out_link, buffer, bytes);
   else
     mpi_.post(out_link, buffer, bytes);
@@ -67,8 +64,7 @@ bool hybrid_transport::poll(received& out) {
 }
 
 void hybrid_transport::release(const received& r) {
-  if (r.in_link >= 0 && static_cast<std::size_t>(r.in_link) < shm_in_.size() &&
-      shm_in_[static_cast<std::size_t>(r.in_link)])
+  if (in_medium(r.in_link) == link_medium::shm)
     shm_.release(r);
   else
     mpi_.release(r);
@@ -88,13 +84,18 @@ std::size_t hybrid_transport::max_memory_bytes() const noexcept {
   return mpi_.max_memory_bytes() + shm_.max_memory_bytes();
 }
 
-std::unique_ptr<transport> make_transport(MPI_Comm comm, base::transport_kind kind,
-                                          std::shared_ptr<buffer_source> memory) {
+namespace {
+
+// `s`: the settings for node discovery; null: read them (base::settings::from_env).
+std::unique_ptr<transport> make_kind(MPI_Comm comm, base::transport_kind kind,
+                                     std::shared_ptr<buffer_source> memory,
+                                     const base::settings* s) {
   if (comm == MPI_COMM_NULL) throw convoy::error("make_transport: communicator is MPI_COMM_NULL");
   if (kind == base::transport_kind::mpi)
     return std::make_unique<mpi_transport>(comm, std::move(memory), default_credit_window);
+  if (kind == base::transport_kind::rma) return std::make_unique<rma_transport>(comm);
   // AGG-60: shared memory stops at the node boundary of topology discovery, emulated or real.
-  const node_map nodes = discover_node_map(comm);
+  const node_map nodes = s ? discover_node_map(comm, *s) : discover_node_map(comm);
   if (kind == base::transport_kind::automatic) {
     MPI_Comm node = split_node(comm, nodes);
     int node_size = 0;
@@ -109,11 +110,22 @@ std::unique_ptr<transport> make_transport(MPI_Comm comm, base::transport_kind ki
   }
   if (kind == base::transport_kind::mpi)
     return std::make_unique<mpi_transport>(comm, std::move(memory), default_credit_window);
-  if (kind == base::transport_kind::rma) return std::make_unique<rma_transport>(comm);
   return std::make_unique<hybrid_transport>(
       comm, hybrid_transport::link_predicate{}, std::move(memory),
       kind == base::transport_kind::shm_zero_copy ? shm_filling::zero_copy : shm_filling::staged,
       nodes, default_credit_window);
+}
+
+}  // namespace
+
+std::unique_ptr<transport> make_transport(MPI_Comm comm, base::transport_kind kind,
+                                          std::shared_ptr<buffer_source> memory) {
+  return make_kind(comm, kind, std::move(memory), nullptr);
+}
+
+std::unique_ptr<transport> make_transport(MPI_Comm comm, const base::settings& s,
+                                          std::shared_ptr<buffer_source> memory) {
+  return make_kind(comm, s.transport_or_auto(), std::move(memory), &s);
 }
 
 }  // namespace convoy::aggregation

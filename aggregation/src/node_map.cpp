@@ -3,23 +3,46 @@
 #include <convoy/base/settings.hpp>
 #include <convoy/topology/machine.hpp>
 #include <string>
+#include <utility>
 
 namespace convoy::aggregation {
 
-node_map discover_node_map(MPI_Comm comm) {
+namespace {
+
+void check_comm(MPI_Comm comm, const char* who) {
   if (comm == MPI_COMM_NULL)
-    throw convoy::error("discover_node_map: communicator is MPI_COMM_NULL");
-  const auto s = convoy::base::settings::from_env(comm);  // rank 0's environment, on every rank
-  if (!s.emulate_nodes && !s.emulate_topology) return {};
-  const topology::machine m = topology::discover(comm, s);
+    throw convoy::error(std::string(who) + ": communicator is MPI_COMM_NULL");
+}
+
+node_map nodes_of(const topology::machine& m) {
   node_map nodes;
   nodes.reserve(m.ranks.size());
   for (const auto& r : m.ranks) nodes.push_back(r.node);
   return nodes;
 }
 
+}  // namespace
+
+node_map discover_node_map(MPI_Comm comm, const base::settings& s) {
+  check_comm(comm, "discover_node_map");
+  if (!s.emulate_nodes && !s.emulate_topology) return {};
+  return nodes_of(topology::discover(comm, s));
+}
+
+node_map discover_node_map(MPI_Comm comm) {
+  check_comm(comm, "discover_node_map");
+  return discover_node_map(comm, base::settings::from_env(comm));  // rank 0's, on every rank
+}
+
+std::function<bool(int rank, int peer)> off_node_links(MPI_Comm comm, const base::settings& s) {
+  check_comm(comm, "off_node_links");
+  return [nodes = nodes_of(topology::discover(comm, s))](int rank, int peer) {
+    return nodes.at(static_cast<std::size_t>(rank)) != nodes.at(static_cast<std::size_t>(peer));
+  };
+}
+
 MPI_Comm split_node(MPI_Comm comm, const node_map& nodes) {
-  if (comm == MPI_COMM_NULL) throw convoy::error("split_node: communicator is MPI_COMM_NULL");
+  check_comm(comm, "split_node");
   int rank = 0, size = 0;
   CONVOY_MPI_CHECK(MPI_Comm_rank(comm, &rank));
   CONVOY_MPI_CHECK(MPI_Comm_size(comm, &size));

@@ -3,6 +3,7 @@
 #include <climits>
 #include <convoy/aggregation/detail/link_book.hpp>
 #include <convoy/aggregation/rma_transport.hpp>
+#include <convoy/base/collective.hpp>
 #include <convoy/base/error.hpp>
 #include <cstring>
 #include <new>
@@ -13,7 +14,8 @@ namespace convoy::aggregation {
 namespace {
 
 constexpr const char* who = "rma_transport";
-constexpr std::size_t line = 64;  // header line, control line, record alignment
+// Header line, control line, record alignment: the transports' buffer alignment.
+constexpr std::size_t line = detail::buffer_alignment;
 
 // A record's header line (README R3): the ready word first, written last.
 constexpr std::size_t ready_word = 0;  // absolute position + 1 once the record is complete
@@ -27,8 +29,6 @@ constexpr std::uint64_t kind_skip = 2;
 constexpr std::size_t tail_word = 0;
 constexpr std::size_t head_word = 8;
 
-std::size_t round_up(std::size_t n) { return (n + line - 1) / line * line; }
-
 std::uint64_t key(int stage, int source) {
   return (static_cast<std::uint64_t>(stage) << 32) | static_cast<std::uint32_t>(source);
 }
@@ -36,7 +36,7 @@ std::uint64_t key(int stage, int source) {
 }  // namespace
 
 std::size_t rma_transport::record_bytes(std::size_t capacity_bytes) noexcept {
-  return line + round_up(capacity_bytes);
+  return line + detail::slice_bytes(capacity_bytes);
 }
 
 rma_transport::rma_transport(MPI_Comm comm, std::size_t ring_bytes_per_stage)
@@ -66,9 +66,8 @@ std::size_t rma_transport::ring_disp(int stage) const noexcept {
 
 void rma_transport::open(const link_layout& layout) {
   if (window_) throw convoy::error("rma_transport: open() called twice");
-  std::string problem;
-  int stages = 0;
-  try {
+  // R6: a bad layout on any rank throws on every rank, with the lowest such rank's message.
+  const int stages = base::agree(comm_, [&] {
     detail::validate_layout(layout, who);
     int rank = 0, size = 0;
     CONVOY_MPI_CHECK(MPI_Comm_rank(comm_, &rank));
@@ -78,36 +77,33 @@ void rma_transport::open(const link_layout& layout) {
                           " of " + std::to_string(layout.n_ranks) +
                           " but the communicator says rank " + std::to_string(rank) + " of " +
                           std::to_string(size));
+    int n = 0;
     for (const auto* links : {&layout.out_links, &layout.in_links})
-      for (const link& l : *links) stages = std::max(stages, l.stage + 1);
-  } catch (const convoy::error& e) {
-    problem = e.what();
-  }
-  // One agreement for everything (R6): failure anywhere, stages, ring size, and that every
-  // rank has the same capacity and n_buffers (maxima of x and of ~x give max and min).
+      for (const link& l : *links) n = std::max(n, l.stage + 1);
+    return n;
+  });
+  // Then one reduction: stages, ring size, and that every rank has the same capacity and
+  // n_buffers (maxima of x and of ~x give max and min).
   const std::size_t record = record_bytes(layout.capacity_bytes);
   std::size_t ring = asked_ring_bytes_ != 0
-                         ? round_up(asked_ring_bytes_)
+                         ? detail::slice_bytes(asked_ring_bytes_)
                          : 4 * static_cast<std::size_t>(std::max(layout.n_buffers, 1)) * record;
   ring = std::max(ring, 2 * record);  // a record always fits after a wrap's skip
   const unsigned long long all = ~0ULL;
-  std::array<unsigned long long, 7> mine{problem.empty() ? 0ULL : 1ULL,
-                                         static_cast<unsigned long long>(stages),
+  std::array<unsigned long long, 6> mine{static_cast<unsigned long long>(stages),
                                          ring,
                                          layout.capacity_bytes,
                                          all - layout.capacity_bytes,
                                          static_cast<unsigned long long>(layout.n_buffers),
                                          all - static_cast<unsigned long long>(layout.n_buffers)};
-  std::array<unsigned long long, 7> most{};
+  std::array<unsigned long long, 6> most{};
   CONVOY_MPI_CHECK(MPI_Allreduce(mine.data(), most.data(), static_cast<int>(mine.size()),
                                  MPI_UNSIGNED_LONG_LONG, MPI_MAX, comm_));
-  if (!problem.empty()) throw convoy::error(problem);
-  if (most[0] != 0) throw convoy::error("rma_transport: open() failed on another rank");
-  if (most[3] != all - most[4] || most[5] != all - most[6])
+  if (most[2] != all - most[3] || most[4] != all - most[5])
     throw convoy::error("rma_transport: the ranks disagree on capacity_bytes or n_buffers");
   layout_ = layout;
-  n_stages_ = static_cast<int>(most[1]);
-  ring_bytes_ = static_cast<std::size_t>(most[2]);
+  n_stages_ = static_cast<int>(most[0]);
+  ring_bytes_ = static_cast<std::size_t>(most[1]);
   record_max_ = record;
   if (static_cast<unsigned long long>(n_stages_) * (ring_bytes_ / line) > INT_MAX)
     throw convoy::error("rma_transport: ring of " + std::to_string(ring_bytes_) +
@@ -197,7 +193,7 @@ bool rma_transport::try_send(int out_link, out_slot& s) {
   }
   const int target = lk.peer;
   const std::size_t ctl = control_disp(lk.stage), ring = ring_disp(lk.stage);
-  const std::uint64_t rec = line + round_up(s.bytes);
+  const std::uint64_t rec = line + detail::slice_bytes(s.bytes);
   std::array<std::uint64_t, 2> th{};  // tail, head
   window_->read_words(target, ctl + tail_word, th.data(), 2);
   std::uint64_t t = th[0];
@@ -277,7 +273,7 @@ bool rma_transport::poll(received& out) {
           size > layout_.capacity_bytes)
         throw convoy::error("rma_transport: a record from rank " + std::to_string(source) +
                             " on stage " + std::to_string(st) + " matches no in-link");
-      rec.bytes = line + round_up(size);
+      rec.bytes = line + detail::slice_bytes(size);
       rec.held = true;
       rec.source = source;
       rec.sender_link = sender_link;

@@ -1,6 +1,7 @@
 #include <algorithm>
 #include <climits>
 #include <convoy/aggregation/detail/rma_window.hpp>
+#include <convoy/aggregation/node_map.hpp>
 #include <convoy/base/error.hpp>
 #include <cstring>
 
@@ -26,9 +27,8 @@ rma_window::rma_window(MPI_Comm comm, std::size_t bytes) : bytes_(bytes) {
     // When every rank shares one node, MPI_Win_allocate_shared selects the `sm` component,
     // which is correct and fast; across nodes MPI_Win_allocate stays (aggregation/README.md,
     // "RMA transport", R8).
-    MPI_Comm node = MPI_COMM_NULL;
+    MPI_Comm node = split_node(comm_, {});  // the real shared-memory group
     int node_size = 0;
-    CONVOY_MPI_CHECK(MPI_Comm_split_type(comm_, MPI_COMM_TYPE_SHARED, rank_, MPI_INFO_NULL, &node));
     const int rc = MPI_Comm_size(node, &node_size);
     MPI_Comm_free(&node);
     if (rc != MPI_SUCCESS) convoy::detail::throw_mpi_error("MPI_Comm_size", rc, __FILE__, __LINE__);

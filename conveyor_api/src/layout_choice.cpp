@@ -205,12 +205,8 @@ layout_inputs collective_inputs(MPI_Comm comm, const layout_request& r) {
   CONVOY_MPI_CHECK(MPI_Comm_size(comm, &in.n_ranks));
   if (r.n_local == 0 && !in.settings.convey_nlocal && !in.settings.mesh)
     in.node_group = node_group_size(topology::discover(comm, in.settings));
-  // The engine default comes from this rank's tuning file too: rank 0's wins.
-  unsigned long long cap =
-      resolve_engine_options(conveyor_options{}, convoy::base::settings::from_env(MPI_COMM_WORLD))
-          .capacity_bytes;
-  CONVOY_MPI_CHECK(MPI_Bcast(&cap, 1, MPI_UNSIGNED_LONG_LONG, 0, comm));
-  in.engine_capacity_bytes = static_cast<std::size_t>(cap);
+  // The engine default, from the same settings: rank 0's environment and tuning file.
+  in.engine_capacity_bytes = resolve_engine_options(conveyor_options{}, in.settings).capacity_bytes;
   return in;
 }
 }  // namespace

@@ -3,6 +3,7 @@
 // settings are resolved once per construction (base::settings::from_env(comm), BASE-6).
 #include <convoy/aggregation/compressing_transport.hpp>
 #include <convoy/aggregation/hybrid_transport.hpp>
+#include <convoy/aggregation/node_map.hpp>
 #include <convoy/base/error.hpp>
 #include <convoy/base/mesh_spec.hpp>
 #include <convoy/base/settings.hpp>
@@ -28,15 +29,10 @@ int comm_size(MPI_Comm comm) {
 std::unique_ptr<aggregation::compressing_transport> compress_off_node(
     MPI_Comm comm, const router::route_plan& plan, const base::settings& s,
     std::shared_ptr<aggregation::codec> codec, std::unique_ptr<aggregation::transport> inner) {
-  std::vector<int> node;
-  for (const auto& r : topology::discover(comm, s).ranks) node.push_back(r.node);
   std::vector<int> tags(static_cast<std::size_t>(plan.n_stages()));
   for (int k = 0; k < plan.n_stages(); ++k) tags[static_cast<std::size_t>(k)] = plan.tag_bytes(k);
   return std::make_unique<aggregation::compressing_transport>(
-      std::move(inner), std::move(codec), std::move(tags),
-      [node = std::move(node)](int rank, int peer) {
-        return node.at(static_cast<std::size_t>(rank)) != node.at(static_cast<std::size_t>(peer));
-      },
+      std::move(inner), std::move(codec), std::move(tags), aggregation::off_node_links(comm, s),
       aggregation::compressing_transport::item_size_source{});
 }
 
@@ -109,7 +105,7 @@ std::unique_ptr<termination::engine> make_mpi_engine(MPI_Comm comm,
   else if (o.make_transport)
     transport = o.make_transport(comm, plan);
   else
-    transport = aggregation::make_transport(comm, s.transport_or_auto(), o.buffers);
+    transport = aggregation::make_transport(comm, s, o.buffers);
   aggregation::compressing_transport* squeeze = nullptr;
   if (o.codec) {
     auto c = compress_off_node(comm, *plan, s, o.codec, std::move(transport));

@@ -270,5 +270,11 @@ TEST(AppendBuffer, Misuse) {
     const std::string m =
         message([&] { agg::append_buffer bad(MPI_COMM_WORLD, world_rank() == 0 ? 100 : 200); });
     EXPECT_NE(m.find("same on every rank"), std::string::npos) << m;
+    // Too large on one rank only: every rank throws rank 0's message, none waits.
+    const std::string huge = message([&] {
+      agg::append_buffer bad(MPI_COMM_WORLD,
+                             world_rank() == 0 ? (std::size_t{1} << 62) + 1 : std::size_t{100});
+    });
+    EXPECT_NE(huge.find("beyond 2^62"), std::string::npos) << huge;
   }
 }

@@ -56,6 +56,18 @@ TEST(StandardCodec, RoundTripAndDeclines) {
   EXPECT_GT(agg::squeeze_constant_bytes(8, 64, flat.data(), out.size(), out.data()), 0u);
 }
 
+// AGG-40: the layout check both compressing paths use (compressing_transport, bulk_exchange).
+TEST(StandardCodec, UsableLayout) {
+  EXPECT_TRUE(agg::usable_layout({8, 12, 0, 0, 0}, 12));
+  EXPECT_TRUE(agg::usable_layout({64, 12, 3, 63, 100}, 12));  // slack, overrun: caller's
+  EXPECT_FALSE(agg::usable_layout({8, 16, 0, 0, 0}, 12));     // padded packets
+  EXPECT_FALSE(agg::usable_layout({4, 12, 0, 0, 0}, 12));     // align below 8
+  EXPECT_FALSE(agg::usable_layout({128, 12, 0, 0, 0}, 12));   // above max_codec_align
+  EXPECT_FALSE(agg::usable_layout({24, 12, 0, 0, 0}, 12));    // not a power of two
+  EXPECT_FALSE(agg::usable_layout({0, 12, 0, 0, 0}, 12));
+  EXPECT_FALSE(agg::usable_layout({16, 12, 0, 16, 0}, 12));  // offset not below align
+}
+
 // Records the flags and sizes of what reaches the inner transport.
 class spy_transport final : public agg::transport {
  public:

@@ -11,6 +11,7 @@
 #include <cstdlib>
 #include <memory>
 #include <sstream>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -70,6 +71,36 @@ TEST(EmulatedNodes, NodeMapComesFromDiscovery) {
   } else {
     EXPECT_TRUE(nodes.empty());
   }
+  // The same with settings already resolved (they are not read again).
+  EXPECT_EQ(
+      agg::discover_node_map(MPI_COMM_WORLD, convoy::base::settings::from_env(MPI_COMM_WORLD)),
+      nodes);
+}
+
+// AGG-60: make_transport with resolved settings discovers the same nodes: the automatic
+// kind (no CONVOY_TRANSPORT in these runs) is the hybrid exactly when some node holds two.
+TEST(EmulatedNodes, ResolvedSettingsChooseTheSameTransport) {
+  const auto s = convoy::base::settings::from_env(MPI_COMM_WORLD);
+  ASSERT_EQ(s.transport_or_auto(), convoy::base::transport_kind::automatic);
+  auto t = agg::make_transport(MPI_COMM_WORLD, s);
+  EXPECT_EQ(dynamic_cast<agg::hybrid_transport*>(t.get()) != nullptr,
+            node_has_company(expected_nodes()));
+}
+
+// AGG-60: off_node_links is "the oracle puts the two ranks on different nodes" (the links
+// a codec compresses), emulated or real; a rank outside the communicator is an error.
+TEST(EmulatedNodes, OffNodeLinksFollowDiscovery) {
+  const std::vector<int> nodes = expected_nodes();
+  const auto off =
+      agg::off_node_links(MPI_COMM_WORLD, convoy::base::settings::from_env(MPI_COMM_WORLD));
+  const int p = world_size();
+  for (int a = 0; a < p; ++a)
+    for (int b = 0; b < p; ++b)
+      EXPECT_EQ(off(a, b), want(nodes, a, b) == agg::link_medium::mpi) << a << " -> " << b;
+  EXPECT_THROW((void)off(0, p), std::out_of_range);
+  EXPECT_TRUE(
+      contains(error_of([] { (void)agg::off_node_links(MPI_COMM_NULL, convoy::base::settings{}); }),
+               "MPI_COMM_NULL"));
 }
 
 // AGG-60: every link of the automatic transport uses shared memory exactly when both ends

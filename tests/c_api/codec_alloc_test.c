@@ -160,6 +160,40 @@ static void counting_decompress(const convey_cargo_t* cargo, void* link, size_t 
   convey_standard_codec.decompress(cargo, link, n, bytes, in, out);
 }
 
+/* The standard codec's wire format, byte for byte (convey_codec.h): a bitmap of ceil(p/8)
+ * bytes (bit k: byte k varies), the constant bytes once, then each packet's varying bytes;
+ * 0 (send as is) for fewer than 2 packets, p == 0, no gain, or a result over `limit`. */
+static size_t squeeze(size_t p, size_t n, unsigned char* in, size_t limit, unsigned char* out) {
+  const convey_cargo_t cargo = {0, p, p, n, NULL};
+  return convey_standard_codec.compress(&cargo, NULL, n, in, limit, out);
+}
+
+static void test_standard_format(void) {
+  static const unsigned char want[16] = {0x02, 0x02, 0,   2,   3,   4,   5,   6,
+                                         7,    8,    100, 200, 101, 201, 102, 202};
+  unsigned char in[30], out[40], back[30];
+  const convey_cargo_t cargo = {0, 10, 10, 3, NULL};
+  size_t i, k;
+  for (i = 0; i < 3; ++i) /* 3 packets of 10 bytes; bytes 1 and 9 vary */
+    for (k = 0; k < 10; ++k)
+      in[i * 10 + k] = (unsigned char)(k == 1 ? 100 + i : k == 9 ? 200 + i : k);
+  H_CHECK(squeeze(10, 3, in, sizeof out, out) == 16 && memcmp(out, want, 16) == 0,
+          "standard codec: wire format");
+  memset(back, 0, sizeof back);
+  convey_standard_codec.decompress(&cargo, NULL, 3, 16, out, back);
+  H_CHECK(memcmp(back, in, sizeof in) == 0, "standard codec: round trip");
+  H_CHECK(squeeze(10, 3, in, 16, out) == 16, "standard codec: exact limit");
+  H_CHECK(squeeze(10, 3, in, 15, out) == 0, "standard codec: over the limit");
+  H_CHECK(squeeze(10, 3, in, 1, out) == 0, "standard codec: bitmap over the limit");
+  H_CHECK(squeeze(10, 1, in, sizeof out, out) == 0, "standard codec: one packet");
+  H_CHECK(squeeze(0, 3, in, sizeof out, out) == 0, "standard codec: empty packets");
+  /* p = 8, n = 2: v varying bytes give 9 + v bytes against 16 raw */
+  for (k = 0; k < 16; ++k) in[k] = (unsigned char)(k < 8 || k >= 14 ? k % 8 : 50 + k);
+  H_CHECK(squeeze(8, 2, in, sizeof out, out) == 15, "standard codec: 6 varying bytes");
+  in[14] = 99;
+  H_CHECK(squeeze(8, 2, in, sizeof out, out) == 0, "standard codec: no gain (16 of 16)");
+}
+
 static int64_t sum(int64_t v) {
   long long in = (long long)v, out = 0;
   MPI_Allreduce(&in, &out, 1, MPI_LONG_LONG, MPI_SUM, MPI_COMM_WORLD);
@@ -241,5 +275,6 @@ int main(int argc, char** argv) {
   g_pes = np;
   test_allocators();
   test_codecs();
+  test_standard_format();
   return convoy_test_verdict(h_failures, "codec/alloc on %d PEs", np);
 }

@@ -226,4 +226,23 @@ TEST(UntypedConveyor, ChooseAndBuild) {
                convoy::error);
 }
 
+// API-8: the layout choice is collective over the communicator it is given, not over
+// MPI_COMM_WORLD: all ranks but world rank 0 choose on their own communicator while rank 0
+// waits (a collective over MPI_COMM_WORLD inside would wait for rank 0 forever). n_local is
+// given: an emulated layout (CONVOY_EMULATE_NODES) describes the world, not this part.
+TEST(UntypedConveyor, ChooseLayoutOnASubcommunicator) {
+  MPI_Comm part = MPI_COMM_NULL;
+  const int color = world_rank() == 0 && world_size() > 1 ? 1 : 0;
+  ASSERT_EQ(MPI_Comm_split(MPI_COMM_WORLD, color, world_rank(), &part), MPI_SUCCESS);
+  if (color == 0) {
+    convoy::layout_request r;
+    r.n_local = 1;
+    convoy::layout_plan t;
+    EXPECT_NO_THROW(t = convoy::choose_layout(part, r));
+    EXPECT_GT(t.capacity, 0u);
+  }
+  MPI_Comm_free(&part);
+  MPI_Barrier(MPI_COMM_WORLD);
+}
+
 }  // namespace

@@ -15,6 +15,7 @@
 
 #include "facade.hpp"
 
+using convoy::facade::misaligned;
 using convoy::facade::state;
 using convoy::facade::to_convey;
 
@@ -49,9 +50,6 @@ int guarded(conveyor* c, const char* where, F&& call) noexcept {
   }
 }
 
-bool misaligned(const void* p, std::size_t a) noexcept {
-  return (reinterpret_cast<std::uintptr_t>(p) & (a - 1)) != 0;
-}
 }  // namespace
 
 extern "C" {

@@ -22,10 +22,6 @@ namespace {
 namespace term = convoy::termination;
 namespace agg = convoy::aggregation;
 
-bool misaligned(const void* p, std::size_t a) noexcept {
-  return (reinterpret_cast<std::uintptr_t>(p) & (a - 1)) != 0;
-}
-
 class elastic_conveyor final : public ::conveyor {
  public:
   elastic_conveyor(const engine_request& r, const convey_alc8r_t* alloc, std::uint64_t opts)
@@ -100,12 +96,7 @@ class elastic_conveyor final : public ::conveyor {
 
   int unpull_() noexcept override { return to_convey(ee_->unpull()); }
 
-  int advance_(bool done) override {
-    const int rc = to_convey(ee_->advance(done));
-    if (rc == convey_error_COMMS && !(options & convey_opt_QUIET))
-      print_once("PE " + std::to_string(my_pe) + ": " + ee_->last_message());
-    return rc;
-  }
+  int advance_(bool done) override { return advance_code(ee_->advance(done), *ee_); }
 
   int reset_() override {
     const int rc = to_convey(ee_->reset());
@@ -165,13 +156,11 @@ class elastic_conveyor final : public ::conveyor {
   }
   // The pointer apull/epull return: aligned as begin asked, into a buffer that stays until
   // the next pull or unpull. An item in the engine's buffer is held across advance
-  // (convey.cpp, CAPI-7), except one from this PE, which is copied: the engine's known
-  // bug 1 (tests/termination/model/model_test.cpp) loses an item put back after a pull
-  // from self and a push to self. A large item's buffer stays until the next pull.
+  // (convey.cpp, CAPI-7). A large item's buffer stays until the next pull.
   const std::byte* hand_out(const term::item_view& v) noexcept {
     const bool large = v.bytes > small_max_;
     if (large) return v.data;
-    if (v.bytes == 0 || misaligned(v.data, align) || v.from == my_pe) {
+    if (v.bytes == 0 || misaligned(v.data, align)) {
       if (v.bytes) std::memcpy(scratch.get(), v.data, v.bytes);
       return scratch.get();
     }

@@ -39,19 +39,11 @@ int world_size() noexcept;
 /// An engine code (termination::engine_error) as a convey code (CAPI-2); >= 0 unchanged.
 int to_convey(int engine_code) noexcept;
 
-/// Large-buffer allocation through a convey_alc8r_t, or 64-byte aligned operator new.
-class allocator {
- public:
-  explicit allocator(const convey_alc8r_t* a) noexcept;
-  /// Returns nullptr on failure. Collective when a client allocator is set.
-  void* grab(std::size_t bytes, const char* tag, int line) noexcept;
-  void release(void* p) noexcept;
-  [[nodiscard]] bool client() const noexcept { return has_; }
-
- private:
-  convey_alc8r_t a_{};
-  bool has_ = false;
-};
+/// Whether `p` is not a multiple of `a` (a power of two): the item is copied to an aligned
+/// scratch buffer before apull/epull hand it out (CAPI-7).
+[[nodiscard]] inline bool misaligned(const void* p, std::size_t a) noexcept {
+  return (reinterpret_cast<std::uintptr_t>(p) & (a - 1)) != 0;
+}
 
 /// The engine's link buffers through a client allocator (aggregation/README.md, T11): a
 /// buffer_source whose grab() calls `a->grab` with this file and line as the tag, and
@@ -157,6 +149,15 @@ struct conveyor {
 
   /// Reports `code` (negative) from `where` once per code unless QUIET; returns it.
   int panic(const char* where, int code, const char* detail = nullptr) noexcept;
+  /// An advance's engine code as a convey code; on COMMS, prints "PE <me>: " and the
+  /// engine's last_message() once per distinct text unless QUIET (advance_ of every kind).
+  template <class Engine>
+  int advance_code(int engine_code, const Engine& engine) {
+    const int rc = convoy::facade::to_convey(engine_code);
+    if (rc == convey_error_COMMS && !(options & convey_opt_QUIET))
+      convoy::facade::print_once("PE " + std::to_string(my_pe) + ": " + engine.last_message());
+    return rc;
+  }
 
   const char* kind;
   std::uint64_t features = 0;

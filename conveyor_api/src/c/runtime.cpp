@@ -55,27 +55,6 @@ int world_size() noexcept {
   return n;
 }
 
-allocator::allocator(const convey_alc8r_t* a) noexcept {
-  if (a && a->grab && a->free) {
-    a_ = *a;
-    has_ = true;
-  }
-}
-
-void* allocator::grab(std::size_t bytes, const char* tag, int line) noexcept {
-  if (bytes == 0) bytes = 1;
-  if (has_) return a_.grab(a_.alc8r, bytes, tag, static_cast<std::uint64_t>(line));
-  return ::operator new (bytes, std::align_val_t{64}, std::nothrow);
-}
-
-void allocator::release(void* p) noexcept {
-  if (!p) return;
-  if (has_)
-    a_.free(a_.alc8r, p);
-  else
-    ::operator delete (p, std::align_val_t{64});
-}
-
 namespace {
 class alc8r_source final : public aggregation::buffer_source {
  public:

@@ -4,12 +4,11 @@
 // ENDGAME (the "strange clause"). THRIFTY: the exchange runs the codec (a c_codec over the
 // convey_codec_t) on the buffers whose destination is on another node.
 #include <convoy/aggregation/bulk_exchange.hpp>
+#include <convoy/aggregation/node_map.hpp>
 #include <convoy/base/error.hpp>
+#include <convoy/base/settings.hpp>
 #include <convoy/conveyor_api/bulk_engine.hpp>
-#include <convoy/topology/machine.hpp>
 #include <memory>
-#include <string>
-#include <vector>
 
 #include "facade.hpp"
 
@@ -30,11 +29,8 @@ class simple_conveyor final : public ::conveyor {
     if (opts & convey_opt_COMPRESS) {
       features |= convey_THRIFTY;
       x.codec = codec_;
-      std::vector<int> node;
-      for (const auto& r : topology::discover(MPI_COMM_WORLD).ranks) node.push_back(r.node);
-      x.compress_link = [node = std::move(node)](int rank, int peer) {
-        return node.at(static_cast<std::size_t>(rank)) != node.at(static_cast<std::size_t>(peer));
-      };
+      x.compress_link =
+          agg::off_node_links(MPI_COMM_WORLD, base::settings::from_env(MPI_COMM_WORLD));
     }
     bulk_engine::options b;
     b.steady = (opts & convey_opt_PROGRESS) != 0;
@@ -68,12 +64,7 @@ class simple_conveyor final : public ::conveyor {
 
   int unpull_() noexcept override { return to_convey(be_->unpull()); }
 
-  int advance_(bool done) override {
-    const int rc = to_convey(be_->advance(done));
-    if (rc == convey_error_COMMS && !(options & convey_opt_QUIET))
-      print_once("PE " + std::to_string(my_pe) + ": " + be_->last_message());
-    return rc;
-  }
+  int advance_(bool done) override { return advance_code(be_->advance(done), *be_); }
 
   int reset_() override { return to_convey(be_->reset()); }
 

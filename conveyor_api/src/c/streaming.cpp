@@ -42,12 +42,7 @@ class streaming_conveyor final : public ::conveyor {
     return to_convey(core.begin(bytes));  // DYNAMIC: builds the engine (T11 grab)
   }
 
-  int advance_(bool done) override {
-    const int rc = to_convey(core.advance(done));
-    if (rc == convey_error_COMMS && !(options & convey_opt_QUIET))
-      print_once("PE " + std::to_string(my_pe) + ": " + core.last_message());
-    return rc;
-  }
+  int advance_(bool done) override { return advance_code(core.advance(done), core); }
 
   int reset_() override {
     const std::uint64_t saved = saved_total();

@@ -41,6 +41,11 @@ struct codec_layout {
 /// Largest alignment a codec may ask for (CONVEY_MAX_ALIGN).
 inline constexpr std::size_t max_codec_align = 64;
 
+/// Whether a codec's plan fits convoy's packing: `stride` is `packet_bytes` (packets are
+/// packed without padding), `align` a power of two from 8 to max_codec_align, `offset` below
+/// `align`. Whether the buffers have room for `slack` and `overrun` is the caller's check.
+[[nodiscard]] bool usable_layout(const codec_layout& layout, std::size_t packet_bytes) noexcept;
+
 /// Per-link state of a codec for one begin/reset cycle (one compressing or one
 /// decompressing end of a link). Destroying it is bale's `unlink`.
 class codec_link {
@@ -84,7 +89,7 @@ class codec {
 /// The built-in codec (seed 000 sec. 3.6): squeezes out the bytes that are the same in
 /// every packet of a buffer, sending them once. Stateless; declines a buffer of fewer than
 /// two packets or whose compressed form would not be smaller. Byte-for-byte the format of
-/// bale-compatible `convey_standard_codec` (conveyor_api/src/c/codec.cpp), which can call
+/// bale-compatible `convey_standard_codec` (conveyor_api/src/c/codec.cpp), which calls
 /// the two functions below.
 class standard_codec final : public codec {
  public:

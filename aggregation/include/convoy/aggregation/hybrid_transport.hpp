@@ -91,12 +91,18 @@ class hybrid_transport final : public transport {
 /// zero-copy rings (shm_filling::zero_copy); rma -> rma_transport (one-sided, every link;
 /// `memory` is not used); automatic -> shm if any node holds more than one rank of `comm`,
 /// else mpi. Which ranks share a node comes from topology discovery (discover_node_map: the
-/// emulated nodes when CONVOY_EMULATE_NODES etc. are set, AGG-60). Collective over `comm`.
+/// emulated nodes when CONVOY_EMULATE_NODES etc. are set, AGG-60), run for the shm kinds
+/// and automatic only. Collective over `comm`.
 /// `memory` (may be null) supplies the buffers of every link that goes through MPI (AGG-11),
 /// whose credit window is default_credit_window (AGG-67).
 /// Throws convoy::error if `comm` is MPI_COMM_NULL, discovery fails (on every rank alike) or
 /// MPI fails.
 [[nodiscard]] std::unique_ptr<transport> make_transport(MPI_Comm comm, base::transport_kind kind,
+                                                        std::shared_ptr<buffer_source> memory = {});
+/// make_transport(comm, s.transport_or_auto(), memory) with the already resolved settings
+/// `s` (rank 0's, base::settings::from_env) for the node discovery too, so the environment
+/// is not read again.
+[[nodiscard]] std::unique_ptr<transport> make_transport(MPI_Comm comm, const base::settings& s,
                                                         std::shared_ptr<buffer_source> memory = {});
 
 }  // namespace convoy::aggregation

@@ -6,6 +6,8 @@
 /// by MPI exactly as a real one would be.
 #include <mpi.h>
 
+#include <convoy/base/settings.hpp>
+#include <functional>
 #include <vector>
 
 namespace convoy::aggregation {
@@ -15,12 +17,23 @@ namespace convoy::aggregation {
 /// topology discovery reports when nothing is emulated (topology/README.md, invariant 2).
 using node_map = std::vector<int>;
 
-/// Collective over `comm`: the node map from topology discovery with rank 0's settings
-/// (topology::discover). Emulation off: empty (the real nodes; no hwloc load). Emulation
-/// on: the pretend node of every rank (CONVOY_EMULATE_MAP placement included). Throws
-/// convoy::error, on every rank alike, when discovery does (e.g. node sizes that do not
-/// sum to the rank count).
+/// Collective over `comm`: the node map from topology discovery with the settings `s`, which
+/// must be rank 0's (base::settings::from_env; topology::discover). Emulation off: empty
+/// (the real nodes; no hwloc load). Emulation on: the pretend node of every rank
+/// (CONVOY_EMULATE_MAP placement included). Throws convoy::error, on every rank alike, when
+/// `comm` is MPI_COMM_NULL or discovery throws (e.g. node sizes that do not sum to the rank
+/// count).
+[[nodiscard]] node_map discover_node_map(MPI_Comm comm, const base::settings& s);
+/// discover_node_map(comm, base::settings::from_env(comm)).
 [[nodiscard]] node_map discover_node_map(MPI_Comm comm);
+
+/// Collective over `comm`, with rank 0's settings `s`: the predicate "`rank` and `peer`
+/// (ranks of `comm`) are on different nodes of topology discovery", emulated or real — the
+/// links whose buffers a codec compresses (seed 000 sec. 3.6). Throws convoy::error, on
+/// every rank alike, when `comm` is MPI_COMM_NULL or discovery throws; the predicate throws
+/// std::out_of_range for a rank not in `comm`.
+[[nodiscard]] std::function<bool(int rank, int peer)> off_node_links(MPI_Comm comm,
+                                                                     const base::settings& s);
 
 /// Collective over `comm`: the communicator of this rank's node — the ranks of its real
 /// shared-memory group that `nodes` also puts on its node (all of the group when `nodes`

@@ -1,21 +1,24 @@
 // The C ABI of the one-sided append (convoy/convey_ext.h, convoy_append_*): translates to
 // convoy::aggregation::append_buffer. Handles are ids, never reused, so that a call on a
-// freed handle is recognized (convey_error_STATE) instead of touching freed memory.
+// freed handle is recognized (convey_error_STATE) instead of touching freed memory. A
+// program that never initialized MPI has it initialized on first use and finalized at exit,
+// as for conveyors (facade::ensure_mpi).
 #include <convoy/convey_ext.h>
 // Included again after convey_ext.h (a no-op) so that clang names convey.h by this path, which
-// clang-tidy's header filter leaves alone: its C typedefs are not C++ (as in src/c/convey.cpp).
+// clang-tidy's header filter leaves alone: its C typedefs are not C++ (as in convey.cpp).
 #include <convey.h>
 
 #include <convoy/aggregation/append_buffer.hpp>
 #include <convoy/base/error.hpp>
 #include <cstdio>
-#include <cstdlib>
 #include <memory>
 #include <new>
 #include <set>
 #include <span>
 #include <string>
 #include <unordered_map>
+
+#include "facade.hpp"
 
 namespace {
 
@@ -55,26 +58,6 @@ entry* find(convoy_append_t a) {
   return it == registry().end() ? nullptr : &it->second;
 }
 
-void finalize_at_exit() {
-  int finalized = 0;
-  MPI_Finalized(&finalized);
-  if (!finalized) MPI_Finalize();
-}
-
-// As the façade does for conveyors (convey.h): a program that never initialized MPI has it
-// initialized on first use and finalized at exit.
-bool ensure_mpi() {
-  int initialized = 0, finalized = 0;
-  MPI_Initialized(&initialized);
-  if (initialized) return true;
-  MPI_Finalized(&finalized);
-  if (finalized) return false;
-  int provided = 0;
-  if (MPI_Init_thread(nullptr, nullptr, MPI_THREAD_SINGLE, &provided) != MPI_SUCCESS) return false;
-  std::atexit(finalize_at_exit);
-  return true;
-}
-
 /// Runs `body` on a live handle, mapping exceptions to codes.
 template <class F>
 auto with_live(convoy_append_t a, const char* where, F&& body) noexcept
@@ -102,7 +85,8 @@ int convoy_append_create(convoy_append_t* out, size_t bytes_per_pe, uint64_t opt
   probe.options = options;
   if (!out) return fail(&probe, convey_error_NULL, "create", "out is NULL");
   out->id = 0;
-  if (!ensure_mpi()) return fail(&probe, convey_error_COMMS, "create", "MPI is not available");
+  if (std::string why; !convoy::facade::ensure_mpi(why))
+    return fail(&probe, convey_error_COMMS, "create", "MPI is not available: " + why);
   try {
     probe.buffer =
         std::make_unique<convoy::aggregation::append_buffer>(MPI_COMM_WORLD, bytes_per_pe);
