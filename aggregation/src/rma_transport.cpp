@@ -17,7 +17,7 @@ constexpr const char* who = "rma_transport";
 // Header line, control line, record alignment: the transports' buffer alignment.
 constexpr std::size_t line = detail::buffer_alignment;
 
-// A record's header line (README R3): the ready word first, written last.
+// A record's header line (README AGG-112): the ready word first, written last.
 constexpr std::size_t ready_word = 0;  // absolute position + 1 once the record is complete
 constexpr std::size_t kind_word = 8;   // kind | source << 32
 constexpr std::size_t size_word = 16;  // data: buffer bytes; skip: record bytes
@@ -66,7 +66,7 @@ std::size_t rma_transport::ring_disp(int stage) const noexcept {
 
 void rma_transport::open(const link_layout& layout) {
   if (window_) throw convoy::error("rma_transport: open() called twice");
-  // R6: a bad layout on any rank throws on every rank, with the lowest such rank's message.
+  // AGG-115: a bad layout on any rank throws on every rank, with the lowest such rank's message.
   const int stages = base::agree(comm_, [&] {
     detail::validate_layout(layout, who);
     int rank = 0, size = 0;
@@ -108,7 +108,7 @@ void rma_transport::open(const link_layout& layout) {
   if (static_cast<unsigned long long>(n_stages_) * (ring_bytes_ / line) > INT_MAX)
     throw convoy::error("rma_transport: ring of " + std::to_string(ring_bytes_) +
                         " bytes per stage is too large");
-  // Rings (the same on every rank), then this rank's credit words, one per out-link (R9).
+  // Rings (the same on every rank), then this rank's credit words, one per out-link (AGG-118).
   window_ = std::make_unique<detail::rma_window>(
       comm_, static_cast<std::size_t>(n_stages_) * (line + ring_bytes_) +
                  layout.out_links.size() * sizeof(std::uint64_t));
@@ -164,7 +164,7 @@ void rma_transport::post(int out_link, std::byte* buffer, std::size_t bytes) {
   drain(out_link);
 }
 
-// FIFO per link (R7): only the oldest queued buffer of a link may go.
+// FIFO per link (AGG-116): only the oldest queued buffer of a link may go.
 void rma_transport::drain(int out_link) {
   auto& l = out_[static_cast<std::size_t>(out_link)];
   while (l.queue_head < l.queue.size()) {
@@ -185,7 +185,7 @@ void rma_transport::drain(int out_link) {
 bool rma_transport::try_send(int out_link, out_slot& s) {
   const link& lk = layout_.out_links[static_cast<std::size_t>(out_link)];
   out_link_state& ol = out_[static_cast<std::size_t>(out_link)];
-  // T4 / R9: at most n_buffers records of a link unreleased at the receiver (its engine
+  // AGG-4 / AGG-118: at most n_buffers records of a link unreleased at the receiver (its engine
   // queues no more per link); the receiver adds its releases to our credit word.
   if (ol.sent - ol.released >= static_cast<std::uint64_t>(layout_.n_buffers)) {
     window_->read_words(layout_.rank, credit_disp(out_link), &ol.released, 1);
@@ -201,7 +201,7 @@ bool rma_transport::try_send(int out_link, out_slot& s) {
   for (int attempt = 0; attempt < 64; ++attempt) {
     const std::uint64_t pos = t % ring_bytes_;
     const std::uint64_t pad = ring_bytes_ - pos < rec ? ring_bytes_ - pos : 0;
-    if (t + pad + rec - th[1] > ring_bytes_) {  // R2: never past the receiver's head
+    if (t + pad + rec - th[1] > ring_bytes_) {  // AGG-111: never past the receiver's head
       if (head_fresh) {
         ++n_full_;
         return false;
@@ -250,7 +250,7 @@ bool rma_transport::poll(received& out) {
       const std::size_t off = ring_disp(st) + r.cursor % ring_bytes_;
       std::uint64_t ready = 0;
       window_->read_words(window_->rank(), off + ready_word, &ready, 1);
-      if (ready != r.cursor + 1) break;  // R3: not (yet) a complete record
+      if (ready != r.cursor + 1) break;  // AGG-112: not (yet) a complete record
       window_->sync();
       const std::byte* h = window_->base() + off;
       std::uint64_t kind = 0, size = 0, sender_link = 0;
@@ -301,11 +301,11 @@ void rma_transport::release(const received& r) {
     throw convoy::error("rma_transport: release() of a buffer not held (released twice?)");
   rec.held = false;
   advance_head(st);
-  const std::uint64_t one = 1;  // R9: the credit goes back to the sender's word
+  const std::uint64_t one = 1;  // AGG-118: the credit goes back to the sender's word
   window_->add_words(rec.source, credit_disp(static_cast<int>(rec.sender_link)), &one, 1);
 }
 
-// R4: the head moves over the released prefix and is published with an atomic store, so a
+// AGG-113: the head moves over the released prefix and is published with an atomic store, so a
 // sender's room check never sees space the receiver still reads.
 void rma_transport::advance_head(int stage) {
   stage_ring& r = rings_[static_cast<std::size_t>(stage)];

@@ -26,7 +26,7 @@ rma_window::rma_window(MPI_Comm comm, std::size_t bytes) : bytes_(bytes) {
     // a later collective progresses) once a window has been freed and another allocated.
     // When every rank shares one node, MPI_Win_allocate_shared selects the `sm` component,
     // which is correct and fast; across nodes MPI_Win_allocate stays (aggregation/README.md,
-    // "RMA transport", R8).
+    // "RMA transport", AGG-117).
     MPI_Comm node = split_node(comm_, {});  // the real shared-memory group
     int node_size = 0;
     const int rc = MPI_Comm_size(node, &node_size);

@@ -1,5 +1,5 @@
-// The one-sided RMA transport (aggregation/README.md, "Transports" T1–T10 and "RMA
-// transport" R1–R8). Every loop is bounded by a deadline that fails the test instead of
+// The one-sided RMA transport (aggregation/README.md, "Transports" AGG-1–AGG-10 and "RMA
+// transport" AGG-110–AGG-117). Every loop is bounded by a deadline that fails the test instead of
 // hanging.
 #include <gtest/gtest.h>
 #include <mpi.h>
@@ -33,8 +33,8 @@ namespace {
 using clock_type = std::chrono::steady_clock;
 }  // namespace
 
-// T1 FIFO, T2 exactly once, T6 idle, R1 memory independent of P: all-to-all with random
-// sizes up to the capacity, receivers holding 30% and releasing out of order.
+// AGG-1 FIFO, AGG-2 exactly once, AGG-6 idle, AGG-110 memory independent of P: all-to-all with
+// random sizes up to the capacity, receivers holding 30% and releasing out of order.
 TEST(RmaTransport, AllToAllFifoExactlyOnce) {
   const int rank = world_rank(), p = world_size();
   for (const int nb : {1, 2, 4}) {
@@ -60,8 +60,8 @@ TEST(RmaTransport, AllToAllFifoExactlyOnce) {
   }
 }
 
-// R2 never overwrite, R4 circular recycling, R5 backpressure: a ring of two full records
-// wraps hundreds of times under variable sizes (skip records at the end of the ring).
+// AGG-111 never overwrite, AGG-113 circular recycling, AGG-114 backpressure: a ring of two full
+// records wraps hundreds of times under variable sizes (skip records at the end of the ring).
 TEST(RmaTransport, SmallRingWrapsIntact) {
   const int rank = world_rank(), p = world_size();
   const auto lay = all_to_all(rank, p, 2, 300, 2);
@@ -75,7 +75,7 @@ TEST(RmaTransport, SmallRingWrapsIntact) {
   MPI_Barrier(MPI_COMM_WORLD);
 }
 
-// T3: links of two stages between the same two ranks never mix.
+// AGG-3: links of two stages between the same two ranks never mix.
 TEST(RmaTransport, TwoStagesSamePairDoNotMix) {
   const int rank = world_rank(), p = world_size();
   const auto lay = all_to_all(rank, p, 3, 256, 2);
@@ -88,7 +88,7 @@ TEST(RmaTransport, TwoStagesSamePairDoNotMix) {
   MPI_Barrier(MPI_COMM_WORLD);
 }
 
-// T7: many transports (each its own window) exchanging at once; no crosstalk.
+// AGG-7: many transports (each its own window) exchanging at once; no crosstalk.
 TEST(RmaTransport, ManyTransportsNoCrosstalk) {
   const int rank = world_rank(), p = world_size();
   const auto fleet = many_at_once(
@@ -97,7 +97,7 @@ TEST(RmaTransport, ManyTransportsNoCrosstalk) {
   MPI_Barrier(MPI_COMM_WORLD);
 }
 
-// T4 / R5 / R9: rank 1 holds everything. A ring of exactly two full records takes two
+// AGG-4 / AGG-114 / AGG-118: rank 1 holds everything. A ring of exactly two full records takes two
 // buffers, the link queues n_buffers more, then acquire() is nullptr. Releasing the newest
 // held record frees nothing (the head waits for the oldest); releasing the oldest lets the
 // queued buffers through, in order, two at a time (the ring's size).
@@ -164,7 +164,7 @@ TEST(RmaTransport, RingFullIsBackpressure) {
   MPI_Barrier(MPI_COMM_WORLD);
 }
 
-// T4 / R9: with room in the ring, a link still has at most n_buffers records unreleased
+// AGG-4 / AGG-118: with room in the ring, a link still has at most n_buffers records unreleased
 // at the receiver (the engine's per-link queue holds no more): rank 0 gets n_buffers out
 // and n_buffers queued, rank 1 sees exactly n_buffers; one release lets exactly one more in.
 TEST(RmaTransport, CreditLimitPerLink) {
@@ -217,7 +217,7 @@ TEST(RmaTransport, CreditLimitPerLink) {
   MPI_Barrier(MPI_COMM_WORLD);
 }
 
-// T10: misuse is a convoy::error naming it; a bad layout on one rank throws on all.
+// AGG-10: misuse is a convoy::error naming it; a bad layout on one rank throws on all.
 TEST(RmaTransport, ErrorsAreNamed) {
   const int rank = world_rank(), p = world_size();
   {

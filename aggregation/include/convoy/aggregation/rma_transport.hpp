@@ -3,7 +3,7 @@
 /// The one-sided (RMA) transport: every rank exposes one receive ring per stage in an
 /// MPI-3 window; senders reserve space in it with an atomic on the receiver's tail counter
 /// and write whole buffers with MPI_Put (seed 003_a88e0156be692d01.txt, One-Sided Append,
-/// Listing 1, made circular). aggregation/README.md, "RMA transport", R1–R8.
+/// Listing 1, made circular). aggregation/README.md, "RMA transport", AGG-110–AGG-117.
 #include <mpi.h>
 
 #include <convoy/aggregation/detail/rma_window.hpp>
@@ -19,18 +19,18 @@ namespace convoy::aggregation {
 /// Moves buffers with MPI-3 passive-target RMA (MPI_Win_allocate + MPI_Win_lock_all).
 ///
 /// Receive side: per stage one ring of ring_bytes() on each rank, shared by all senders of
-/// that stage, so its size does not grow with the number of peers (R1). A record is a
+/// that stage, so its size does not grow with the number of peers (AGG-110). A record is a
 /// 64-byte header line and the buffer. post() reserves a record with MPI_Compare_and_swap
 /// on the ring's tail after checking the room against the head the receiver publishes
-/// (never an overwrite, R2), puts the header and buffer in one MPI_Put, flushes, and only
+/// (never an overwrite, AGG-111), puts the header and buffer in one MPI_Put, flushes, and only
 /// then stores the header's ready word (the record's absolute ring position + 1) with an
 /// atomic: the receiver reads a record only after its ready word matches, so never a
-/// partly written one (R3). The receiver hands out records in ring order, straight from
-/// the ring (no copy), and publishes its head as released records free a prefix (R4). A
+/// partly written one (AGG-112). The receiver hands out records in ring order, straight from
+/// the ring (no copy), and publishes its head as released records free a prefix (AGG-113). A
 /// sender that finds no room keeps the buffer queued (at most n_buffers per link) and
-/// retries in progress(): backpressure (R5). Per link at most n_buffers records are
+/// retries in progress(): backpressure (AGG-114). Per link at most n_buffers records are
 /// unreleased at the receiver: each release adds one to a credit word in the sender's
-/// window (one word per out-link of the sender; R9), as the engine expects (T4).
+/// window (one word per out-link of the sender; AGG-118), as the engine expects (AGG-4).
 ///
 /// Preconditions as for mpi_transport: both ends agree on capacity_bytes and n_buffers;
 /// every rank of the communicator constructs, opens and destroys its transports in the
