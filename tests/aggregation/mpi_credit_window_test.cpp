@@ -53,19 +53,7 @@ TEST(MpiCreditWindow, BackpressureAtTheWindow) {
   traffic tr(t, lay, 1u, 1u);
   agg::received r;
   if (rank == 0) {
-    int posted = 0, blocked_spins = 0;
-    const auto deadline = clock_type::now() + std::chrono::seconds(10);
-    while (clock_type::now() < deadline && blocked_spins < 20000) {
-      if (std::byte* b = t.acquire(0)) {
-        tr.post_one(0, b);
-        ++posted;
-        blocked_spins = 0;
-      } else {
-        ++blocked_spins;
-      }
-      t.progress();
-      std::this_thread::yield();
-    }
+    const int posted = convoy_test::post_until_blocked(t, tr, 0);
     EXPECT_EQ(static_cast<std::size_t>(posted), n_sent);
     EXPECT_EQ(t.counters().data_sent, static_cast<std::uint64_t>(window));
   }
@@ -84,8 +72,7 @@ TEST(MpiCreditWindow, BackpressureAtTheWindow) {
     while (clock_type::now() < deadline && holding) {
       t.release(held);
       holding = false;
-      while (clock_type::now() < deadline && !holding &&
-             seqs.size() < n_sent) {
+      while (clock_type::now() < deadline && !holding && seqs.size() < n_sent) {
         holding = t.poll(held);
         if (!holding) std::this_thread::yield();
       }

@@ -96,22 +96,8 @@ TEST(MpiTransport, CreditLimitIsBackpressure) {
   std::vector<agg::received> held;
   agg::received r;
   if (rank == 0) {
-    int posted = 0;
-    const auto deadline = clock_type::now() + std::chrono::seconds(10);
-    // Give the sends every chance to complete; stop once 2·nb are out and the link stays
-    // blocked for a while.
-    int blocked_spins = 0;
-    while (clock_type::now() < deadline && blocked_spins < 20000) {
-      if (std::byte* b = t.acquire(0)) {
-        tr.post_one(0, b);
-        ++posted;
-        blocked_spins = 0;
-      } else {
-        ++blocked_spins;
-      }
-      t.progress();
-      std::this_thread::yield();
-    }
+    // Every send has the chance to complete: nb are sent, nb queued, then it is blocked.
+    const int posted = convoy_test::post_until_blocked(t, tr, 0);
     EXPECT_EQ(posted, 2 * nb);
     EXPECT_FALSE(t.idle());
   } else if (rank == 1) {

@@ -93,4 +93,24 @@ transport_fleet many_at_once(int n, MakeTransport make_transport, LayoutOf layou
   return f;
 }
 
+// Posts on `out_link` of `t` as long as acquire() gives a buffer: stops once the link has
+// stayed blocked for 20 000 progress rounds (every send had the chance to complete) or
+// after 10 s. Returns how many buffers were posted.
+inline int post_until_blocked(convoy::aggregation::transport& t, traffic& tr, int out_link) {
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  int posted = 0, blocked_spins = 0;
+  while (std::chrono::steady_clock::now() < deadline && blocked_spins < 20000) {
+    if (std::byte* b = t.acquire(out_link)) {
+      tr.post_one(out_link, b);
+      ++posted;
+      blocked_spins = 0;
+    } else {
+      ++blocked_spins;
+    }
+    t.progress();
+    std::this_thread::yield();
+  }
+  return posted;
+}
+
 }  // namespace convoy_test
