@@ -50,6 +50,97 @@ int guarded(conveyor* c, const char* where, F&& call) noexcept {
   }
 }
 
+// A push that failed (0: the path is full) with a convey code.
+[[gnu::cold, gnu::noinline]] int push_failed(conveyor* c, int rc) noexcept {
+  return rc == 0 ? convey_FAIL : c->panic("convey_push", rc);
+}
+
+// The fast path's engine push refused the item (0: the path is full; engine code < 0).
+[[gnu::cold, gnu::noinline]] int push_refused(conveyor* c, int rc) noexcept {
+  --c->life[k_pushes];
+  return push_failed(c, to_convey(rc));
+}
+
+// convey_push off its fast path: misuse, a kind without the inline path, a failure.
+[[gnu::noinline]] int push_checked(conveyor* c, const void* item, std::int64_t pe) noexcept {
+  if (!c) return convey_error_NULL;
+  if (c->state != state::working) return c->panic("convey_push", convey_error_STATE);
+  if (!(c->options & convey_opt_RECKLESS)) {
+    if (pe < 0 || pe >= c->n_pes) return c->panic("convey_push", convey_error_RANGE);
+    if (!item) return c->panic("convey_push", convey_error_NULL);
+  }
+  const int rc =
+      c->streaming ? to_convey(c->core.push(item, static_cast<int>(pe))) : c->push_(item, pe);
+  if (rc > 0) {
+    ++c->life[k_pushes];
+    return convey_OK;
+  }
+  return push_failed(c, rc);
+}
+
+// A pull or apull from a streaming kind whose engine pull returned `got` <= 0.
+[[gnu::noinline]] int pull_failed(conveyor* c, const char* where, int got) noexcept {
+  c->held = nullptr;
+  c->retaken = false;
+  return got == 0 ? convey_FAIL : c->panic(where, to_convey(got));
+}
+
+// Hands out the pulled item `v` of a streaming kind: apull (dest == nullptr) in place when
+// it is aligned, else from an aligned scratch copy (CAPI-7); pull copies it to `dest`.
+const void* hand_out(conveyor* c, const convoy::termination::item_view& v, void* dest,
+                     std::int64_t* from) noexcept {
+  const void* p = v.data;
+  c->held = nullptr;
+  c->retaken = false;
+  if (dest) {
+    convoy::aggregation::copy_item(dest, p, c->item_bytes);
+  } else if (misaligned(p, c->align)) [[unlikely]] {
+    std::memcpy(c->scratch.get(), p, c->item_bytes);
+    p = c->scratch.get();
+  } else {
+    c->held = p;
+  }
+  if (from) *from = v.from;
+  ++c->life[k_pulls];
+  return p;
+}
+
+// convey_pull (dest: where the item goes) and convey_apull (dest == nullptr) off their fast
+// paths: misuse, COMPLETE, kinds without the inline path. Returns the item or nullptr,
+// with the call's code in *rc.
+[[gnu::noinline]] const void* pull_checked(conveyor* c, const char* where, void* dest,
+                                           std::int64_t* from, int* rc) noexcept {
+  *rc = convey_FAIL;
+  if (c->state == state::dormant) {
+    *rc = c->panic(where, convey_error_STATE);
+    return nullptr;
+  }
+  if (c->state == state::complete) return nullptr;
+  if (c->streaming) {
+    convoy::termination::item_view v;
+    const int got = c->core.pull(v);
+    if (got <= 0) {
+      *rc = pull_failed(c, where, got);
+      return nullptr;
+    }
+    *rc = convey_OK;
+    return hand_out(c, v, dest, from);
+  }
+  c->held = nullptr;
+  c->retaken = false;
+  std::int64_t src = -1;
+  const void* p = c->pull_(&src, rc, dest == nullptr);
+  if (!p) {
+    if (*rc < 0) *rc = c->panic(where, *rc);
+    return nullptr;
+  }
+  if (dest) convoy::aggregation::copy_item(dest, p, c->item_bytes);
+  if (from) *from = src;
+  ++c->life[k_pulls];
+  *rc = convey_OK;
+  return p;
+}
+
 }  // namespace
 
 extern "C" {
@@ -69,27 +160,26 @@ int convey_begin(convey_t* c, size_t item_bytes, size_t align) {
   c->align = align;
   c->held = nullptr;
   c->retaken = false;
-  c->state = state::working;
+  c->set_state(state::working);
   return convey_OK;
 }
 
 int convey_push(convey_t* c, const void* item, int64_t pe) {
-  if (!c) return convey_error_NULL;
-  if (c->state != state::working) [[unlikely]]
-    return c->panic("convey_push", convey_error_STATE);
-  if (!(c->options & convey_opt_RECKLESS)) {
-    if (pe < 0 || pe >= c->n_pes) [[unlikely]]
-      return c->panic("convey_push", convey_error_RANGE);
-    if (!item) [[unlikely]]
-      return c->panic("convey_push", convey_error_NULL);
-  }
-  const int rc = c->streaming ? c->core.push(item, static_cast<int>(pe)) : c->push_(item, pe);
-  if (rc > 0) [[likely]] {
+  // A legal push to a streaming kind: one inline engine push (CAPI-3). Everything else,
+  // and every failure, is settled by push_checked, with bale's codes.
+  if (c && c->fast_push && item &&
+      static_cast<std::uint64_t>(pe) < static_cast<std::uint64_t>(c->n_pes)) [[likely]] {
+    // Counted first, so that nothing of `c` is needed after the engine's call (its
+    // registers need no saving on the way in and out); push_refused takes it back.
     ++c->life[k_pushes];
-    return convey_OK;
+    const int dest = static_cast<int>(pe);
+    // 8-byte items (bale's common case) get the engine's fixed-size copy.
+    const int rc = c->item_bytes == 8 ? c->core.push<8>(item, dest) : c->core.push(item, dest);
+    if (rc > 0) [[likely]]
+      return convey_OK;
+    return push_refused(c, rc);
   }
-  if (rc == 0) return convey_FAIL;  // the path is full
-  return c->panic("convey_push", c->streaming ? to_convey(rc) : rc);
+  return push_checked(c, item, pe);
 }
 
 int convey_epush(convey_t* c, size_t bytes, const void* item, int64_t pe) {
@@ -112,72 +202,40 @@ int convey_epush(convey_t* c, size_t bytes, const void* item, int64_t pe) {
 }
 
 int convey_pull(convey_t* c, void* item, int64_t* from) {
-  if (!c) return convey_error_NULL;
-  if (c->state == state::dormant) [[unlikely]]
-    return c->panic("convey_pull", convey_error_STATE);
-  if (!item) [[unlikely]]
-    return c->panic("convey_pull", convey_error_NULL);
-  if (c->state == state::complete) return convey_FAIL;
-  c->held = nullptr;
-  c->retaken = false;
-  if (c->streaming) [[likely]] {
+  // The next item of a streaming kind's delivery window, copied out (CAPI-3).
+  if (c && c->fast_pull && item) [[likely]] {
     convoy::termination::item_view v;
     const int got = c->core.pull(v);
     if (got > 0) [[likely]] {
+      c->held = nullptr;
+      c->retaken = false;
       convoy::aggregation::copy_item(item, v.data, c->item_bytes);
       if (from) *from = v.from;
       ++c->life[k_pulls];
       return convey_OK;
     }
-    return got == 0 ? convey_FAIL : c->panic("convey_pull", to_convey(got));
+    return pull_failed(c, "convey_pull", got);
   }
+  if (!c) return convey_error_NULL;
+  if (!item && c->state != state::dormant) return c->panic("convey_pull", convey_error_NULL);
   int rc = 0;
-  std::int64_t src = -1;
-  const void* p = c->pull_(&src, &rc, false);
-  if (!p) return rc < 0 ? c->panic("convey_pull", rc) : rc;
-  convoy::aggregation::copy_item(item, p, c->item_bytes);
-  if (from) *from = src;
-  ++c->life[k_pulls];
-  return convey_OK;
+  pull_checked(c, "convey_pull", item, from, &rc);
+  return rc;
 }
 
 void* convey_apull(convey_t* c, int64_t* from) {
-  if (!c) return nullptr;
-  if (c->state == state::dormant) [[unlikely]] {
-    c->panic("convey_apull", convey_error_STATE);
-    return nullptr;
-  }
-  if (c->state == state::complete) return nullptr;
-  const void* p = nullptr;
-  std::int64_t src = -1;
-  c->held = nullptr;
-  c->retaken = false;
-  if (c->streaming) [[likely]] {
+  // The next item in place (CAPI-3), or an aligned copy of it (CAPI-7).
+  if (c && c->fast_pull) [[likely]] {
     convoy::termination::item_view v;
     const int got = c->core.pull(v);
-    if (got <= 0) {
-      if (got < 0) c->panic("convey_apull", to_convey(got));
-      return nullptr;
-    }
-    p = v.data;
-    src = v.from;
-    if (misaligned(p, c->align)) [[unlikely]] {  // aligned scratch copy (CAPI-7)
-      std::memcpy(c->scratch.get(), p, c->item_bytes);
-      p = c->scratch.get();
-    } else {
-      c->held = p;
-    }
-  } else {
-    int rc = 0;
-    p = c->pull_(&src, &rc, true);
-    if (!p) {
-      if (rc < 0) c->panic("convey_apull", rc);
-      return nullptr;
-    }
+    if (got > 0) [[likely]]
+      return const_cast<void*>(hand_out(c, v, nullptr, from));
+    pull_failed(c, "convey_apull", got);
+    return nullptr;
   }
-  if (from) *from = src;
-  ++c->life[k_pulls];
-  return const_cast<void*>(p);
+  if (!c) return nullptr;
+  int rc = 0;
+  return const_cast<void*>(pull_checked(c, "convey_apull", nullptr, from, &rc));
 }
 
 int convey_epull(convey_t* c, convey_item_t* result) {
@@ -235,11 +293,11 @@ int convey_advance(convey_t* c, bool done) {
   if (rc < 0) return c->panic("convey_advance", rc);
   ++c->life[k_advances];
   if (rc == convey_DONE)
-    c->state = state::complete;
+    c->set_state(state::complete);
   else if (rc == convey_NEAR)
-    c->state = state::cleanup;
+    c->set_state(state::cleanup);
   else if (done && c->state == state::working)
-    c->state = state::endgame;
+    c->set_state(state::endgame);
   return rc;
 }
 
@@ -249,7 +307,7 @@ int convey_reset(convey_t* c) {
   if (c->state != state::complete) return c->panic("convey_reset", convey_error_STATE);
   const int rc = guarded(c, "convey_reset", [&] { return c->reset_(); });
   if (rc < 0) return c->panic("convey_reset", rc);
-  c->state = state::dormant;
+  c->set_state(state::dormant);
   c->item_bytes = 0;
   c->held = nullptr;
   return convey_OK;

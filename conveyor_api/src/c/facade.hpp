@@ -101,6 +101,10 @@ struct conveyor {
   convoy::untyped_conveyor core;
   /// push/pull/apull/unpull go straight to `core` (rigid engine kinds).
   bool streaming = false;
+  /// A push (pull) that passes the inline checks of convey.cpp goes straight to `core`: a
+  /// streaming kind in WORKING (in WORKING, ENDGAME or CLEANUP). Kept by set_state().
+  bool fast_push = false;
+  bool fast_pull = false;
   convoy::termination::state state = convoy::termination::state::dormant;
   std::uint64_t options;
   std::size_t item_bytes = 0;
@@ -146,6 +150,14 @@ struct conveyor {
   virtual std::int64_t comm_statistic_(int which, bool cumulative) const noexcept = 0;
   virtual std::size_t memory_bytes_() const noexcept { return core.memory_bytes(); }
   virtual std::size_t max_memory_bytes_() const noexcept { return core.max_memory_bytes(); }
+
+  /// The state machine's move (seed 000 sec. 3.2); keeps fast_push and fast_pull.
+  void set_state(convoy::termination::state s) noexcept {
+    using convoy::termination::state;
+    this->state = s;
+    fast_push = streaming && s == state::working;
+    fast_pull = streaming && s != state::dormant && s != state::complete;
+  }
 
   /// Reports `code` (negative) from `where` once per code unless QUIET; returns it.
   int panic(const char* where, int code, const char* detail = nullptr) noexcept;

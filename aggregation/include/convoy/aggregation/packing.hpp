@@ -29,12 +29,13 @@ inline void copy_item(void* to, const void* from, std::size_t n) noexcept {
   // branches of larger sizes when this is inlined for a smaller item.
   asm("" : "+r"(from));
 #endif
+  if (n == 8) [[likely]] {  // the common size: a compare, not an indirect jump
+    std::memcpy(to, from, 8);
+    return;
+  }
   switch (n) {
     case 4:
       std::memcpy(to, from, 4);
-      return;
-    case 8:
-      std::memcpy(to, from, 8);
       return;
     case 12:
       std::memcpy(to, from, 12);

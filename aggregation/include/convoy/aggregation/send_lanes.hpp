@@ -33,15 +33,17 @@ struct send_lane {
   /// compile time). Returns true if the lane cannot take another record: post it.
   template <std::size_t N = 0>
   bool put_rigid(std::uint64_t tag, const void* payload, std::size_t n) noexcept {
+    // Bookkeeping first: nothing of the lane is needed after a copy that calls memcpy.
     std::byte* p = buf + used;
+    used += record_bytes;
+    ++items;
+    const bool full = used > limit;
     std::memcpy(p, &tag, sizeof tag);
     if constexpr (N != 0)
       std::memcpy(p + tag_bytes, payload, N);
     else
       copy_item(p + tag_bytes, payload, n);
-    used += record_bytes;
-    ++items;
-    return used > limit;
+    return full;
   }
 };
 

@@ -109,8 +109,8 @@ class engine {
       const router::first_hop h = first_hops_[static_cast<std::size_t>(dest)];
       aggregation::send_lane& lane = lanes_[h.out_link];
       if (lane.used <= lane.limit) [[likely]] {
-        const bool full = lane.put_rigid<N>(h.tag, item, item_bytes_);
         ++pushes_;
+        const bool full = lane.put_rigid<N>(h.tag, item, item_bytes_);
         if (full) [[unlikely]]
           lane_full(h.out_link);
         return 1;
