@@ -1,5 +1,6 @@
 // Choosing a conveyor's layout under a memory limit (layout_choice.hpp; bale's
 // convey_parameters, seed 000 sec. 4.3 and 4.6).
+#include <algorithm>
 #include <array>
 #include <convoy/base/error.hpp>
 #include <convoy/base/mesh_spec.hpp>
@@ -66,12 +67,18 @@ int worst_of(const router::route_plan& plan, int first, int last) {
 }
 
 // The memory of `t` over its metered plan (router::link_buffer_bytes at the worst rank).
+bool same_route(const route_extra& e, const layout_plan& t) noexcept {
+  return e.kind == t.kind && e.order == t.order && e.n_local == t.n_local && e.mesh == t.mesh;
+}
+
 std::size_t model(const layout_plan& t, const layout_request& r, const metered_plan& m,
                   std::size_t n_ranks) {
   if (t.kind == layout_kind::bulk) return bulk_memory_bytes(t.capacity, n_ranks);
   std::size_t bytes = router::link_buffer_bytes(*m.plan, m.worst_rank,
                                                 t.capacity + buffer_header_bytes, t.n_buffers);
   if (r.elastic && r.item_bound > t.capacity) bytes += 2 * r.item_bound;
+  for (const route_extra& e : r.measured_extra)
+    if (same_route(e, t)) bytes += e.bytes;
   return bytes;
 }
 
@@ -227,7 +234,17 @@ layout_plan choose_and_build(MPI_Comm comm, const layout_request& request,
     unsigned long long worst = 0;
     CONVOY_MPI_CHECK(MPI_Allreduce(&mine, &worst, 1, MPI_UNSIGNED_LONG_LONG, MPI_MAX, comm));
     if (worst <= r.max_bytes) return t;
-    // The engine's fixed costs grow with the buffer size too: shrink in proportion.
+    // API-8: what the engine holds beyond its buffers (route and tag tables, which do not
+    // shrink with the buffers) joins this route's model; the next choice may be another
+    // route. Measured at this capacity, it errs on the safe side at smaller ones.
+    const std::size_t extra = worst > t.memory_bytes ? worst - t.memory_bytes : 0;
+    auto known = std::find_if(r.measured_extra.begin(), r.measured_extra.end(),
+                              [&](const route_extra& e) { return same_route(e, t); });
+    if (known == r.measured_extra.end())
+      r.measured_extra.push_back({t.kind, t.order, t.n_local, t.mesh, extra});
+    else
+      known->bytes += extra;  // t.memory_bytes held the estimate so far
+    // The loopback buffers grow with the buffer size too: shrink in proportion.
     r.capacity_cap =
         static_cast<std::size_t>(static_cast<double>(t.capacity) * 0.9 *
                                  static_cast<double>(r.max_bytes) / static_cast<double>(worst));

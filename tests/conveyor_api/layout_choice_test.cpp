@@ -137,6 +137,44 @@ TEST(LayoutChoice, MemoryLimitIsHard) {
   EXPECT_THROW((void)choose_layout(r, inputs(m), meter), convoy::error);
 }
 
+// API-8: bytes measured beyond the buffer model join that route's model only: a route whose
+// extra alone exceeds the limit gives way to another; an extra on another route changes
+// nothing.
+TEST(LayoutChoice, MeasuredExtraJoinsTheModel) {
+  const auto m = nodes({4, 4, 4, 4});  // 16 ranks: most hops first
+  const auto meter = convoy::machine_meter(m);
+  layout_request r;
+  r.max_bytes = 200000;
+  const layout_plan first = choose_layout(r, inputs(m), meter);
+  ASSERT_EQ(first.kind, layout_kind::tensor);
+  ASSERT_GT(first.order, 1);
+
+  layout_request other = r;  // an extra on a route that was not chosen: same choice
+  other.measured_extra.push_back({layout_kind::tensor, 1, 1, "", r.max_bytes});
+  const layout_plan same = choose_layout(other, inputs(m), meter);
+  EXPECT_EQ(same.order, first.order);
+  EXPECT_EQ(same.capacity, first.capacity);
+  EXPECT_EQ(same.memory_bytes, first.memory_bytes);
+
+  layout_request some = r;  // a modest extra on the chosen route: counted in its model
+  some.measured_extra.push_back({first.kind, first.order, first.n_local, first.mesh, 5000});
+  const layout_plan counted = choose_layout(some, inputs(m), meter);
+  EXPECT_LE(counted.memory_bytes, r.max_bytes);
+  if (counted.order == first.order) {
+    const auto mp = meter(counted);
+    EXPECT_EQ(counted.memory_bytes,
+              5000 + convoy::router::link_buffer_bytes(
+                         *mp.plan, mp.worst_rank, counted.capacity + convoy::buffer_header_bytes,
+                         counted.n_buffers));
+  }
+
+  layout_request full = r;  // the chosen route's extra alone fills the limit: another route
+  full.measured_extra.push_back({first.kind, first.order, first.n_local, first.mesh, r.max_bytes});
+  const layout_plan moved = choose_layout(full, inputs(m), meter);
+  EXPECT_NE(moved.order, first.order);
+  EXPECT_LE(moved.memory_bytes, r.max_bytes);
+}
+
 // API-8: elastic items never take the bulk kind; their monster buffers are counted.
 TEST(LayoutChoice, Elastic) {
   const auto m = nodes({2, 2});

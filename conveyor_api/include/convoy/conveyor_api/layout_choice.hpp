@@ -43,6 +43,16 @@ enum class layout_kind {
 };
 [[nodiscard]] const char* to_string(layout_kind k) noexcept;
 
+/// A route (kind, order, n_local, mesh) and the bytes its built engine used beyond the
+/// buffer model: route and tag tables, loopback buffers (API-8).
+struct route_extra {
+  layout_kind kind = layout_kind::tensor;
+  int order = 1;
+  std::size_t n_local = 1;
+  std::string mesh;
+  std::size_t bytes = 0;
+};
+
 /// What the caller asks for.
 struct layout_request {
   std::size_t max_bytes = SIZE_MAX;  ///< buffer memory per rank at most (SIZE_MAX: no limit)
@@ -51,6 +61,10 @@ struct layout_request {
   std::size_t item_bound = 0;    ///< elastic: largest item; two buffers of it when > capacity
   bool allow_bulk = true;        ///< the bulk kind may be chosen (rigid items only)
   std::size_t capacity_cap = 0;  ///< largest capacity to consider (0: none)
+  /// Bytes that built engines used beyond the buffer model, per route (choose_and_build
+  /// measures them): added to that route's model, so that a route whose fixed costs alone
+  /// exceed the limit gives way to one that fits.
+  std::vector<route_extra> measured_extra;
 };
 
 /// A chosen layout and what it costs.
