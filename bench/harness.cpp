@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdlib>
 #include <ctime>
@@ -286,6 +287,21 @@ void finalize_mpi() {
   int fin = 0;
   MPI_Finalized(&fin);
   if (!fin) MPI_Finalize();
+}
+
+void check_kinds(const std::vector<std::string>& kinds, const std::vector<std::string>& known) {
+  for (const std::string& k : kinds) {
+    if (std::find(known.begin(), known.end(), k) != known.end()) continue;
+    std::string what = "unknown kind '";
+    what += k;
+    what += "' (kinds:";
+    for (const std::string& n : known) {
+      what += ' ';
+      what += n;
+    }
+    what += ')';
+    throw std::runtime_error(what);
+  }
 }
 
 }  // namespace convoy::bench

@@ -188,6 +188,10 @@ result_row program_row(const char* kernel, const std::string& kind, std::size_t 
 /// " transport=X": the `conveyor` kind's CONVOY_TRANSPORT (auto when unset), else "-".
 std::string transport_field(const std::string& kind);
 
+/// Throws std::runtime_error naming the first of `kinds` that is not in `known`, and the
+/// known ones.
+void check_kinds(const std::vector<std::string>& kinds, const std::vector<std::string>& known);
+
 /// The whole of such a program: options, then a row per kind (per size of --sizes and kind
 /// when `per_size`) from `run_row(opt, j, kind, size, extra)`, printed with
 /// transport_field and `extra` after it, tabled and written as run_main's rows.
@@ -202,6 +206,7 @@ int run_program(int argc, char** argv, const char* name, const char* help,
     const options& opt = p.opt;
     const job j = describe_job(MPI_COMM_WORLD);
     const std::vector<std::string>& kinds = opt.kinds.empty() ? default_kinds : opt.kinds;
+    check_kinds(kinds, default_kinds);  // a bad name is a usage error, before any run
     const std::vector<std::size_t> sizes = per_size ? opt.sizes : std::vector<std::size_t>{0};
     int status = 0;
     std::vector<result_row> rows;

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # expect_exit.sh CODE TEXT -- COMMAND...: runs COMMAND, passes if it exits with CODE and
 # its output (stdout and stderr) contains TEXT once or more. Used by the command-line
-# tests of the tools and benchmark programs (BENCH-3).
+# tests of the tools and benchmark programs (BENCH-3). With EXPECT_ABSENT set, the output
+# must not contain that text either (e.g. RESULT: nothing ran before the error).
 set -u
 code=$1 text=$2
 shift 2
@@ -15,5 +16,9 @@ if [[ $rc -ne $code ]]; then
 fi
 if [[ $out != *"$text"* ]]; then
   echo "expect_exit: output lacks '$text'" >&2
+  exit 1
+fi
+if [[ -n ${EXPECT_ABSENT:-} && $out == *"$EXPECT_ABSENT"* ]]; then
+  echo "expect_exit: output contains '$EXPECT_ABSENT'" >&2
   exit 1
 fi
