@@ -172,6 +172,14 @@ int engine::advance(bool done) noexcept {
                               delivered && m.nothing_to_pull());
 }
 
+bool engine::sending() const noexcept {
+  const auto& m = *impl_;
+  if (!m.transport->idle()) return true;
+  for (int lane = 0; lane <= m.lanes.loopback(); ++lane)
+    if (m.lanes.has_items(lane)) return true;
+  return false;
+}
+
 int engine::flush() noexcept {
   if (state_.check(call::flush) != verdict::proceed) return error_state;
   try {

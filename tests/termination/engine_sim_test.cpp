@@ -530,6 +530,37 @@ TEST(EngineSim, ExplicitFlushSendsPartialBuffers) {
   EXPECT_EQ(sim.at(2).reset(), convoy::termination::error_state);
 }
 
+// TERM-14. sending() while a lane holds a record or the transport holds a posted buffer,
+// and not once it has left (the receiver's release included).
+TEST(EngineSim, SendingUntilEverythingPostedHasLeft) {
+  simulation sim(mesh_plan({4}), small_buffers(2, 4096), 3);
+  for (int r = 0; r < 4; ++r) ASSERT_EQ(sim.at(r).begin(sizeof(tracer)), 1);
+  EXPECT_FALSE(sim.at(0).sending());
+  tracer t{0, 2, 0, 0};
+  t.check = checksum(t);
+  ASSERT_EQ(sim.at(0).push(&t, 2), 1);
+  EXPECT_TRUE(sim.at(0).sending()) << "a partly filled lane";
+  ASSERT_EQ(sim.at(0).advance(false), convoy::termination::ok);
+  EXPECT_TRUE(sim.at(0).sending()) << "not flushed: still in its lane";
+  ASSERT_EQ(sim.at(0).flush(), 1);
+  EXPECT_TRUE(sim.at(0).sending()) << "posted, not delivered";
+  sim.network().deliver_all();
+  convoy::termination::item_view v;
+  for (int round = 0; round < 4 && v.from < 0; ++round) {
+    ASSERT_EQ(sim.at(2).advance(false), convoy::termination::ok);
+    if (sim.at(2).pull(v) == 1) break;
+  }
+  ASSERT_EQ(v.from, 0);
+  for (int round = 0; round < 4; ++round) {  // the release travels back; the sender sees it
+    ASSERT_EQ(sim.at(2).advance(false), convoy::termination::ok);
+    sim.network().deliver_all();
+    ASSERT_EQ(sim.at(0).advance(false), convoy::termination::ok);
+  }
+  EXPECT_FALSE(sim.at(0).sending());
+  EXPECT_FALSE(sim.at(2).sending());
+  EXPECT_FALSE(sim.at(1).sending());
+}
+
 // At most, the tables of TERM-13 on rank r of a rigid engine: on each in-link with one
 // byte of tag or none that is not single-source (ROUTE-23), a 256-entry source table of 4
 // bytes, and before the last stage a 256-entry step table of 8 bytes (ROUTE-24).

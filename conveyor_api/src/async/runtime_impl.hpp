@@ -47,8 +47,13 @@ struct runtime::impl {
   bool forwards = true;  // the plan has routes of more than one hop
   static constexpr int k_reply_advances = 32;
 
+  // A reply engine that still holds or sends replies must be advanced whatever the
+  // countdown says: a buffer that waits for room or credits at the receiver (the rma
+  // transport's ring, MPI credits) moves only in advance(), and its requester waits for it
+  // (the rma hang of async_test at np 3: every rank advancing only its requests).
   [[nodiscard]] bool replies_in_play() const noexcept {
-    return forwards || owner->hot_.busy_slots != 0 || held.has || reply_countdown > 0;
+    return forwards || owner->hot_.busy_slots != 0 || held.has || reply_countdown > 0 ||
+           replies->sending();
   }
   void advance_replies(bool done) {
     if (reply_countdown > 0) --reply_countdown;

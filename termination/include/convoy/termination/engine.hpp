@@ -155,6 +155,11 @@ class engine {
   /// COMPLETE -> DORMANT (no-op in DORMANT). Returns 1 or error_state.
   int reset() noexcept;
 
+  /// True while this engine holds records it has not handed to its transport (a partly
+  /// filled lane) or its transport has sends queued or in flight: only advance() moves
+  /// them on. A caller that stops advancing an engine while it is sending can leave other
+  /// ranks waiting (convoy::async's reply conveyor asks this before it rests).
+  [[nodiscard]] bool sending() const noexcept;
   [[nodiscard]] state current_state() const noexcept { return state_.current(); }
   [[nodiscard]] int rank() const noexcept { return rank_; }
   [[nodiscard]] int n_ranks() const noexcept;
