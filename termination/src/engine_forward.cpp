@@ -15,16 +15,20 @@ namespace agg = convoy::aggregation;
 // Looks at the head of in-link `id`: forwards records until one is deliverable (then the
 // link goes on the ready list), the queue is empty, or a forward does not fit (the buffer
 // is kept, so the upstream link runs out of credit in turn: TERM-5). Links delivered in
-// whole buffers go on the ready list with their front buffer.
+// whole buffers go on the ready list with their front buffer. A link whose record was the
+// last pull is left alone until settle(): an unpull may still put that record back as its
+// head (TERM-11), so a buffer that arrives in between (a loopback post from push or flush)
+// must not decode a new head or ready the link.
 void engine::impl::examine(int id) {
   in_link& l = ins[static_cast<std::size_t>(id)];
-  if (e.window_.in_link == id) return;  // its front buffer is being pulled
+  if (e.window_.in_link == id) return;           // its front buffer is being pulled
+  if (last.valid && last.in_link == id) return;  // its last pull may be unpulled
   while (!l.queue.empty()) {
-    if (l.runs && l.queue.offset >= l.queue.front_bytes() && l.kept > agg::header_bytes) {
-      make_ready(id);  // what was kept for this rank is delivered as a window
-      return;
-    }
     if (l.queue.offset >= l.queue.front_bytes()) {
+      if (l.runs && l.kept > agg::header_bytes) {
+        make_ready(id);  // what was kept for this rank is delivered as a window
+        return;
+      }
       release_buffer(l.queue.front());
       l.queue.pop_front();
       continue;

@@ -53,8 +53,6 @@ struct engine::impl final : link_layer {
     int in_link = -1;
     std::size_t offset = 0;
     bool buffer_popped = false;
-    aggregation::record record;  // what was pulled: the head to restore
-    int src = -1;
   };
 
   impl(engine& owner, std::unique_ptr<aggregation::transport> t);

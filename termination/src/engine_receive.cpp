@@ -66,10 +66,7 @@ void engine::impl::accept(int id, const agg::received& r) {
   in_link& l = ins[static_cast<std::size_t>(id)];
   const bool was_empty = l.queue.empty();
   l.queue.push_back(r, true);
-  if (was_empty) {
-    l.queue.offset = agg::header_bytes;
-    examine(id);
-  }
+  if (was_empty) examine(id);  // an empty queue reads from header_bytes (pop_front)
 }
 
 // The loopback lane's buffer goes straight onto this rank's own in-link (never counted,
@@ -144,8 +141,6 @@ int engine::impl::take_ready(item_view& out, bool rigid) {
   last.in_link = id;
   last.offset = l.queue.offset;
   last.buffer_popped = false;
-  last.record = l.head;
-  last.src = l.head_src;
   l.queue.offset += l.head.record_bytes;
   // The buffer stays alive until settle() so that the item stays valid and unpull can
   // restore it (TERM-11).
@@ -158,10 +153,9 @@ int engine::impl::take_ready(item_view& out, bool rigid) {
   return 1;
 }
 
-// Puts the last per-record pull back in place (TERM-11). Between the pull and this call a
-// push may have posted the loopback lane, and that buffer may already have been examined
-// (its first record decoded into `head`, the link put on the ready list): the pulled record
-// is restored as the head and its link moves to the front of the ready list.
+// Puts the last per-record pull back in place (TERM-11). The link's head is still the pulled
+// record and the link is off the ready list: examine() leaves the link of the last pull alone
+// until settle(), even when a push posts the loopback lane in between.
 void engine::impl::unpull_record() {
   const int id = last.in_link;
   in_link& l = ins[static_cast<std::size_t>(id)];
@@ -170,9 +164,6 @@ void engine::impl::unpull_record() {
     has_pending_release = false;
   }
   l.queue.offset = last.offset;
-  l.head = last.record;
-  l.head_src = last.src;
-  if (l.ready) ready.erase(std::find(ready.begin(), ready.end(), id));
   l.ready = true;
   ready.push_front(id);
   last = {};

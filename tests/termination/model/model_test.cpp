@@ -156,7 +156,8 @@ TEST(ModelContract, BadEngineArgumentsThrow) {
 // an elastic engine, pull an item sent to self, push another to self and flush (or fill the
 // loopback lane): unpull returns 1 but the next pulls return the new item again and again,
 // and the unpulled one is lost. TERM-41 (unpull) and TERM-40 (exactly once). Fixed (the
-// engine restores the pulled record as its link's head, termination/src/engine_receive.cpp);
+// engine leaves the link of the last pull unexamined until settle(), so the new buffer
+// cannot replace the pulled record as its head: termination/src/engine_forward.cpp);
 // the runs no longer avoid the pattern (model_runner's avoid_known_bugs is off by default).
 TEST(KnownBug, ElasticUnpullAfterLoopbackPost) {
   namespace t = convoy::termination;
