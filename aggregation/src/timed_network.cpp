@@ -37,6 +37,7 @@ struct timed_channel {
   timed_endpoint* receiver = nullptr;
   int in_link = -1;
   int stage = 0;
+  int plane = 0;
   link_class cls = link_class::off_node;
   ring_view flight;  ///< sender slots in flight, in timed_state::flight_slots
   double last_arrival = 0;
@@ -71,9 +72,10 @@ struct timed_state {
   timed_network_stats stats;
   lazy_arena arena;
 
-  static std::uint64_t key(int src, int dst, int stage) {
-    return (static_cast<std::uint64_t>(stage) << 42) | (static_cast<std::uint64_t>(src) << 21) |
-           static_cast<std::uint64_t>(dst);
+  // Planes (endpoint()'s `plane`) take bits 58-63, stages bits 42-57, ranks 21 bits each.
+  static std::uint64_t key(int src, int dst, int stage, int plane) {
+    return (static_cast<std::uint64_t>(plane) << 58) | (static_cast<std::uint64_t>(stage) << 42) |
+           (static_cast<std::uint64_t>(src) << 21) | static_cast<std::uint64_t>(dst);
   }
   void push(double t, event_kind k, int index) { events.push({t, next_seq++, k, index}); }
   void wake(int rank, double t) {
@@ -83,14 +85,15 @@ struct timed_state {
     scheduled[static_cast<std::size_t>(rank)] = 1;
     push(c, event_kind::wake, rank);
   }
-  int channel(int src, int dst, int stage) {
+  int channel(int src, int dst, int stage, int plane) {
     const auto [it, fresh] =
-        channel_of.try_emplace(key(src, dst, stage), static_cast<int>(channels.size()));
+        channel_of.try_emplace(key(src, dst, stage, plane), static_cast<int>(channels.size()));
     if (fresh) {
       timed_channel ch;
       ch.src = src;
       ch.dst = dst;
       ch.stage = stage;
+      ch.plane = plane;
       ch.cls = class_of(src, dst);
       channels.push_back(ch);
       flight_slots.resize(flight_slots.size() + static_cast<std::size_t>(n_buffers), -1);
@@ -109,8 +112,8 @@ struct timed_state {
 
 class timed_endpoint final : public transport {
  public:
-  timed_endpoint(std::shared_ptr<timed_state> state, int rank)
-      : state_(std::move(state)), rank_(rank) {}
+  timed_endpoint(std::shared_ptr<timed_state> state, int rank, int plane)
+      : state_(std::move(state)), rank_(rank), plane_(plane) {}
   ~timed_endpoint() override;
 
   void open(const link_layout& layout) override;
@@ -140,6 +143,7 @@ class timed_endpoint final : public transport {
  private:
   std::shared_ptr<timed_state> state_;
   int rank_;
+  int plane_;  ///< timed_network::endpoint()'s plane: its links are apart from other planes'
   bool opened_ = false;
   std::vector<int> out_channel_;
   std::vector<int> in_channel_;
@@ -170,7 +174,7 @@ void timed_endpoint::open(const link_layout& layout) {
     throw convoy::error("timed network: every endpoint needs the same n_buffers");
   const auto n_out = layout.out_links.size(), n_in = layout.in_links.size();
   for (const link& l : layout.out_links) {
-    const auto it = st.channel_of.find(timed_state::key(rank_, l.peer, l.stage));
+    const auto it = st.channel_of.find(timed_state::key(rank_, l.peer, l.stage, plane_));
     if (it != st.channel_of.end() && st.channels[static_cast<std::size_t>(it->second)].sender)
       throw convoy::error("timed network: a link of rank " + std::to_string(rank_) +
                           " is already open at its sender");
@@ -185,13 +189,13 @@ void timed_endpoint::open(const link_layout& layout) {
   in_.use_block(block + out_.block_bytes());
   in_credit_ready_.assign(n_out, false);
   for (std::size_t i = 0; i < n_out; ++i) {
-    const int c = st.channel(rank_, layout.out_links[i].peer, layout.out_links[i].stage);
+    const int c = st.channel(rank_, layout.out_links[i].peer, layout.out_links[i].stage, plane_);
     st.channels[static_cast<std::size_t>(c)].sender = this;
     st.channels[static_cast<std::size_t>(c)].out_link = static_cast<int>(i);
     out_channel_.push_back(c);
   }
   for (std::size_t i = 0; i < n_in; ++i) {
-    const int c = st.channel(layout.in_links[i].peer, rank_, layout.in_links[i].stage);
+    const int c = st.channel(layout.in_links[i].peer, rank_, layout.in_links[i].stage, plane_);
     st.channels[static_cast<std::size_t>(c)].receiver = this;
     st.channels[static_cast<std::size_t>(c)].in_link = static_cast<int>(i);
     in_channel_.push_back(c);
@@ -367,11 +371,14 @@ timed_network::timed_network(std::vector<int> node_of, std::vector<int> socket_o
 
 timed_network::~timed_network() = default;
 
-std::unique_ptr<transport> timed_network::endpoint(int rank) {
+std::unique_ptr<transport> timed_network::endpoint(int rank, int plane) {
   if (rank < 0 || rank >= state_->n_ranks)
     throw convoy::error("timed network: endpoint rank " + std::to_string(rank) +
                         " out of range [0, " + std::to_string(state_->n_ranks) + ")");
-  return std::make_unique<detail::timed_endpoint>(state_, rank);
+  if (plane < 0 || plane >= max_planes)
+    throw convoy::error("timed network: plane " + std::to_string(plane) + " out of range [0, " +
+                        std::to_string(max_planes) + ")");
+  return std::make_unique<detail::timed_endpoint>(state_, rank, plane);
 }
 
 int timed_network::n_ranks() const noexcept { return state_->n_ranks; }
