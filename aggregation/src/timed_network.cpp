@@ -143,12 +143,12 @@ class timed_endpoint final : public transport {
  private:
   std::shared_ptr<timed_state> state_;
   int rank_;
-  int plane_;  ///< timed_network::endpoint()'s plane: its links are apart from other planes'
   bool opened_ = false;
   std::vector<int> out_channel_;
   std::vector<int> in_channel_;
   std::vector<int> credit_ready_;  ///< out-links with queued buffers that got credit
   std::vector<bool> in_credit_ready_;
+  int plane_;  ///< timed_network::endpoint()'s plane: its links are apart from other planes'
 };
 
 namespace {
