@@ -50,6 +50,8 @@ struct event {
   std::uint64_t seq;  ///< ties in time go in creation order: runs are deterministic
   event_kind kind;
   int index;  ///< rank (wake) or channel (arrival, credit)
+  /// Arrival, credit: messages on the longest causal chain this one ends (critical path).
+  std::uint32_t depth;
   bool operator>(const event& o) const noexcept {
     return time != o.time ? time > o.time : seq > o.seq;
   }
@@ -63,6 +65,7 @@ struct timed_state {
   std::vector<double> clock, port_free, nic_free;
   std::vector<std::uint8_t> scheduled;
   std::vector<std::uint64_t> activity;
+  std::vector<std::uint32_t> depth;  ///< per rank: the longest message chain that reached it
   std::vector<timed_channel> channels;
   std::vector<int> flight_slots;  ///< n_buffers entries per channel
   std::unordered_map<std::uint64_t, int> channel_of;
@@ -77,7 +80,9 @@ struct timed_state {
     return (static_cast<std::uint64_t>(plane) << 58) | (static_cast<std::uint64_t>(stage) << 42) |
            (static_cast<std::uint64_t>(src) << 21) | static_cast<std::uint64_t>(dst);
   }
-  void push(double t, event_kind k, int index) { events.push({t, next_seq++, k, index}); }
+  void push(double t, event_kind k, int index, std::uint32_t d = 0) {
+    events.push({t, next_seq++, k, index, d});
+  }
   void wake(int rank, double t) {
     auto& c = clock[static_cast<std::size_t>(rank)];
     c = std::max(c, t);
@@ -105,7 +110,7 @@ struct timed_state {
     if (node_of[i] != node_of[j]) return link_class::off_node;
     return socket_of[i] != socket_of[j] ? link_class::same_node : link_class::same_socket;
   }
-  void arrive(int c, double t);
+  void arrive(int c, double t, std::uint32_t d);
   bool next_rank(int& rank);
   void depart(int c, int sender_rank, int slot, std::size_t bytes, std::size_t capacity);
 };
@@ -241,7 +246,7 @@ void timed_endpoint::release(const received& r) {
   ++st.activity[static_cast<std::size_t>(rank_)];
   // The credit travels back to the sender (piggybacked credits are not modelled).
   st.push(st.clock[static_cast<std::size_t>(rank_)] + st.costs[static_cast<int>(ch.cls)].latency_s,
-          event_kind::credit, c);
+          event_kind::credit, c, st.depth[static_cast<std::size_t>(rank_)] + 1);
 }
 
 void timed_endpoint::credit_returned(int out_link) {
@@ -287,10 +292,10 @@ void timed_state::depart(int c, int sender_rank, int slot, std::size_t bytes,
   ++stats.per_stage[static_cast<std::size_t>(ch.stage)].messages;
   stats.per_stage[static_cast<std::size_t>(ch.stage)].bytes += bytes;
   stats.fill_sum += static_cast<double>(bytes) / static_cast<double>(capacity);
-  push(arrival, event_kind::arrival, c);
+  push(arrival, event_kind::arrival, c, depth[s] + 1);
 }
 
-void timed_state::arrive(int c, double t) {
+void timed_state::arrive(int c, double t, std::uint32_t d) {
   timed_channel& ch = channels[static_cast<std::size_t>(c)];
   const std::size_t base = static_cast<std::size_t>(c) * static_cast<std::size_t>(n_buffers);
   const int s = flight_slots[base + static_cast<std::size_t>(ch.flight.head)];
@@ -309,6 +314,8 @@ void timed_state::arrive(int c, double t) {
   to.in_.arrived(ch.in_link, r, bytes);
   from.out_.send_done(ch.out_link, s);
   lazy_arena::give_back(from.out_.buffer(ch.out_link, s), from.out_.capacity_bytes());
+  auto& dd = depth[static_cast<std::size_t>(ch.dst)];
+  dd = std::max(dd, d);
   wake(ch.dst, t);
 }
 
@@ -324,12 +331,14 @@ bool timed_state::next_rank(int& rank) {
       return true;
     }
     if (e.kind == event_kind::arrival) {
-      arrive(e.index, e.time);
+      arrive(e.index, e.time, e.depth);
       continue;
     }
     timed_channel& ch = channels[static_cast<std::size_t>(e.index)];
     if (ch.sender == nullptr) continue;
     ch.sender->credit_returned(ch.out_link);
+    auto& ds = depth[static_cast<std::size_t>(ch.src)];
+    ds = std::max(ds, e.depth);
     wake(ch.src, e.time);
   }
   return false;
@@ -367,6 +376,7 @@ timed_network::timed_network(std::vector<int> node_of, std::vector<int> socket_o
   st.nic_free.assign(static_cast<std::size_t>(n_nodes), 0.0);
   st.scheduled.assign(p, 0);
   st.activity.assign(p, 0);
+  st.depth.assign(p, 0);
 }
 
 timed_network::~timed_network() = default;
@@ -404,5 +414,9 @@ std::uint64_t timed_network::activity(int rank) const noexcept {
 }
 
 timed_network_stats timed_network::stats() const { return state_->stats; }
+
+std::uint32_t timed_network::depth(int rank) const noexcept {
+  return state_->depth[static_cast<std::size_t>(rank)];
+}
 
 }  // namespace convoy::aggregation

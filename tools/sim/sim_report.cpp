@@ -49,6 +49,7 @@ void print_table(std::ostream& out, const run_config& c, const run_result& r) {
                                           : c.items_per_rank),
       c.item_bytes, c.buffer_bytes, c.n_buffers);
   put("%-22s %14.6g\n", "predicted_seconds", r.predicted_seconds);
+  put("%-22s %14u\n", "critical path (msgs)", r.critical_path_messages);
   put("%-22s %14.6g\n", "items/s per rank",
       r.predicted_seconds > 0 ? static_cast<double>(r.items) / r.ranks / r.predicted_seconds : 0.0);
   put("%-22s %14llu\n", "items", static_cast<unsigned long long>(r.items));
@@ -102,6 +103,7 @@ std::string to_json_text(const run_config& c, const run_result& r, long peak_rss
   j["messages"] = r.messages;
   j["bytes_injected"] = r.bytes_injected;
   j["predicted_seconds"] = r.predicted_seconds;
+  j["critical_path_messages"] = r.critical_path_messages;
   j["mean_rank_seconds"] = r.mean_rank_seconds;
   j["items_per_second_per_rank"] =
       r.predicted_seconds > 0 ? static_cast<double>(r.items) / r.ranks / r.predicted_seconds : 0.0;

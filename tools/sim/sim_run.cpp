@@ -333,7 +333,10 @@ void runner::collect(run_result& res) const {
       memory += e.max_memory_bytes();
     }
     res.memory_bytes_per_rank = std::max(res.memory_bytes_per_rank, memory);
-    res.predicted_seconds = std::max(res.predicted_seconds, net_.clock(r));
+    if (net_.clock(r) >= res.predicted_seconds) {
+      res.predicted_seconds = net_.clock(r);
+      res.critical_path_messages = net_.depth(r);
+    }
     sum += net_.clock(r);
     res.network_items += ranks_[static_cast<std::size_t>(r)].remote_items;
     for (std::uint64_t i = 0; i < dest_.items_of(r); ++i) {

@@ -77,6 +77,9 @@ struct run_result {
   std::size_t max_in_flight = 0;
   std::size_t memory_bytes_per_rank = 0;  ///< max over ranks of the engine's bound
   double predicted_seconds = 0;           ///< max over ranks of the clock at COMPLETE
+  /// Messages (buffers and returned credits) on the critical path: the longest causal
+  /// chain that reached the rank whose clock is predicted_seconds.
+  std::uint32_t critical_path_messages = 0;
   double mean_rank_seconds = 0;
   double wall_seconds = 0;   ///< the simulation loop
   double setup_seconds = 0;  ///< plan, engines and network

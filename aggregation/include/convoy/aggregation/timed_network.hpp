@@ -97,6 +97,9 @@ class timed_network {
   /// around a step to see whether the rank did anything).
   [[nodiscard]] std::uint64_t activity(int rank) const noexcept;
   [[nodiscard]] timed_network_stats stats() const;
+  /// The most messages (buffers and returned credits) on one causal chain that has reached
+  /// `rank` so far; taken at the rank that completes last, the critical path's length.
+  [[nodiscard]] std::uint32_t depth(int rank) const noexcept;
 
  private:
   std::shared_ptr<detail::timed_state> state_;
