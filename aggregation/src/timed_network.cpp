@@ -37,6 +37,7 @@ struct timed_channel {
   timed_endpoint* receiver = nullptr;
   int in_link = -1;
   int stage = 0;
+  int plane = 0;
   link_class cls = link_class::off_node;
   ring_view flight;  ///< sender slots in flight, in timed_state::flight_slots
   double last_arrival = 0;
@@ -49,6 +50,8 @@ struct event {
   std::uint64_t seq;  ///< ties in time go in creation order: runs are deterministic
   event_kind kind;
   int index;  ///< rank (wake) or channel (arrival, credit)
+  /// Arrival, credit: messages on the longest causal chain this one ends (critical path).
+  std::uint32_t depth;
   bool operator>(const event& o) const noexcept {
     return time != o.time ? time > o.time : seq > o.seq;
   }
@@ -62,6 +65,7 @@ struct timed_state {
   std::vector<double> clock, port_free, nic_free;
   std::vector<std::uint8_t> scheduled;
   std::vector<std::uint64_t> activity;
+  std::vector<std::uint32_t> depth;  ///< per rank: the longest message chain that reached it
   std::vector<timed_channel> channels;
   std::vector<int> flight_slots;  ///< n_buffers entries per channel
   std::unordered_map<std::uint64_t, int> channel_of;
@@ -71,11 +75,14 @@ struct timed_state {
   timed_network_stats stats;
   lazy_arena arena;
 
-  static std::uint64_t key(int src, int dst, int stage) {
-    return (static_cast<std::uint64_t>(stage) << 42) | (static_cast<std::uint64_t>(src) << 21) |
-           static_cast<std::uint64_t>(dst);
+  // Planes (endpoint()'s `plane`) take bits 58-63, stages bits 42-57, ranks 21 bits each.
+  static std::uint64_t key(int src, int dst, int stage, int plane) {
+    return (static_cast<std::uint64_t>(plane) << 58) | (static_cast<std::uint64_t>(stage) << 42) |
+           (static_cast<std::uint64_t>(src) << 21) | static_cast<std::uint64_t>(dst);
   }
-  void push(double t, event_kind k, int index) { events.push({t, next_seq++, k, index}); }
+  void push(double t, event_kind k, int index, std::uint32_t d = 0) {
+    events.push({t, next_seq++, k, index, d});
+  }
   void wake(int rank, double t) {
     auto& c = clock[static_cast<std::size_t>(rank)];
     c = std::max(c, t);
@@ -83,14 +90,15 @@ struct timed_state {
     scheduled[static_cast<std::size_t>(rank)] = 1;
     push(c, event_kind::wake, rank);
   }
-  int channel(int src, int dst, int stage) {
+  int channel(int src, int dst, int stage, int plane) {
     const auto [it, fresh] =
-        channel_of.try_emplace(key(src, dst, stage), static_cast<int>(channels.size()));
+        channel_of.try_emplace(key(src, dst, stage, plane), static_cast<int>(channels.size()));
     if (fresh) {
       timed_channel ch;
       ch.src = src;
       ch.dst = dst;
       ch.stage = stage;
+      ch.plane = plane;
       ch.cls = class_of(src, dst);
       channels.push_back(ch);
       flight_slots.resize(flight_slots.size() + static_cast<std::size_t>(n_buffers), -1);
@@ -102,15 +110,15 @@ struct timed_state {
     if (node_of[i] != node_of[j]) return link_class::off_node;
     return socket_of[i] != socket_of[j] ? link_class::same_node : link_class::same_socket;
   }
-  void arrive(int c, double t);
+  void arrive(int c, double t, std::uint32_t d);
   bool next_rank(int& rank);
   void depart(int c, int sender_rank, int slot, std::size_t bytes, std::size_t capacity);
 };
 
 class timed_endpoint final : public transport {
  public:
-  timed_endpoint(std::shared_ptr<timed_state> state, int rank)
-      : state_(std::move(state)), rank_(rank) {}
+  timed_endpoint(std::shared_ptr<timed_state> state, int rank, int plane)
+      : state_(std::move(state)), rank_(rank), plane_(plane) {}
   ~timed_endpoint() override;
 
   void open(const link_layout& layout) override;
@@ -145,6 +153,7 @@ class timed_endpoint final : public transport {
   std::vector<int> in_channel_;
   std::vector<int> credit_ready_;  ///< out-links with queued buffers that got credit
   std::vector<bool> in_credit_ready_;
+  int plane_;  ///< timed_network::endpoint()'s plane: its links are apart from other planes'
 };
 
 namespace {
@@ -170,7 +179,7 @@ void timed_endpoint::open(const link_layout& layout) {
     throw convoy::error("timed network: every endpoint needs the same n_buffers");
   const auto n_out = layout.out_links.size(), n_in = layout.in_links.size();
   for (const link& l : layout.out_links) {
-    const auto it = st.channel_of.find(timed_state::key(rank_, l.peer, l.stage));
+    const auto it = st.channel_of.find(timed_state::key(rank_, l.peer, l.stage, plane_));
     if (it != st.channel_of.end() && st.channels[static_cast<std::size_t>(it->second)].sender)
       throw convoy::error("timed network: a link of rank " + std::to_string(rank_) +
                           " is already open at its sender");
@@ -185,13 +194,13 @@ void timed_endpoint::open(const link_layout& layout) {
   in_.use_block(block + out_.block_bytes());
   in_credit_ready_.assign(n_out, false);
   for (std::size_t i = 0; i < n_out; ++i) {
-    const int c = st.channel(rank_, layout.out_links[i].peer, layout.out_links[i].stage);
+    const int c = st.channel(rank_, layout.out_links[i].peer, layout.out_links[i].stage, plane_);
     st.channels[static_cast<std::size_t>(c)].sender = this;
     st.channels[static_cast<std::size_t>(c)].out_link = static_cast<int>(i);
     out_channel_.push_back(c);
   }
   for (std::size_t i = 0; i < n_in; ++i) {
-    const int c = st.channel(layout.in_links[i].peer, rank_, layout.in_links[i].stage);
+    const int c = st.channel(layout.in_links[i].peer, rank_, layout.in_links[i].stage, plane_);
     st.channels[static_cast<std::size_t>(c)].receiver = this;
     st.channels[static_cast<std::size_t>(c)].in_link = static_cast<int>(i);
     in_channel_.push_back(c);
@@ -237,7 +246,7 @@ void timed_endpoint::release(const received& r) {
   ++st.activity[static_cast<std::size_t>(rank_)];
   // The credit travels back to the sender (piggybacked credits are not modelled).
   st.push(st.clock[static_cast<std::size_t>(rank_)] + st.costs[static_cast<int>(ch.cls)].latency_s,
-          event_kind::credit, c);
+          event_kind::credit, c, st.depth[static_cast<std::size_t>(rank_)] + 1);
 }
 
 void timed_endpoint::credit_returned(int out_link) {
@@ -283,10 +292,10 @@ void timed_state::depart(int c, int sender_rank, int slot, std::size_t bytes,
   ++stats.per_stage[static_cast<std::size_t>(ch.stage)].messages;
   stats.per_stage[static_cast<std::size_t>(ch.stage)].bytes += bytes;
   stats.fill_sum += static_cast<double>(bytes) / static_cast<double>(capacity);
-  push(arrival, event_kind::arrival, c);
+  push(arrival, event_kind::arrival, c, depth[s] + 1);
 }
 
-void timed_state::arrive(int c, double t) {
+void timed_state::arrive(int c, double t, std::uint32_t d) {
   timed_channel& ch = channels[static_cast<std::size_t>(c)];
   const std::size_t base = static_cast<std::size_t>(c) * static_cast<std::size_t>(n_buffers);
   const int s = flight_slots[base + static_cast<std::size_t>(ch.flight.head)];
@@ -305,6 +314,8 @@ void timed_state::arrive(int c, double t) {
   to.in_.arrived(ch.in_link, r, bytes);
   from.out_.send_done(ch.out_link, s);
   lazy_arena::give_back(from.out_.buffer(ch.out_link, s), from.out_.capacity_bytes());
+  auto& dd = depth[static_cast<std::size_t>(ch.dst)];
+  dd = std::max(dd, d);
   wake(ch.dst, t);
 }
 
@@ -320,12 +331,14 @@ bool timed_state::next_rank(int& rank) {
       return true;
     }
     if (e.kind == event_kind::arrival) {
-      arrive(e.index, e.time);
+      arrive(e.index, e.time, e.depth);
       continue;
     }
     timed_channel& ch = channels[static_cast<std::size_t>(e.index)];
     if (ch.sender == nullptr) continue;
     ch.sender->credit_returned(ch.out_link);
+    auto& ds = depth[static_cast<std::size_t>(ch.src)];
+    ds = std::max(ds, e.depth);
     wake(ch.src, e.time);
   }
   return false;
@@ -363,15 +376,19 @@ timed_network::timed_network(std::vector<int> node_of, std::vector<int> socket_o
   st.nic_free.assign(static_cast<std::size_t>(n_nodes), 0.0);
   st.scheduled.assign(p, 0);
   st.activity.assign(p, 0);
+  st.depth.assign(p, 0);
 }
 
 timed_network::~timed_network() = default;
 
-std::unique_ptr<transport> timed_network::endpoint(int rank) {
+std::unique_ptr<transport> timed_network::endpoint(int rank, int plane) {
   if (rank < 0 || rank >= state_->n_ranks)
     throw convoy::error("timed network: endpoint rank " + std::to_string(rank) +
                         " out of range [0, " + std::to_string(state_->n_ranks) + ")");
-  return std::make_unique<detail::timed_endpoint>(state_, rank);
+  if (plane < 0 || plane >= max_planes)
+    throw convoy::error("timed network: plane " + std::to_string(plane) + " out of range [0, " +
+                        std::to_string(max_planes) + ")");
+  return std::make_unique<detail::timed_endpoint>(state_, rank, plane);
 }
 
 int timed_network::n_ranks() const noexcept { return state_->n_ranks; }
@@ -397,5 +414,9 @@ std::uint64_t timed_network::activity(int rank) const noexcept {
 }
 
 timed_network_stats timed_network::stats() const { return state_->stats; }
+
+std::uint32_t timed_network::depth(int rank) const noexcept {
+  return state_->depth[static_cast<std::size_t>(rank)];
+}
 
 }  // namespace convoy::aggregation

@@ -73,6 +73,10 @@ TEST_P(Table1, MessagesAndBytesWithinTramBounds) {
   EXPECT_EQ(r.bytes_injected, record_bytes + 16 * r.messages);
   EXPECT_GT(r.mean_fill, 0.75);
   EXPECT_GT(r.predicted_seconds, 0.0);
+  // SIM-11: the last rank to complete heard, through a chain of messages, from every stage
+  // (its last stage's closing buffers arrive after its earlier stages closed).
+  EXPECT_GE(r.critical_path_messages, static_cast<std::uint32_t>(r.stages));
+  EXPECT_LE(r.critical_path_messages, r.messages + r.messages);  // buffers + credits
 }
 
 std::string case_name(const ::testing::TestParamInfo<table1_case>& p) {

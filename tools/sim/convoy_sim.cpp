@@ -3,6 +3,8 @@
 //
 //   convoy-sim --mesh 16x16x16 --items 1000 [--workload uniform] [--json out.json]
 //   convoy-sim --ranks 4096 --ppn 64 --mesh node,core --model cluster.json
+//   convoy-sim --mesh 8x8 --workload request-reply     (bale's index-gather: two engines)
+//   convoy-sim --ranks 16 --traffic matrix.txt         (lines: SOURCE DESTINATION ITEMS)
 //   convoy-sim --write-model FILE   (writes the model in effect and exits)
 //
 // Bad arguments: a message on stderr and exit status 2 (BENCH-3's convention).
@@ -84,8 +86,14 @@ void add_options(CLI::App& app, cli& o) {
       ->check(CLI::Range(std::size_t{64}, std::size_t{1} << 30));
   app.add_option("--n-buffers", c.n_buffers, "buffers per link (default 2)")
       ->check(CLI::Range(1, 1024));
-  app.add_option("--workload", o.workload, "uniform, hotspot, permutation, neighbour")
-      ->check(CLI::IsMember({"uniform", "hotspot", "permutation", "neighbour"}));
+  app.add_option("--workload", o.workload,
+                 "uniform, hotspot, permutation, neighbour, request-reply, traffic")
+      ->check(CLI::IsMember(
+          {"uniform", "hotspot", "permutation", "neighbour", "request-reply", "traffic"}));
+  app.add_option("--traffic", c.traffic_file,
+                 "traffic-matrix file: lines 'SOURCE DESTINATION ITEMS' (implies --workload "
+                 "traffic; see README)")
+      ->check(CLI::ExistingFile);
   app.add_option("--items", c.items_per_rank, "items each rank pushes (default 1000)")
       ->check(CLI::Range(std::uint64_t{0}, std::uint64_t{1} << 40));
   app.add_option("--item-bytes", c.item_bytes, "payload bytes per item (default 8)")
@@ -120,6 +128,11 @@ void finish(const CLI::App& app, cli& o) {
   if (c.plan.n_local != 0 && c.plan.tensor < 2)
     throw convoy::error("--nlocal belongs to --tensor 2 or 3");
   c.machine.cyclic = o.map == "cyclic";
+  if (!c.traffic_file.empty() && app.count("--workload") > 0 && o.workload != "traffic")
+    throw convoy::error("--traffic gives the traffic workload, not --workload " + o.workload);
+  if (!c.traffic_file.empty()) o.workload = "traffic";
+  if (!c.traffic_file.empty() && app.count("--items") > 0)
+    throw convoy::error("--items and --traffic: the traffic file gives the items");
   c.workload = convoy::sim::parse_workload(o.workload);
   if (!o.model_file.empty()) c.model = convoy::sim::load_model(o.model_file, c.model);
   auto& off = c.model.links[static_cast<int>(convoy::aggregation::link_class::off_node)];

@@ -43,12 +43,18 @@ void print_table(std::ostream& out, const run_config& c, const run_result& r) {
   put("plan %s, %d ranks on %d nodes, %d stages, max %d hops\n", r.plan_name.c_str(), r.ranks,
       r.nodes, r.stages, r.max_hops);
   put("workload %s, %llu items of %zu bytes per rank, buffers %zu bytes x %d\n",
-      workload_name(c.workload), static_cast<unsigned long long>(c.items_per_rank), c.item_bytes,
-      c.buffer_bytes, c.n_buffers);
+      workload_name(c.workload),
+      static_cast<unsigned long long>(c.workload == workload_kind::traffic
+                                          ? r.items / static_cast<std::uint64_t>(r.ranks)
+                                          : c.items_per_rank),
+      c.item_bytes, c.buffer_bytes, c.n_buffers);
   put("%-22s %14.6g\n", "predicted_seconds", r.predicted_seconds);
+  put("%-22s %14u\n", "critical path (msgs)", r.critical_path_messages);
   put("%-22s %14.6g\n", "items/s per rank",
       r.predicted_seconds > 0 ? static_cast<double>(r.items) / r.ranks / r.predicted_seconds : 0.0);
   put("%-22s %14llu\n", "items", static_cast<unsigned long long>(r.items));
+  if (c.workload == workload_kind::request_reply)
+    put("%-22s %14llu\n", "replies", static_cast<unsigned long long>(r.replies));
   put("%-22s %14llu\n", "messages", static_cast<unsigned long long>(r.messages));
   put("%-22s %14llu\n", "bytes_injected", static_cast<unsigned long long>(r.bytes_injected));
   put("%-22s %14.4f\n", "mean buffer fill", r.mean_fill);
@@ -84,16 +90,20 @@ std::string to_json_text(const run_config& c, const run_result& r, long peak_rss
   j["stages"] = r.stages;
   j["max_hops"] = r.max_hops;
   j["workload"] = workload_name(c.workload);
-  j["items_per_rank"] = c.items_per_rank;
+  j["items_per_rank"] = c.workload == workload_kind::traffic
+                            ? r.items / static_cast<std::uint64_t>(r.ranks)
+                            : c.items_per_rank;
   j["item_bytes"] = c.item_bytes;
   j["buffer_bytes"] = c.buffer_bytes;
   j["n_buffers"] = c.n_buffers;
   j["items"] = r.items;
+  j["replies"] = r.replies;
   j["network_items"] = r.network_items;
   j["item_hops"] = r.item_hops;
   j["messages"] = r.messages;
   j["bytes_injected"] = r.bytes_injected;
   j["predicted_seconds"] = r.predicted_seconds;
+  j["critical_path_messages"] = r.critical_path_messages;
   j["mean_rank_seconds"] = r.mean_rank_seconds;
   j["items_per_second_per_rank"] =
       r.predicted_seconds > 0 ? static_cast<double>(r.items) / r.ranks / r.predicted_seconds : 0.0;

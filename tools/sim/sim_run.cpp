@@ -10,8 +10,6 @@
 #include <convoy/router/route_stats.hpp>
 #include <convoy/termination/engine.hpp>
 #include <cstring>
-#include <numeric>
-#include <random>
 #include <string>
 #include <unordered_map>
 
@@ -22,100 +20,93 @@ namespace {
 using termination::engine;
 using termination::state;
 
-std::uint64_t mix(std::uint64_t x) noexcept {  // splitmix64's finalizer
-  x ^= x >> 30;
-  x *= 0xbf58476d1ce4e5b9ULL;
-  x ^= x >> 27;
-  x *= 0x94d049bb133111ebULL;
-  return x ^ (x >> 31);
-}
-
-// The oracle's fingerprint of item `seq` from `src` to `dst`: per destination, the sums of
-// fingerprints pushed and pulled agree iff (with overwhelming probability) every item
-// arrived exactly once at the rank it was pushed to (SIM-1).
-std::uint64_t fingerprint(int src, int dst, std::uint64_t seq) noexcept {
-  return mix(mix(static_cast<std::uint64_t>(src) * 0x9e3779b97f4a7c15ULL ^
-                 static_cast<std::uint64_t>(dst)) ^
-             seq);
-}
-
-// Where rank r's i-th item goes.
-class destinations {
- public:
-  destinations(workload_kind w, int p, std::uint64_t seed) : w_(w), p_(p), seed_(seed) {
-    if (w == workload_kind::permutation) {
-      perm_.resize(static_cast<std::size_t>(p));
-      std::iota(perm_.begin(), perm_.end(), 0);
-      std::mt19937_64 rng(seed);
-      std::shuffle(perm_.begin(), perm_.end(), rng);
-    }
-  }
-  [[nodiscard]] int operator()(int r, std::uint64_t i) const noexcept {
-    switch (w_) {
-      case workload_kind::uniform:
-        return static_cast<int>(mix(seed_ ^ mix(static_cast<std::uint64_t>(r) << 40 ^ i)) %
-                                static_cast<std::uint64_t>(p_));
-      case workload_kind::hotspot:
-        return 0;
-      case workload_kind::permutation:
-        return perm_[static_cast<std::size_t>(r)];
-      case workload_kind::neighbour:  // alternately the next and the previous rank
-        return (i & 1) ? (r + p_ - 1) % p_ : (r + 1) % p_;
-    }
-    return 0;
-  }
-
- private:
-  workload_kind w_;
-  int p_;
-  std::uint64_t seed_;
-  std::vector<int> perm_;
-};
-
 struct rank_progress {
-  std::uint64_t next = 0;          // items pushed so far
-  std::uint64_t remote_items = 0;  // of them to another rank
+  std::uint64_t next = 0;          // items (queries) pushed so far
+  std::uint64_t remote_items = 0;  // items and replies pushed to another rank
   std::uint64_t stage_items = 0;   // items in stage buffers at the last look (forwarding)
   int idle_steps = 0;
   bool complete = false;
+  bool pending = false;  // request-reply: a pulled query whose reply push failed (bale's ig)
+  int pending_to = 0;
+  std::uint64_t pending_word = 0;
 };
 
-struct oracle {
-  std::vector<std::uint64_t> sent_n, sent_sum, got_n, got_sum;
-  explicit oracle(int p)
-      : sent_n(static_cast<std::size_t>(p)),
-        sent_sum(static_cast<std::size_t>(p)),
-        got_n(static_cast<std::size_t>(p)),
-        got_sum(static_cast<std::size_t>(p)) {}
+// Per rank: how many items (or replies) and the sum of their fingerprints (SIM-1, SIM-8).
+struct tally {
+  std::vector<std::uint64_t> n, sum;
+  explicit tally(int p) : n(static_cast<std::size_t>(p)), sum(static_cast<std::size_t>(p)) {}
+  void add(int at, std::uint64_t f) {
+    ++n[static_cast<std::size_t>(at)];
+    sum[static_cast<std::size_t>(at)] += f;
+  }
 };
+
+// FIFO per pair: a source numbers its items in push order, so per (source, destination)
+// they must arrive in increasing order (TERM-2). Its size grows with the pairs that
+// communicate, so large runs leave it off.
+class order_check {
+ public:
+  order_check(bool on, int p, const char* what)
+      : on_(on), what_(what), last_(on ? static_cast<std::size_t>(p) : 0) {}
+  void operator()(int src, int dst, std::uint64_t seq) {
+    if (!on_) return;
+    auto [it, fresh] = last_[static_cast<std::size_t>(dst)].try_emplace(src, seq);
+    if (!fresh && it->second >= seq)
+      throw convoy::error(std::string("FIFO per pair violated (SIM-1): at rank ") +
+                          std::to_string(dst) + " " + what_ + " #" + std::to_string(seq) +
+                          " from rank " + std::to_string(src) + " arrived after #" +
+                          std::to_string(it->second));
+    it->second = seq;
+  }
+
+ private:
+  bool on_;
+  const char* what_;
+  std::vector<std::unordered_map<int, std::uint64_t>> last_;
+};
+
+// Items pushed and pulled in one step (the per-item costs).
+struct step_counts {
+  std::uint64_t pushes = 0, pulls = 0;
+};
+
+constexpr int seq_bits = 43;  // an item's word: source << 43 | sequence number
 
 class runner {
  public:
   runner(const run_config& c, std::shared_ptr<const router::route_plan> plan,
-         std::vector<int> node_of, std::vector<int> socket_of)
+         std::vector<int> node_of, std::vector<int> socket_of, const traffic_matrix* matrix)
       : c_(c),
         plan_(std::move(plan)),
         p_(plan_->n_ranks()),
         net_(std::move(node_of), std::move(socket_of), c.model.links),
-        dest_(c.workload, p_, c.seed),
+        dest_(c.workload, p_, c.items_per_rank, c.seed, matrix),
         ranks_(static_cast<std::size_t>(p_)),
-        oracle_(p_),
+        sent_(p_),
+        got_(p_),
+        reply_sent_(p_),
+        reply_got_(p_),
         item_(c.item_bytes),
-        check_fifo_(static_cast<double>(p_) * static_cast<double>(c.items_per_rank) <=
-                    static_cast<double>(c.fifo_check_max_items)),
-        last_seq_(check_fifo_ ? static_cast<std::size_t>(p_) : 0) {
+        fifo_(fifo_on(), p_, "item"),
+        reply_fifo_(fifo_on() && c.workload == workload_kind::request_reply, p_, "reply") {
     termination::engine_options o;
     o.capacity_bytes = c.buffer_bytes;
     o.n_buffers = c.n_buffers;
     o.route_table_max_ranks = c.route_table_max_ranks;
-    engines_.reserve(static_cast<std::size_t>(p_));
-    for (int r = 0; r < p_; ++r)
-      engines_.push_back(std::make_unique<engine>(plan_, r, net_.endpoint(r), o));
-    for (int r = 0; r < p_; ++r)
-      if (engines_[static_cast<std::size_t>(r)]->begin(c.item_bytes) != 1)
-        throw convoy::error("item of " + std::to_string(c.item_bytes) +
-                            " bytes does not fit a buffer of " + std::to_string(c.buffer_bytes) +
-                            " bytes");
+    // Request-reply (bale's ig, seed 000 Figure 4): a query engine in plane 0 and a reply
+    // engine in plane 1 on every rank, over the same plan.
+    const int planes = c.workload == workload_kind::request_reply ? 2 : 1;
+    for (int k = 0; k < planes; ++k) {
+      auto& v = k == 0 ? engines_ : replies_;
+      v.reserve(static_cast<std::size_t>(p_));
+      for (int r = 0; r < p_; ++r)
+        v.push_back(std::make_unique<engine>(plan_, r, net_.endpoint(r, k), o));
+      for (int r = 0; r < p_; ++r)
+        if (v[static_cast<std::size_t>(r)]->begin(c.item_bytes) != 1)
+          throw convoy::error("item of " + std::to_string(c.item_bytes) +
+                              " bytes does not fit a buffer of " + std::to_string(c.buffer_bytes) +
+                              " bytes");
+    }
   }
 
   void run(run_result& res) {
@@ -139,34 +130,42 @@ class runner {
   }
 
  private:
-  // One step of `r` at its clock: push a batch, pull everything, advance. True when the
-  // rank reached COMPLETE in this step.
+  [[nodiscard]] bool fifo_on() const {
+    std::uint64_t total = 0;
+    for (int r = 0; r < p_; ++r) total += dest_.items_of(r);
+    return total <= c_.fifo_check_max_items;
+  }
+
+  // One step of `r` at its clock: push a batch, pull everything (answering queries), advance
+  // the engine(s). True when the rank reached COMPLETE in this step.
   bool step(int r) {
     engine& e = *engines_[static_cast<std::size_t>(r)];
+    engine* y = replies_.empty() ? nullptr : replies_[static_cast<std::size_t>(r)].get();
     rank_progress& rp = ranks_[static_cast<std::size_t>(r)];
     if (rp.complete) return false;  // woken by a late credit: nothing left to do
     const std::uint64_t activity = net_.activity(r);
     const state before = e.current_state();
-    std::uint64_t pushed = 0;
-    if (before == state::working) pushed = push_batch(e, r, rp);
-    std::uint64_t pulled = pull_all(e, r);
-    const bool done = rp.next == c_.items_per_rank;
-    const int rc = e.advance(done);
-    if (rc < 0)
-      throw convoy::error("advance on rank " + std::to_string(r) + " returned " +
-                          std::to_string(rc) + ": " + e.last_message());
-    pulled += pull_all(e, r);
+    const state y_before = y ? y->current_state() : before;
+    step_counts n;
+    if (before == state::working) n.pushes += push_batch(e, r, rp);
+    receive(r, e, y, rp, n);
+    advance(e, r, rp.next == dest_.items_of(r));
+    receive(r, e, y, rp, n);
+    if (y) {  // replies are done when every query was answered (biconvey's advance)
+      advance(*y, r, e.current_state() == state::complete && !rp.pending);
+      receive(r, e, y, rp, n);
+    }
     // Items are forwarded only out of received buffers: a step without transport activity
     // forwarded none.
-    if (net_.activity(r) != activity) charge_forwarding(e, r, rp);
-    net_.charge(r, c_.model.push_s * static_cast<double>(pushed) +
-                       c_.model.pull_s * static_cast<double>(pulled));
-    if (e.current_state() == state::complete) {
+    if (net_.activity(r) != activity) charge_forwarding(r, rp);
+    net_.charge(r, c_.model.push_s * static_cast<double>(n.pushes) +
+                       c_.model.pull_s * static_cast<double>(n.pulls));
+    if (e.current_state() == state::complete && (!y || y->current_state() == state::complete)) {
       rp.complete = true;
       return true;
     }
-    const bool progress =
-        pushed > 0 || pulled > 0 || net_.activity(r) != activity || e.current_state() != before;
+    const bool progress = n.pushes > 0 || n.pulls > 0 || net_.activity(r) != activity ||
+                          e.current_state() != before || (y && y->current_state() != y_before);
     // One more step after the last progress (the engine may move its own buffers, e.g.
     // to itself, without the network); then sleep until an arrival or a credit.
     rp.idle_steps = progress ? 0 : rp.idle_steps + 1;
@@ -174,19 +173,22 @@ class runner {
     return false;
   }
 
+  void advance(engine& e, int r, bool done) {
+    const int rc = e.advance(done);
+    if (rc < 0)
+      throw convoy::error("advance on rank " + std::to_string(r) + " returned " +
+                          std::to_string(rc) + ": " + e.last_message());
+  }
+
   std::uint64_t push_batch(engine& e, int r, rank_progress& rp) {
     std::uint64_t pushed = 0;
-    for (int k = 0; k < c_.batch && rp.next < c_.items_per_rank; ++k) {
+    const std::uint64_t n = dest_.items_of(r);
+    for (int k = 0; k < c_.batch && rp.next < n; ++k) {
       const int d = dest_(r, rp.next);
-      const std::uint64_t word = static_cast<std::uint64_t>(r) << 43 | rp.next;
-      std::memcpy(item_.data(), &word, sizeof word);
-      const int rc = e.push(item_.data(), d);
-      if (rc == 0) break;
-      if (rc < 0)
-        throw convoy::error("push on rank " + std::to_string(r) + " returned " +
-                            std::to_string(rc));
-      ++oracle_.sent_n[static_cast<std::size_t>(d)];
-      oracle_.sent_sum[static_cast<std::size_t>(d)] += fingerprint(r, d, rp.next);
+      if (!push_word(e, r, d, static_cast<std::uint64_t>(r) << seq_bits | rp.next)) break;
+      sent_.add(d, fingerprint(r, d, rp.next));
+      // SIM-8: the reply to this query comes back from d.
+      if (!replies_.empty()) reply_sent_.add(r, fingerprint(d, r, rp.next));
       if (d != r) ++rp.remote_items;
       ++rp.next;
       ++pushed;
@@ -194,45 +196,76 @@ class runner {
     return pushed;
   }
 
-  std::uint64_t pull_all(engine& e, int r) {
-    std::uint64_t pulled = 0;
+  bool push_word(engine& e, int r, int d, std::uint64_t word) {
+    std::memcpy(item_.data(), &word, sizeof word);
+    const int rc = e.push(item_.data(), d);
+    if (rc < 0)
+      throw convoy::error("push on rank " + std::to_string(r) + " returned " + std::to_string(rc));
+    return rc == 1;
+  }
+
+  // Pulls what arrived at `r`: items (or queries, each answered by a reply pushed back to its
+  // source: bale's ig, biconvey's serve()), then replies.
+  void receive(int r, engine& e, engine* y, rank_progress& rp, step_counts& n) {
     termination::item_view v;
     while (true) {
-      const int rc = e.pull(v);
-      if (rc == 0) return pulled;
-      if (rc < 0 || v.bytes != c_.item_bytes)
-        throw convoy::error("pull on rank " + std::to_string(r) + " returned " +
-                            std::to_string(rc) + " (" + std::to_string(v.bytes) + " bytes)");
+      if (rp.pending) {
+        if (!push_word(*y, r, rp.pending_to, rp.pending_word)) break;
+        ++n.pushes;
+        if (rp.pending_to != r) ++rp.remote_items;
+        rp.pending = false;
+      }
+      if (!pull_one(e, r, v)) break;
+      ++n.pulls;
       std::uint64_t word = 0;
       std::memcpy(&word, v.data, sizeof word);
-      const int src = static_cast<int>(word >> 43);
+      const int src = static_cast<int>(word >> seq_bits);
+      const std::uint64_t seq = word & ((std::uint64_t{1} << seq_bits) - 1);
       if (src != v.from)
         throw convoy::error("an item from rank " + std::to_string(src) + " pulled at rank " +
                             std::to_string(r) + " says it came from " + std::to_string(v.from));
-      const std::uint64_t seq = word & ((std::uint64_t{1} << 43) - 1);
-      ++oracle_.got_n[static_cast<std::size_t>(r)];
-      oracle_.got_sum[static_cast<std::size_t>(r)] += fingerprint(src, r, seq);
-      if (check_fifo_) check_order(src, r, seq);
-      ++pulled;
+      got_.add(r, fingerprint(src, r, seq));
+      fifo_(src, r, seq);
+      if (y) {
+        rp.pending = true;
+        rp.pending_to = src;
+        rp.pending_word = word;
+      }
+    }
+    while (y && pull_one(*y, r, v)) {
+      ++n.pulls;
+      std::uint64_t word = 0;
+      std::memcpy(&word, v.data, sizeof word);
+      const std::uint64_t seq = word & ((std::uint64_t{1} << seq_bits) - 1);
+      // SIM-8: a reply comes back to its requester, from the rank the query went to.
+      if (static_cast<int>(word >> seq_bits) != r || seq >= dest_.items_of(r) ||
+          dest_(r, seq) != v.from)
+        throw convoy::error("a reply to query #" + std::to_string(seq) + " of rank " +
+                            std::to_string(word >> seq_bits) + " reached rank " +
+                            std::to_string(r) + " from rank " + std::to_string(v.from) +
+                            " (SIM-8)");
+      reply_got_.add(r, fingerprint(v.from, r, seq));
+      reply_fifo_(v.from, r, seq);
     }
   }
 
-  // A source numbers its items in push order, so per (source, destination) they must arrive
-  // in increasing order (FIFO per pair, TERM-2).
-  void check_order(int src, int dst, std::uint64_t seq) {
-    auto [it, fresh] = last_seq_[static_cast<std::size_t>(dst)].try_emplace(src, seq);
-    if (!fresh && it->second >= seq)
-      throw convoy::error("FIFO per pair violated (SIM-1): at rank " + std::to_string(dst) +
-                          " item #" + std::to_string(seq) + " from rank " + std::to_string(src) +
-                          " arrived after #" + std::to_string(it->second));
-    it->second = seq;
+  bool pull_one(engine& e, int r, termination::item_view& v) {
+    const int rc = e.pull(v);
+    if (rc == 0) return false;
+    if (rc < 0 || v.bytes != c_.item_bytes)
+      throw convoy::error("pull on rank " + std::to_string(r) + " returned " + std::to_string(rc) +
+                          " (" + std::to_string(v.bytes) + " bytes)");
+    return true;
   }
 
   // Items the step put into stage buffers beyond its own pushes were forwarded.
-  void charge_forwarding(engine& e, int r, rank_progress& rp) {
+  void charge_forwarding(int r, rank_progress& rp) {
     if (c_.model.forward_s == 0 && plan_->max_hops() <= 1) return;
     std::uint64_t in_stages = 0;
-    for (const auto& s : e.stats().stages) in_stages += s.items;
+    for (const auto* v : {&engines_, &replies_})
+      if (!v->empty())
+        for (const auto& s : (*v)[static_cast<std::size_t>(r)]->stats().stages)
+          in_stages += s.items;
     const std::uint64_t forwarded = in_stages - rp.remote_items - rp.stage_items;
     rp.stage_items += forwarded;
     net_.charge(r, c_.model.forward_s * static_cast<double>(forwarded));
@@ -241,12 +274,17 @@ class runner {
   void check_oracle(run_result& res) const {
     for (int d = 0; d < p_; ++d) {
       const auto i = static_cast<std::size_t>(d);
-      if (oracle_.sent_n[i] != oracle_.got_n[i] || oracle_.sent_sum[i] != oracle_.got_sum[i])
+      if (sent_.n[i] != got_.n[i] || sent_.sum[i] != got_.sum[i])
         throw convoy::error("exactly-once violated (SIM-1): rank " + std::to_string(d) +
-                            " was sent " + std::to_string(oracle_.sent_n[i]) +
-                            " items and pulled " + std::to_string(oracle_.got_n[i]) +
-                            (oracle_.sent_n[i] == oracle_.got_n[i] ? " (other items)" : ""));
-      res.items += oracle_.got_n[i];
+                            " was sent " + std::to_string(sent_.n[i]) + " items and pulled " +
+                            std::to_string(got_.n[i]) +
+                            (sent_.n[i] == got_.n[i] ? " (other items)" : ""));
+      if (reply_sent_.n[i] != reply_got_.n[i] || reply_sent_.sum[i] != reply_got_.sum[i])
+        throw convoy::error("a reply lost or repeated (SIM-8): rank " + std::to_string(d) +
+                            " sent " + std::to_string(reply_sent_.n[i]) + " queries and pulled " +
+                            std::to_string(reply_got_.n[i]) + " replies");
+      res.items += got_.n[i];
+      res.replies += reply_got_.n[i];
     }
   }
 
@@ -258,13 +296,12 @@ class runner {
   aggregation::timed_network net_;
   destinations dest_;
   std::vector<rank_progress> ranks_;
-  oracle oracle_;
+  tally sent_, got_;              // items (queries) per destination
+  tally reply_sent_, reply_got_;  // replies per requester
   std::vector<std::byte> item_;
+  order_check fifo_, reply_fifo_;
   std::vector<std::unique_ptr<engine>> engines_;
-  // FIFO check: per destination, the last sequence number seen from each source. Its size
-  // grows with the pairs that communicate, so large runs leave it off.
-  bool check_fifo_;
-  std::vector<std::unordered_map<int, std::uint64_t>> last_seq_;
+  std::vector<std::unique_ptr<engine>> replies_;  // request-reply only
 };
 
 void runner::collect(run_result& res) const {
@@ -286,17 +323,28 @@ void runner::collect(run_result& res) const {
   res.max_in_flight = ns.max_in_flight;
   double sum = 0;
   for (int r = 0; r < p_; ++r) {
-    const engine& e = *engines_[static_cast<std::size_t>(r)];
-    const auto st = e.stats();
-    for (std::size_t s = 0; s < st.stages.size() && s < res.per_stage.size(); ++s)
-      res.per_stage[s].items += st.stages[s].items;
-    res.memory_bytes_per_rank = std::max(res.memory_bytes_per_rank, e.max_memory_bytes());
-    res.predicted_seconds = std::max(res.predicted_seconds, net_.clock(r));
+    std::size_t memory = 0;
+    for (const auto* v : {&engines_, &replies_}) {
+      if (v->empty()) continue;
+      const engine& e = *(*v)[static_cast<std::size_t>(r)];
+      const auto st = e.stats();
+      for (std::size_t s = 0; s < st.stages.size() && s < res.per_stage.size(); ++s)
+        res.per_stage[s].items += st.stages[s].items;
+      memory += e.max_memory_bytes();
+    }
+    res.memory_bytes_per_rank = std::max(res.memory_bytes_per_rank, memory);
+    if (net_.clock(r) >= res.predicted_seconds) {
+      res.predicted_seconds = net_.clock(r);
+      res.critical_path_messages = net_.depth(r);
+    }
     sum += net_.clock(r);
     res.network_items += ranks_[static_cast<std::size_t>(r)].remote_items;
-    for (std::uint64_t i = 0; i < c_.items_per_rank; ++i) {
+    for (std::uint64_t i = 0; i < dest_.items_of(r); ++i) {
       const int d = dest_(r, i);
-      if (d != r) res.item_hops += static_cast<std::uint64_t>(router::route_hops(*plan_, r, d));
+      if (d == r) continue;
+      res.item_hops += static_cast<std::uint64_t>(router::route_hops(*plan_, r, d));
+      if (!replies_.empty())
+        res.item_hops += static_cast<std::uint64_t>(router::route_hops(*plan_, d, r));
     }
   }
   res.mean_rank_seconds = sum / static_cast<double>(p_);
@@ -318,7 +366,15 @@ run_result run(const run_config& c) {
   res.nodes = node_of.empty() ? 0 : *std::max_element(node_of.begin(), node_of.end()) + 1;
   res.stages = plan->n_stages();
   res.max_hops = plan->max_hops();
-  runner rn(c, std::move(plan), std::move(node_of), std::move(socket_of));
+  traffic_matrix matrix;
+  if (c.workload == workload_kind::traffic) {
+    if (c.traffic_file.empty())
+      throw convoy::error("the traffic workload needs a traffic-matrix file (--traffic FILE)");
+    matrix = load_traffic(c.traffic_file, res.ranks);
+  } else if (!c.traffic_file.empty()) {
+    throw convoy::error("a traffic-matrix file belongs to the traffic workload");
+  }
+  runner rn(c, std::move(plan), std::move(node_of), std::move(socket_of), &matrix);
   const auto t1 = std::chrono::steady_clock::now();
   rn.run(res);
   const auto t2 = std::chrono::steady_clock::now();

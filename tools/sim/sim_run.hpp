@@ -11,13 +11,9 @@
 #include <vector>
 
 #include "sim_model.hpp"
+#include "sim_workload.hpp"
 
 namespace convoy::sim {
-
-enum class workload_kind { uniform, hotspot, permutation, neighbour };
-/// "uniform", "hotspot", "permutation", "neighbour"; parse throws convoy::error.
-[[nodiscard]] const char* workload_name(workload_kind w) noexcept;
-[[nodiscard]] workload_kind parse_workload(const std::string& name);
 
 /// The machine: ranks placed on nodes and sockets, as the topology module emulates them.
 struct machine_config {
@@ -42,7 +38,8 @@ struct run_config {
   std::size_t buffer_bytes = 16384;
   int n_buffers = 2;
   workload_kind workload = workload_kind::uniform;
-  std::uint64_t items_per_rank = 1000;
+  std::uint64_t items_per_rank = 1000;  ///< not for workload_kind::traffic
+  std::string traffic_file;             ///< workload_kind::traffic: the matrix (README)
   std::size_t item_bytes = 8;
   int batch = 64;  ///< items a rank pushes per step before it advances
   std::uint64_t seed = 1;
@@ -66,9 +63,10 @@ struct run_result {
   int nodes = 0;
   int stages = 0;
   int max_hops = 0;
-  std::uint64_t items = 0;          ///< pushed (= pulled: checked)
-  std::uint64_t network_items = 0;  ///< of them, with source != destination (Table I's z)
-  std::uint64_t item_hops = 0;      ///< sum over items of route_hops (independent oracle)
+  std::uint64_t items = 0;          ///< pushed (= pulled: checked); request-reply: queries
+  std::uint64_t replies = 0;        ///< request-reply: replies pulled (= queries: checked)
+  std::uint64_t network_items = 0;  ///< items and replies with source != destination (z)
+  std::uint64_t item_hops = 0;      ///< sum over them of route_hops (independent oracle)
   std::uint64_t messages = 0;
   std::uint64_t bytes_injected = 0;  ///< every message's bytes, headers included
   traffic per_class[aggregation::n_link_classes];
@@ -79,6 +77,9 @@ struct run_result {
   std::size_t max_in_flight = 0;
   std::size_t memory_bytes_per_rank = 0;  ///< max over ranks of the engine's bound
   double predicted_seconds = 0;           ///< max over ranks of the clock at COMPLETE
+  /// Messages (buffers and returned credits) on the critical path: the longest causal
+  /// chain that reached the rank whose clock is predicted_seconds.
+  std::uint32_t critical_path_messages = 0;
   double mean_rank_seconds = 0;
   double wall_seconds = 0;   ///< the simulation loop
   double setup_seconds = 0;  ///< plan, engines and network
@@ -91,8 +92,8 @@ struct run_result {
                                                                       std::vector<int>& socket_of);
 
 /// Runs `c` to completion. Checks exactly-once delivery against an independent oracle
-/// (SIM-1) and termination (SIM-2); throws convoy::error naming the violation, or a bad
-/// configuration.
+/// (SIM-1, request-reply SIM-8) and termination (SIM-2); throws convoy::error naming the
+/// violation, or a bad configuration.
 [[nodiscard]] run_result run(const run_config& c);
 
 }  // namespace convoy::sim

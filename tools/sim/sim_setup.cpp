@@ -11,28 +11,6 @@
 
 namespace convoy::sim {
 
-const char* workload_name(workload_kind w) noexcept {
-  switch (w) {
-    case workload_kind::uniform:
-      return "uniform";
-    case workload_kind::hotspot:
-      return "hotspot";
-    case workload_kind::permutation:
-      return "permutation";
-    case workload_kind::neighbour:
-      return "neighbour";
-  }
-  return "?";
-}
-
-workload_kind parse_workload(const std::string& name) {
-  for (const auto w : {workload_kind::uniform, workload_kind::hotspot, workload_kind::permutation,
-                       workload_kind::neighbour})
-    if (name == workload_name(w)) return w;
-  throw convoy::error("workload '" + name +
-                      "' is not one of uniform, hotspot, permutation, neighbour");
-}
-
 namespace {
 
 // The rank count: given, else the product of a Cartesian mesh, else the node sizes' sum.

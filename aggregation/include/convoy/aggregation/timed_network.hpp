@@ -72,9 +72,13 @@ class timed_network {
   timed_network(const timed_network&) = delete;
   timed_network& operator=(const timed_network&) = delete;
 
+  /// Endpoints of one rank in different planes, 0 <= plane < max_planes.
+  static constexpr int max_planes = 64;
   /// The transport of virtual rank `rank` (as sim_network::endpoint, without a
-  /// buffer_source: its buffers come from the network's lazy mapping).
-  [[nodiscard]] std::unique_ptr<transport> endpoint(int rank);
+  /// buffer_source: its buffers come from the network's lazy mapping). Every engine of a
+  /// rank takes its own `plane` (e.g. request/reply: queries 0, replies 1): the planes'
+  /// links are apart, their messages share the rank's clock, ports and NIC (AGG-142).
+  [[nodiscard]] std::unique_ptr<transport> endpoint(int rank, int plane = 0);
 
   [[nodiscard]] int n_ranks() const noexcept;
   [[nodiscard]] link_class class_of(int src, int dst) const noexcept;
@@ -93,6 +97,9 @@ class timed_network {
   /// around a step to see whether the rank did anything).
   [[nodiscard]] std::uint64_t activity(int rank) const noexcept;
   [[nodiscard]] timed_network_stats stats() const;
+  /// The most messages (buffers and returned credits) on one causal chain that has reached
+  /// `rank` so far; taken at the rank that completes last, the critical path's length.
+  [[nodiscard]] std::uint32_t depth(int rank) const noexcept;
 
  private:
   std::shared_ptr<detail::timed_state> state_;
