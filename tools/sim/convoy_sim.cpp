@@ -7,7 +7,8 @@
 //   convoy-sim --ranks 16 --traffic matrix.txt         (lines: SOURCE DESTINATION ITEMS)
 //   convoy-sim --write-model FILE   (writes the model in effect and exits)
 //
-// Bad arguments: a message on stderr and exit status 2 (BENCH-3's convention).
+// Bad arguments: a message on stderr and exit status 2 (BENCH-3's convention); a run that
+// fails its oracle or stalls: a message and exit status 1.
 #include <sys/resource.h>
 
 #include <CLI/CLI.hpp>
@@ -175,6 +176,9 @@ int main(int argc, char** argv) {  // NOLINT(bugprone-exception-escape)
       if (!out) throw convoy::error("cannot write --json file '" + o.json_file + "'");
     }
     return 0;
+  } catch (const convoy::sim::run_failure& e) {  // the run itself went wrong: exit 1
+    std::cerr << "convoy-sim: run failed: " << e.what() << "\n";
+    return 1;
   } catch (const convoy::error& e) {
     std::cerr << "convoy-sim: " << e.what() << "\n";
     return 2;

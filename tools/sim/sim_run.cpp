@@ -52,10 +52,10 @@ class order_check {
     if (!on_) return;
     auto [it, fresh] = last_[static_cast<std::size_t>(dst)].try_emplace(src, seq);
     if (!fresh && it->second >= seq)
-      throw convoy::error(std::string("FIFO per pair violated (SIM-1): at rank ") +
-                          std::to_string(dst) + " " + what_ + " #" + std::to_string(seq) +
-                          " from rank " + std::to_string(src) + " arrived after #" +
-                          std::to_string(it->second));
+      throw run_failure(std::string("FIFO per pair violated (SIM-1): at rank ") +
+                        std::to_string(dst) + " " + what_ + " #" + std::to_string(seq) +
+                        " from rank " + std::to_string(src) + " arrived after #" +
+                        std::to_string(it->second));
     it->second = seq;
   }
 
@@ -119,11 +119,11 @@ class runner {
     if (n_complete != p_) {
       int stuck = 0;
       while (ranks_[static_cast<std::size_t>(stuck)].complete) ++stuck;
-      throw convoy::error("simulation stalled (SIM-2): " + std::to_string(p_ - n_complete) +
-                          " ranks never reached COMPLETE, e.g. rank " + std::to_string(stuck) +
-                          " in state " +
-                          std::to_string(static_cast<int>(
-                              engines_[static_cast<std::size_t>(stuck)]->current_state())));
+      throw run_failure("simulation stalled (SIM-2): " + std::to_string(p_ - n_complete) +
+                        " ranks never reached COMPLETE, e.g. rank " + std::to_string(stuck) +
+                        " in state " +
+                        std::to_string(static_cast<int>(
+                            engines_[static_cast<std::size_t>(stuck)]->current_state())));
     }
     check_oracle(res);
     collect(res);
@@ -176,8 +176,8 @@ class runner {
   void advance(engine& e, int r, bool done) {
     const int rc = e.advance(done);
     if (rc < 0)
-      throw convoy::error("advance on rank " + std::to_string(r) + " returned " +
-                          std::to_string(rc) + ": " + e.last_message());
+      throw run_failure("advance on rank " + std::to_string(r) + " returned " + std::to_string(rc) +
+                        ": " + e.last_message());
   }
 
   std::uint64_t push_batch(engine& e, int r, rank_progress& rp) {
@@ -200,7 +200,7 @@ class runner {
     std::memcpy(item_.data(), &word, sizeof word);
     const int rc = e.push(item_.data(), d);
     if (rc < 0)
-      throw convoy::error("push on rank " + std::to_string(r) + " returned " + std::to_string(rc));
+      throw run_failure("push on rank " + std::to_string(r) + " returned " + std::to_string(rc));
     return rc == 1;
   }
 
@@ -222,8 +222,8 @@ class runner {
       const int src = static_cast<int>(word >> seq_bits);
       const std::uint64_t seq = word & ((std::uint64_t{1} << seq_bits) - 1);
       if (src != v.from)
-        throw convoy::error("an item from rank " + std::to_string(src) + " pulled at rank " +
-                            std::to_string(r) + " says it came from " + std::to_string(v.from));
+        throw run_failure("an item from rank " + std::to_string(src) + " pulled at rank " +
+                          std::to_string(r) + " says it came from " + std::to_string(v.from));
       got_.add(r, fingerprint(src, r, seq));
       fifo_(src, r, seq);
       if (y) {
@@ -240,10 +240,9 @@ class runner {
       // SIM-8: a reply comes back to its requester, from the rank the query went to.
       if (static_cast<int>(word >> seq_bits) != r || seq >= dest_.items_of(r) ||
           dest_(r, seq) != v.from)
-        throw convoy::error("a reply to query #" + std::to_string(seq) + " of rank " +
-                            std::to_string(word >> seq_bits) + " reached rank " +
-                            std::to_string(r) + " from rank " + std::to_string(v.from) +
-                            " (SIM-8)");
+        throw run_failure("a reply to query #" + std::to_string(seq) + " of rank " +
+                          std::to_string(word >> seq_bits) + " reached rank " + std::to_string(r) +
+                          " from rank " + std::to_string(v.from) + " (SIM-8)");
       reply_got_.add(r, fingerprint(v.from, r, seq));
       reply_fifo_(v.from, r, seq);
     }
@@ -253,8 +252,8 @@ class runner {
     const int rc = e.pull(v);
     if (rc == 0) return false;
     if (rc < 0 || v.bytes != c_.item_bytes)
-      throw convoy::error("pull on rank " + std::to_string(r) + " returned " + std::to_string(rc) +
-                          " (" + std::to_string(v.bytes) + " bytes)");
+      throw run_failure("pull on rank " + std::to_string(r) + " returned " + std::to_string(rc) +
+                        " (" + std::to_string(v.bytes) + " bytes)");
     return true;
   }
 
@@ -275,14 +274,14 @@ class runner {
     for (int d = 0; d < p_; ++d) {
       const auto i = static_cast<std::size_t>(d);
       if (sent_.n[i] != got_.n[i] || sent_.sum[i] != got_.sum[i])
-        throw convoy::error("exactly-once violated (SIM-1): rank " + std::to_string(d) +
-                            " was sent " + std::to_string(sent_.n[i]) + " items and pulled " +
-                            std::to_string(got_.n[i]) +
-                            (sent_.n[i] == got_.n[i] ? " (other items)" : ""));
+        throw run_failure("exactly-once violated (SIM-1): rank " + std::to_string(d) +
+                          " was sent " + std::to_string(sent_.n[i]) + " items and pulled " +
+                          std::to_string(got_.n[i]) +
+                          (sent_.n[i] == got_.n[i] ? " (other items)" : ""));
       if (reply_sent_.n[i] != reply_got_.n[i] || reply_sent_.sum[i] != reply_got_.sum[i])
-        throw convoy::error("a reply lost or repeated (SIM-8): rank " + std::to_string(d) +
-                            " sent " + std::to_string(reply_sent_.n[i]) + " queries and pulled " +
-                            std::to_string(reply_got_.n[i]) + " replies");
+        throw run_failure("a reply lost or repeated (SIM-8): rank " + std::to_string(d) + " sent " +
+                          std::to_string(reply_sent_.n[i]) + " queries and pulled " +
+                          std::to_string(reply_got_.n[i]) + " replies");
       res.items += got_.n[i];
       res.replies += reply_got_.n[i];
     }

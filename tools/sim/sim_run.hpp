@@ -3,6 +3,7 @@
 /// One simulated run of convoy-sim: a machine, a route plan, a workload and a cost model in;
 /// counts, predicted time and memory out (tools/sim/README.md). The engines are the
 /// library's own (termination::engine) over aggregation::timed_network.
+#include <convoy/base/error.hpp>
 #include <convoy/router/route_plan.hpp>
 #include <cstddef>
 #include <cstdint>
@@ -91,9 +92,16 @@ struct run_result {
                                                                       std::vector<int>& node_of,
                                                                       std::vector<int>& socket_of);
 
+/// A run that failed: the oracle saw a lost, repeated, misrouted or reordered item, the
+/// simulation stalled, or an engine returned an error (convoy-sim exits 1; a bad
+/// configuration is a plain convoy::error, exit 2).
+struct run_failure : convoy::error {
+  using convoy::error::error;
+};
+
 /// Runs `c` to completion. Checks exactly-once delivery against an independent oracle
-/// (SIM-1, request-reply SIM-8) and termination (SIM-2); throws convoy::error naming the
-/// violation, or a bad configuration.
+/// (SIM-1, request-reply SIM-8) and termination (SIM-2); throws run_failure naming the
+/// violation, or convoy::error for a bad configuration.
 [[nodiscard]] run_result run(const run_config& c);
 
 }  // namespace convoy::sim
