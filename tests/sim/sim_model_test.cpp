@@ -20,6 +20,7 @@ cost_model odd_model() {
   m.push_s = 4.4e-9;
   m.forward_s = 6.6e-9;
   m.pull_s = 2.2e-9;
+  m.app_s = 8.8e-9;
   m.source = "calibrated by hand";
   return m;
 }
@@ -42,6 +43,7 @@ TEST(SimModelFile, PartialDocumentKeepsTheBase) {
   EXPECT_EQ(m.links[0], base.links[0]);
   EXPECT_EQ(m.pull_s, 1e-8);
   EXPECT_EQ(m.push_s, base.push_s);
+  EXPECT_EQ(m.app_s, base.app_s);
 }
 
 void expect_error(const std::string& text, const std::string& fragment) {

@@ -63,6 +63,7 @@ std::string to_json_text(const cost_model& m) {
   j["push_s"] = m.push_s;
   j["forward_s"] = m.forward_s;
   j["pull_s"] = m.pull_s;
+  j["app_s"] = m.app_s;
   j["source"] = m.source;
   return j.dump(2) + "\n";
 }
@@ -83,6 +84,8 @@ cost_model model_from_json_text(const std::string& text, const cost_model& base)
       m.forward_s = number(value, key);
     } else if (key == "pull_s") {
       m.pull_s = number(value, key);
+    } else if (key == "app_s") {
+      m.app_s = number(value, key);
     } else if (key == "source") {
       if (!value.is_string()) throw convoy::error("model: 'source' is not a string");
       m.source = value.get<std::string>();

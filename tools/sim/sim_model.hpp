@@ -13,6 +13,9 @@ struct cost_model {
   double push_s = 0;     ///< per item pushed by the application
   double forward_s = 0;  ///< per item re-buffered at an intermediate rank
   double pull_s = 0;     ///< per item pulled at its destination
+  /// The application's own work per item (e.g. the histogram's draw and table update),
+  /// charged with the push: 0 models the library alone. predict-vs-measure measures it.
+  double app_s = 0;
   /// Where the values come from (free text, kept through a round trip).
   std::string source;
 

@@ -158,7 +158,7 @@ class runner {
     // Items are forwarded only out of received buffers: a step without transport activity
     // forwarded none.
     if (net_.activity(r) != activity) charge_forwarding(r, rp);
-    net_.charge(r, c_.model.push_s * static_cast<double>(n.pushes) +
+    net_.charge(r, (c_.model.push_s + c_.model.app_s) * static_cast<double>(n.pushes) +
                        c_.model.pull_s * static_cast<double>(n.pulls));
     if (e.current_state() == state::complete && (!y || y->current_state() == state::complete)) {
       rp.complete = true;
