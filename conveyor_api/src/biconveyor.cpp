@@ -1,5 +1,5 @@
 // Request/reply over two steady conveyors (seed 000 sec. 6.1, Figure 4): the query slot,
-// the pending reply and the reorder window (conveyor_api/README.md, API-21..25).
+// the pending reply and the reorder window (conveyor_api/README.md, API-23..25).
 #include <convoy/base/error.hpp>
 #include <convoy/conveyor_api/biconveyor.hpp>
 #include <new>
@@ -36,6 +36,11 @@ int untyped_biconveyor::begin(std::size_t query_bytes, std::size_t reply_bytes,
   if (state_ != termination::state::dormant) return termination::error_state;
   if (!answer) return termination::error_argument;
   if (query_bytes == 0 || reply_bytes == 0) return termination::error_size;
+  // Before the window is allocated: a reply above a buffer would make it huge.
+  const auto fits = [](std::size_t bytes, const untyped_conveyor& c) {
+    return c.max_item_bytes() >= k_slot && bytes <= c.max_item_bytes() - k_slot;
+  };
+  if (!fits(query_bytes, queries_) || !fits(reply_bytes, replies_)) return termination::error_size;
   try {
     query_item_.assign(k_slot + query_bytes, std::byte{0});
     reply_item_.assign(k_slot + reply_bytes, std::byte{0});

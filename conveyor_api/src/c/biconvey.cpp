@@ -1,5 +1,5 @@
 // Biconveyors (seed 000 sec. 6.1): bale's arguments and codes translated to
-// convoy::untyped_biconveyor (API-21..25), whose two steady conveyors are built here as
+// convoy::untyped_biconveyor (API-23..25), whose two steady conveyors are built here as
 // the convey.h constructors build theirs.
 #include <biconvey.h>
 

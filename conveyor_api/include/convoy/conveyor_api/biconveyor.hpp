@@ -1,6 +1,6 @@
 #pragma once
 /// @file
-/// Request/reply conveyors (seed 000 sec. 6.1; conveyor_api/README.md, API-21..25): a
+/// Request/reply conveyors (seed 000 sec. 6.1; conveyor_api/README.md, API-23..25): a
 /// query pushed to a rank is answered there by the function given to begin(), and its
 /// reply comes back to the pusher, who pulls replies in the order it pushed the queries.
 ///
