@@ -2,6 +2,8 @@
 #include <convoy/aggregation/rma_transport.hpp>
 #include <convoy/base/error.hpp>
 #include <exception>
+#include <memory>
+#include <optional>
 #include <utility>
 
 namespace convoy::aggregation {
@@ -86,34 +88,41 @@ std::size_t hybrid_transport::max_memory_bytes() const noexcept {
 
 namespace {
 
+// Whether some node of `nodes` holds more than one rank of `comm` (collective: one choice
+// for all ranks, since the hybrid's constructor is collective over `comm` in a way the MPI
+// transport's is not, and both ends of a link must use the same kind).
+bool some_node_shared(MPI_Comm comm, const node_map& nodes) {
+  MPI_Comm node = split_node(comm, nodes);
+  int node_size = 0;
+  const int rc = MPI_Comm_size(node, &node_size);
+  MPI_Comm_free(&node);
+  if (rc != MPI_SUCCESS) convoy::detail::throw_mpi_error("MPI_Comm_size", rc, __FILE__, __LINE__);
+  int max_node_size = 0;
+  CONVOY_MPI_CHECK(MPI_Allreduce(&node_size, &max_node_size, 1, MPI_INT, MPI_MAX, comm));
+  return max_node_size > 1;
+}
+
 // `s`: the settings for node discovery; null: read them (base::settings::from_env).
 std::unique_ptr<transport> make_kind(MPI_Comm comm, base::transport_kind kind,
                                      std::shared_ptr<buffer_source> memory,
                                      const base::settings* s) {
   if (comm == MPI_COMM_NULL) throw convoy::error("make_transport: communicator is MPI_COMM_NULL");
-  if (kind == base::transport_kind::mpi)
-    return std::make_unique<mpi_transport>(comm, std::move(memory), default_credit_window);
   if (kind == base::transport_kind::rma) return std::make_unique<rma_transport>(comm);
   // AGG-60: shared memory stops at the node boundary of topology discovery, emulated or real.
-  const node_map nodes = s ? discover_node_map(comm, *s) : discover_node_map(comm);
-  if (kind == base::transport_kind::automatic) {
-    MPI_Comm node = split_node(comm, nodes);
-    int node_size = 0;
-    const int rc = MPI_Comm_size(node, &node_size);
-    MPI_Comm_free(&node);
-    if (rc != MPI_SUCCESS) convoy::detail::throw_mpi_error("MPI_Comm_size", rc, __FILE__, __LINE__);
-    // One choice for all ranks: the hybrid's constructor is collective over `comm` in a
-    // way the MPI transport's is not, and both ends of a link must use the same kind.
-    int max_node_size = 0;
-    CONVOY_MPI_CHECK(MPI_Allreduce(&node_size, &max_node_size, 1, MPI_INT, MPI_MAX, comm));
-    kind = max_node_size > 1 ? base::transport_kind::shm : base::transport_kind::mpi;
+  std::optional<node_map> nodes;
+  if (kind != base::transport_kind::mpi) {
+    nodes = s ? discover_node_map(comm, *s) : discover_node_map(comm);
+    if (kind == base::transport_kind::automatic)
+      kind = some_node_shared(comm, *nodes) ? base::transport_kind::shm : base::transport_kind::mpi;
   }
+  // Every MPI link's credit window (AGG-67), alone or beside shared memory.
+  constexpr int window = default_credit_window;
   if (kind == base::transport_kind::mpi)
-    return std::make_unique<mpi_transport>(comm, std::move(memory), default_credit_window);
+    return std::make_unique<mpi_transport>(comm, std::move(memory), window);
   return std::make_unique<hybrid_transport>(
       comm, hybrid_transport::link_predicate{}, std::move(memory),
       kind == base::transport_kind::shm_zero_copy ? shm_filling::zero_copy : shm_filling::staged,
-      nodes, default_credit_window);
+      *nodes, window);
 }
 
 }  // namespace

@@ -77,6 +77,13 @@ void reset_vector(std::vector<T>& v, std::size_t n, const T& value) {
 
 }  // namespace
 
+void check_layout_rank(const link_layout& layout, int rank, int n_ranks, const char* who) {
+  if (layout.rank != rank || layout.n_ranks != n_ranks)
+    throw convoy::error(std::string(who) + ": layout says rank " + std::to_string(layout.rank) +
+                        " of " + std::to_string(layout.n_ranks) + " but this endpoint is rank " +
+                        std::to_string(rank) + " of " + std::to_string(n_ranks));
+}
+
 void validate_layout(const link_layout& layout, const char* who) {
   const std::string w(who);
   if (layout.n_ranks < 1)

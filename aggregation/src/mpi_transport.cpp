@@ -135,10 +135,7 @@ void mpi_transport::check_open(const link_layout& layout, const std::vector<bool
   int rank = 0, size = 0;
   CONVOY_MPI_CHECK(MPI_Comm_rank(comm_, &rank));
   CONVOY_MPI_CHECK(MPI_Comm_size(comm_, &size));
-  if (layout.rank != rank || layout.n_ranks != size)
-    throw convoy::error("mpi_transport: layout says rank " + std::to_string(layout.rank) + " of " +
-                        std::to_string(layout.n_ranks) + " but the communicator says rank " +
-                        std::to_string(rank) + " of " + std::to_string(size));
+  detail::check_layout_rank(layout, rank, size, who);
   if (serve_out.size() != layout.out_links.size() || serve_in.size() != layout.in_links.size())
     throw convoy::error("mpi_transport: serve_out/serve_in must have one flag per link");
   void* attr = nullptr;
@@ -259,10 +256,6 @@ void mpi_transport::pair_links() {
     reverse_of_in_[l] = it->second;
     reverse_of_out_[static_cast<std::size_t>(it->second)] = static_cast<int>(l);
   }
-}
-
-std::byte* mpi_transport::acquire(int out_link) noexcept {
-  return opened_ ? out_.acquire(out_link) : nullptr;
 }
 
 void mpi_transport::post(int out_link, std::byte* buffer, std::size_t bytes) {
@@ -422,14 +415,6 @@ void mpi_transport::progress() {
 
 bool mpi_transport::idle() const noexcept {
   return out_.n_queued() == 0 && n_send_active_ == 0 && n_credit_send_active_ == 0;
-}
-
-std::size_t mpi_transport::memory_bytes() const noexcept {
-  return out_.memory_bytes() + in_.memory_bytes();
-}
-
-std::size_t mpi_transport::max_memory_bytes() const noexcept {
-  return out_.max_memory_bytes() + in_.max_memory_bytes();
 }
 
 }  // namespace convoy::aggregation

@@ -72,11 +72,7 @@ void rma_transport::open(const link_layout& layout) {
     int rank = 0, size = 0;
     CONVOY_MPI_CHECK(MPI_Comm_rank(comm_, &rank));
     CONVOY_MPI_CHECK(MPI_Comm_size(comm_, &size));
-    if (layout.rank != rank || layout.n_ranks != size)
-      throw convoy::error("rma_transport: layout says rank " + std::to_string(layout.rank) +
-                          " of " + std::to_string(layout.n_ranks) +
-                          " but the communicator says rank " + std::to_string(rank) + " of " +
-                          std::to_string(size));
+    detail::check_layout_rank(layout, rank, size, who);
     int n = 0;
     for (const auto* links : {&layout.out_links, &layout.in_links})
       for (const link& l : *links) n = std::max(n, l.stage + 1);

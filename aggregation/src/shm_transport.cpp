@@ -138,11 +138,7 @@ void shm_transport::open(const link_layout& layout, std::vector<bool> serve_out,
   std::vector<int> mine{0, 0, 0, 0, 0};
   try {
     detail::validate_layout(layout, who);
-    if (layout.rank != rank_ || layout.n_ranks != size_)
-      throw convoy::error("shm_transport: layout says rank " + std::to_string(layout.rank) +
-                          " of " + std::to_string(layout.n_ranks) +
-                          " but the communicator says rank " + std::to_string(rank_) + " of " +
-                          std::to_string(size_));
+    detail::check_layout_rank(layout, rank_, size_, who);
     if (serve_out.size() != layout.out_links.size() || serve_in.size() != layout.in_links.size())
       throw convoy::error("shm_transport: serve_out/serve_in must have one flag per link");
     std::vector<int> outs, ins;

@@ -1,3 +1,4 @@
+#include <convoy/aggregation/detail/book_endpoint.hpp>
 #include <convoy/aggregation/detail/link_book.hpp>
 #include <convoy/aggregation/sim_transport.hpp>
 #include <convoy/base/error.hpp>
@@ -64,42 +65,29 @@ struct sim_state {
   bool deliver_one();
 };
 
-class sim_endpoint final : public transport {
+class sim_endpoint final : public book_endpoint {
  public:
   sim_endpoint(std::shared_ptr<sim_state> state, int rank, std::shared_ptr<buffer_source> memory)
       : state_(std::move(state)), rank_(rank), memory_(std::move(memory)) {}
   ~sim_endpoint() override;
 
   void open(const link_layout& layout) override;
-  [[nodiscard]] std::byte* acquire(int out_link) noexcept override {
-    return opened_ ? out_.acquire(out_link) : nullptr;
-  }
   void post(int out_link, std::byte* buffer, std::size_t bytes) override;
   [[nodiscard]] bool poll(received& out) override { return opened_ && in_.poll(out); }
   void release(const received& r) override;
   void progress() override;
-  [[nodiscard]] bool idle() const noexcept override {
-    return out_.n_queued() == 0 && out_.n_sending() == 0;
-  }
-  [[nodiscard]] std::size_t memory_bytes() const noexcept override {
-    return out_.memory_bytes() + in_.memory_bytes();
-  }
-  [[nodiscard]] std::size_t max_memory_bytes() const noexcept override {
-    return out_.max_memory_bytes() + in_.max_memory_bytes();
-  }
 
   void credit_returned(int out_link);
   void send_ready(int out_link);
 
-  send_book out_;
-  recv_book in_;
+  using book_endpoint::in_;  // the deliveries copy between endpoints' books
+  using book_endpoint::out_;
 
  private:
   std::shared_ptr<sim_state> state_;
   int rank_;
   std::shared_ptr<buffer_source> memory_;
   source_block block_;  ///< from memory_, released at the end of the destructor (AGG-11)
-  bool opened_ = false;
   std::vector<int> out_channel_;
   std::vector<int> in_channel_;
   std::vector<int> credit_ready_;  ///< out-links with queued buffers that got credit
@@ -136,10 +124,7 @@ sim_endpoint::~sim_endpoint() {
 void sim_endpoint::open(const link_layout& layout) {
   if (opened_) throw convoy::error("sim transport: open() called twice");
   validate_layout(layout, who);
-  if (layout.rank != rank_ || layout.n_ranks != state_->n_ranks)
-    throw convoy::error("sim transport: layout says rank " + std::to_string(layout.rank) + " of " +
-                        std::to_string(layout.n_ranks) + " but this endpoint is rank " +
-                        std::to_string(rank_) + " of " + std::to_string(state_->n_ranks));
+  check_layout_rank(layout, rank_, state_->n_ranks, who);
   // Check everything before registering anything, so a failed open() changes nothing.
   auto check = [&](int src, int dst, int stage, bool as_sender) {
     const auto it = state_->channel_of.find(sim_state::key(src, dst, stage));

@@ -1,5 +1,6 @@
 // The simulated network with time (timed_network.hpp; tools/sim/README.md "The model").
 #include <algorithm>
+#include <convoy/aggregation/detail/book_endpoint.hpp>
 #include <convoy/aggregation/detail/lazy_arena.hpp>
 #include <convoy/aggregation/detail/link_book.hpp>
 #include <convoy/aggregation/timed_network.hpp>
@@ -115,40 +116,27 @@ struct timed_state {
   void depart(int c, int sender_rank, int slot, std::size_t bytes, std::size_t capacity);
 };
 
-class timed_endpoint final : public transport {
+class timed_endpoint final : public book_endpoint {
  public:
   timed_endpoint(std::shared_ptr<timed_state> state, int rank, int plane)
       : state_(std::move(state)), rank_(rank), plane_(plane) {}
   ~timed_endpoint() override;
 
   void open(const link_layout& layout) override;
-  [[nodiscard]] std::byte* acquire(int out_link) noexcept override {
-    return opened_ ? out_.acquire(out_link) : nullptr;
-  }
   void post(int out_link, std::byte* buffer, std::size_t bytes) override;
   [[nodiscard]] bool poll(received& out) override;
   void release(const received& r) override;
   void progress() override;
-  [[nodiscard]] bool idle() const noexcept override {
-    return out_.n_queued() == 0 && out_.n_sending() == 0;
-  }
-  [[nodiscard]] std::size_t memory_bytes() const noexcept override {
-    return out_.memory_bytes() + in_.memory_bytes();
-  }
-  [[nodiscard]] std::size_t max_memory_bytes() const noexcept override {
-    return out_.max_memory_bytes() + in_.max_memory_bytes();
-  }
 
   void credit_returned(int out_link);
   void send_ready(int out_link);
 
-  send_book out_;
-  recv_book in_;
+  using book_endpoint::in_;  // the deliveries copy between endpoints' books
+  using book_endpoint::out_;
 
  private:
   std::shared_ptr<timed_state> state_;
   int rank_;
-  bool opened_ = false;
   std::vector<int> out_channel_;
   std::vector<int> in_channel_;
   std::vector<int> credit_ready_;  ///< out-links with queued buffers that got credit
@@ -170,10 +158,7 @@ void timed_endpoint::open(const link_layout& layout) {
   if (opened_) throw convoy::error("timed network: open() called twice");
   validate_layout(layout, who);
   timed_state& st = *state_;
-  if (layout.rank != rank_ || layout.n_ranks != st.n_ranks)
-    throw convoy::error("timed network: layout says rank " + std::to_string(layout.rank) + " of " +
-                        std::to_string(layout.n_ranks) + " but this endpoint is rank " +
-                        std::to_string(rank_) + " of " + std::to_string(st.n_ranks));
+  check_layout_rank(layout, rank_, st.n_ranks, who);
   if (st.n_buffers == 0) st.n_buffers = layout.n_buffers;
   if (st.n_buffers != layout.n_buffers)
     throw convoy::error("timed network: every endpoint needs the same n_buffers");

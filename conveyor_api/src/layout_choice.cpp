@@ -38,6 +38,11 @@ const char* to_string(layout_kind k) noexcept {
 
 conveyor_options layout_plan::options() const {
   conveyor_options o;
+  if (kind == layout_kind::bulk) {  // one buffer per rank, no header (bulk_exchange)
+    o.kind = conveyor_kind::bulk;
+    o.capacity_bytes = capacity;
+    return o;
+  }
   if (kind == layout_kind::tensor) {
     o.tensor_order = order;
     o.n_local = order >= 2 ? static_cast<int>(n_local) : 1;

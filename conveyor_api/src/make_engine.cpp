@@ -7,6 +7,7 @@
 #include <convoy/base/error.hpp>
 #include <convoy/base/mesh_spec.hpp>
 #include <convoy/base/settings.hpp>
+#include <convoy/conveyor_api/bulk_engine.hpp>
 #include <convoy/conveyor_api/layout_choice.hpp>
 #include <convoy/conveyor_api/options.hpp>
 #include <convoy/router/route_plan.hpp>
@@ -65,6 +66,31 @@ termination::engine_options resolve_engine_options(const conveyor_options& o,
   e.steady_period = o.steady_period;
   e.elastic = o.elastic;
   return e;
+}
+
+std::unique_ptr<bulk_engine> make_bulk_engine(MPI_Comm comm, const conveyor_options& o,
+                                              const base::settings& s) {
+  if (o.elastic) throw error("conveyor: the bulk kind carries rigid items only (elastic is set)");
+  if (o.make_transport) throw error("conveyor: the bulk kind has no transport to replace");
+  // Every rank's buffers must have one size (MPI_Alltoallv counts); rank 0's wins.
+  unsigned long long capacity = o.capacity_bytes ? o.capacity_bytes : s.buffer_bytes_or_default();
+  CONVOY_MPI_CHECK(MPI_Bcast(&capacity, 1, MPI_UNSIGNED_LONG_LONG, 0, comm));
+  aggregation::bulk_exchange::options x;
+  x.capacity_bytes = static_cast<std::size_t>(capacity);
+  x.memory = o.buffers;
+  if (o.codec) {
+    x.codec = o.codec;
+    x.compress_link = aggregation::off_node_links(comm, s);
+  }
+  bulk_engine::options b;
+  b.steady = o.steady;
+  b.dynamic = o.dynamic;
+  return std::make_unique<bulk_engine>(
+      std::make_unique<aggregation::bulk_exchange>(comm, std::move(x)), b);
+}
+
+std::unique_ptr<bulk_engine> make_bulk_engine(MPI_Comm comm, const conveyor_options& o) {
+  return make_bulk_engine(comm, o, base::settings::from_env(comm));
 }
 
 std::unique_ptr<termination::engine> make_mpi_engine(MPI_Comm comm, const conveyor_options& o,

@@ -1,4 +1,4 @@
-// untyped_conveyor: the engine plus DYNAMIC buffers and lifetime statistics.
+// untyped_conveyor: the engine of its kind plus DYNAMIC buffers and lifetime statistics.
 #include <convoy/base/error.hpp>
 #include <convoy/conveyor_api/untyped_conveyor.hpp>
 #include <utility>
@@ -26,6 +26,16 @@ void add(termination::engine_stats& into, const termination::engine_stats& s) {
 
 untyped_conveyor::untyped_conveyor(MPI_Comm comm, conveyor_options options)
     : comm_(comm), options_(std::move(options)) {
+  if (options_.kind == conveyor_kind::bulk) {
+    bulk_ = make_bulk_engine(comm_, options_);
+    rank_ = bulk_->rank();
+    n_ranks_ = bulk_->n_ranks();
+    engine_options_.steady = options_.steady;
+    engine_options_.capacity_bytes = bulk_->max_item_bytes();
+    max_item_bytes_ = bulk_->max_item_bytes();
+    max_memory_bytes_ = bulk_->max_memory_bytes();
+    return;
+  }
   plan_ = make_plan(comm_, options_);
   // Built once even when dynamic: construction validates everything (plan, options,
   // transport) and learns the engine's shape; a dynamic conveyor then drops it until begin.
@@ -59,6 +69,7 @@ void untyped_conveyor::learn_shape() {
 }
 
 int untyped_conveyor::begin(std::size_t item_bytes) {
+  if (bulk_) return bulk_->begin(item_bytes);  // takes its buffers itself when dynamic
   attach();
   if (!engine_) return termination::error_state;
   const int rc = engine_->begin(item_bytes);
@@ -85,6 +96,7 @@ void untyped_conveyor::detach() noexcept {
 }
 
 int untyped_conveyor::reset() {
+  if (bulk_) return bulk_->reset();
   if (!engine_) return options_.dynamic && plan_ ? 1 : termination::error_state;
   const int rc = engine_->reset();
   if (rc > 0) detach();
@@ -92,6 +104,7 @@ int untyped_conveyor::reset() {
 }
 
 termination::engine_stats untyped_conveyor::stats(bool cumulative) const {
+  if (bulk_) return bulk_->stats(cumulative);
   if (!cumulative) return engine_ ? engine_->stats(false) : last_;
   termination::engine_stats s = retired_;
   if (engine_) add(s, engine_->stats(true));
@@ -99,10 +112,12 @@ termination::engine_stats untyped_conveyor::stats(bool cumulative) const {
 }
 
 std::size_t untyped_conveyor::memory_bytes() const noexcept {
+  if (bulk_) return bulk_->memory_bytes();
   return engine_ ? engine_->memory_bytes() : 0;
 }
 
 std::string untyped_conveyor::last_message() const {
+  if (bulk_) return bulk_->last_message();
   return engine_ ? engine_->last_message() : std::string();
 }
 

@@ -1,50 +1,20 @@
 // The constructors of convey.h (collective): bale's arguments checked and turned into a
 // layout (convoy::layout_plan), the generic ones through convoy::choose_and_build; NULL and
 // one message on failure (CAPI-8).
-#include <convoy/base/collective.hpp>
 #include <convoy/base/error.hpp>
 #include <cstdint>
-#include <exception>
 #include <memory>
 #include <string>
 
+#include "construct.hpp"
 #include "facade.hpp"
 
 namespace cf = convoy::facade;
 using convoy::layout_kind;
 using convoy::layout_plan;
 
-namespace {
-
-// Runs `build` (collective). A failure prints its message once for all PEs, the lowest
-// failing PE's (all fail alike on invalid arguments or settings), unless QUIET (CAPI-8).
-template <class F>
-convey_t* construct(const char* who, std::uint64_t options, F&& build) noexcept {
-  const bool quiet = (options & convey_opt_QUIET) != 0;
-  std::string why;
-  if (!cf::ensure_mpi(why)) {
-    if (!quiet) cf::print_once(std::string(who) + ": " + why);
-    return nullptr;
-  }
-  convey_t* c = nullptr;
-  try {
-    c = build();
-  } catch (const std::exception& e) {
-    why = e.what();
-  } catch (...) {
-    why = "unknown exception";
-  }
-  try {  // every PE learns the lowest failing PE's message (BASE-3); PE 0 prints it
-    convoy::base::raise_if_any_failed(MPI_COMM_WORLD, c ? nullptr : &why);
-  } catch (const std::exception& e) {
-    if (!quiet && cf::world_rank() == 0) cf::print_once(std::string(who) + ": " + e.what());
-  }
-  return c;
-}
-
-// bale's argument rules for the explicit tensor constructors.
-layout_plan tensor_layout(std::size_t capacity, int order, std::size_t n_local,
-                          std::size_t n_buffers) {
+layout_plan cf::tensor_layout(std::size_t capacity, int order, std::size_t n_local,
+                              std::size_t n_buffers) {
   const auto p = static_cast<std::size_t>(cf::world_size());
   if (capacity == 0) throw convoy::error("buffer capacity must be positive");
   if (order < 1 || order > 3)
@@ -67,6 +37,16 @@ layout_plan tensor_layout(std::size_t capacity, int order, std::size_t n_local,
   return t;
 }
 
+layout_plan cf::choose(const convoy::layout_request& r, std::uint64_t options,
+                       const std::function<std::size_t(const layout_plan&)>& build) {
+  layout_plan t = convoy::choose_and_build(MPI_COMM_WORLD, r, build);
+  if (!t.note.empty() && (options & convey_opt_ALERT) && cf::world_rank() == 0)
+    cf::print_once("warning: " + t.note);
+  return t;
+}
+
+namespace {
+
 cf::engine_request request(const layout_plan& t, std::uint64_t options) {
   cf::engine_request r;
   r.layout = t;
@@ -78,23 +58,20 @@ cf::engine_request request(const layout_plan& t, std::uint64_t options) {
 convey_t* build_chosen(const convoy::layout_request& lr, const convey_alc8r_t* alloc,
                        std::uint64_t options) {
   std::unique_ptr<convey_t> kept;
-  const layout_plan t =
-      convoy::choose_and_build(MPI_COMM_WORLD, lr, [&](const layout_plan& candidate) {
-        kept.reset();  // the previous attempt's buffers go back first
-        if (candidate.kind == layout_kind::bulk) {
-          kept.reset(cf::make_simple(candidate.capacity, alloc, options));
-        } else {
-          cf::engine_request r = request(candidate, options);
-          r.elastic = lr.elastic;
-          r.monster_bytes = lr.item_bound;
-          r.item_bound = lr.item_bound;
-          kept.reset(lr.elastic ? cf::make_elastic(r, alloc, options)
-                                : cf::make_streaming(r, alloc, options));
-        }
-        return kept->max_memory_bytes_();
-      });
-  if (!t.note.empty() && (options & convey_opt_ALERT) && cf::world_rank() == 0)
-    cf::print_once("warning: " + t.note);
+  cf::choose(lr, options, [&](const layout_plan& candidate) {
+    kept.reset();  // the previous attempt's buffers go back first
+    if (candidate.kind == layout_kind::bulk) {
+      kept.reset(cf::make_simple(candidate.capacity, alloc, options));
+    } else {
+      cf::engine_request r = request(candidate, options);
+      r.elastic = lr.elastic;
+      r.monster_bytes = lr.item_bound;
+      r.item_bound = lr.item_bound;
+      kept.reset(lr.elastic ? cf::make_elastic(r, alloc, options)
+                            : cf::make_streaming(r, alloc, options));
+    }
+    return kept->max_memory_bytes_();
+  });
   return kept.release();
 }
 
@@ -104,7 +81,7 @@ extern "C" {
 
 convey_t* convey_new(size_t max_bytes, size_t n_local, const convey_alc8r_t* alloc,
                      uint64_t options) {
-  return construct("convey_new", options, [&] {
+  return cf::construct("convey_new", options, [&] {
     convoy::layout_request r;
     r.max_bytes = max_bytes;
     r.n_local = n_local;
@@ -114,7 +91,7 @@ convey_t* convey_new(size_t max_bytes, size_t n_local, const convey_alc8r_t* all
 
 convey_t* convey_new_elastic(size_t item_bound, size_t max_bytes, size_t n_local,
                              const convey_alc8r_t* alloc, uint64_t options) {
-  return construct("convey_new_elastic", options, [&] {
+  return cf::construct("convey_new_elastic", options, [&] {
     convoy::layout_request r;
     r.max_bytes = max_bytes;
     r.n_local = n_local;
@@ -127,7 +104,7 @@ convey_t* convey_new_elastic(size_t item_bound, size_t max_bytes, size_t n_local
 
 convey_t* convey_new_simple(size_t capacity, const convey_alc8r_t* alloc,
                             const convey_mpp_a2a_t* a2a, uint64_t options) {
-  return construct("convey_new_simple", options, [&] {
+  return cf::construct("convey_new_simple", options, [&] {
     if (a2a) throw convoy::error("mpp_utilV4 all-to-all strategies are not supported: pass NULL");
     return cf::make_simple(capacity, alloc, options);
   });
@@ -135,24 +112,25 @@ convey_t* convey_new_simple(size_t capacity, const convey_alc8r_t* alloc,
 
 convey_t* convey_new_twohop(size_t capacity, size_t row_procs, const convey_alc8r_t* alloc,
                             uint64_t options) {
-  return construct("convey_new_twohop", options, [&] {
-    return cf::make_streaming(request(tensor_layout(capacity, 2, row_procs, 2), options), alloc,
+  return cf::construct("convey_new_twohop", options, [&] {
+    return cf::make_streaming(request(cf::tensor_layout(capacity, 2, row_procs, 2), options), alloc,
                               options);
   });
 }
 
 convey_t* convey_new_tensor(size_t capacity, int order, size_t n_local, size_t n_buffers,
                             const convey_alc8r_t* alloc, uint64_t options) {
-  return construct("convey_new_tensor", options, [&] {
-    return cf::make_streaming(request(tensor_layout(capacity, order, n_local, n_buffers), options),
-                              alloc, options);
+  return cf::construct("convey_new_tensor", options, [&] {
+    return cf::make_streaming(
+        request(cf::tensor_layout(capacity, order, n_local, n_buffers), options), alloc, options);
   });
 }
 
 convey_t* convey_new_etensor(size_t buffer_bytes, size_t monster_bytes, int order, size_t n_local,
                              size_t n_buffers, const convey_alc8r_t* alloc, uint64_t options) {
-  return construct("convey_new_etensor", options, [&] {
-    cf::engine_request r = request(tensor_layout(buffer_bytes, order, n_local, n_buffers), options);
+  return cf::construct("convey_new_etensor", options, [&] {
+    cf::engine_request r =
+        request(cf::tensor_layout(buffer_bytes, order, n_local, n_buffers), options);
     r.elastic = true;
     r.monster_bytes = monster_bytes;
     return cf::make_elastic(r, alloc, options);

@@ -4,6 +4,7 @@
 /// (aggregation/README.md, "Transports"; bale's MPI porters, seed 000 sec. 4.3.2).
 #include <mpi.h>
 
+#include <convoy/aggregation/detail/book_endpoint.hpp>
 #include <convoy/aggregation/detail/credit_ledger.hpp>
 #include <convoy/aggregation/detail/link_book.hpp>
 #include <convoy/aggregation/transport.hpp>
@@ -56,7 +57,7 @@ inline constexpr int default_credit_window = 4;
 /// the whole block is then never released). The block of a buffer source is released at
 /// the end of the destructor, after the credit settling, the cancelled receives and the
 /// completed sends.
-class mpi_transport final : public transport {
+class mpi_transport final : public detail::book_endpoint {
  public:
   /// Duplicates `comm` (collective over it, like MPI_Comm_dup), sets MPI_ERRORS_RETURN
   /// on the duplicate. Throws convoy::error if `comm` is MPI_COMM_NULL or MPI fails.
@@ -95,14 +96,12 @@ class mpi_transport final : public transport {
   void open(const link_layout& layout, std::vector<bool> serve_out, std::vector<bool> serve_in,
             std::exception_ptr failed_before = nullptr);
 
-  [[nodiscard]] std::byte* acquire(int out_link) noexcept override;
   void post(int out_link, std::byte* buffer, std::size_t bytes) override;
   [[nodiscard]] bool poll(received& out) override;
   void release(const received& r) override;
   void progress() override;
+  /// Nothing queued, no data or credit message in flight.
   [[nodiscard]] bool idle() const noexcept override;
-  [[nodiscard]] std::size_t memory_bytes() const noexcept override;
-  [[nodiscard]] std::size_t max_memory_bytes() const noexcept override;
 
   /// The duplicated communicator (for diagnostics and tests).
   [[nodiscard]] MPI_Comm comm() const noexcept { return comm_; }
@@ -140,10 +139,7 @@ class mpi_transport final : public transport {
   MPI_Comm comm_ = MPI_COMM_NULL;
   std::shared_ptr<buffer_source> memory_;
   detail::source_block block_;  ///< from memory_; released last in the destructor
-  bool opened_ = false;
   link_layout layout_;
-  detail::send_book out_;
-  detail::recv_book in_;
   detail::credit_ledger credits_;
   int n_ = 0;
   int credit_window_ = 0;  ///< as given to the constructor

@@ -13,6 +13,8 @@
 /// Pulls take sources in increasing order, each buffer front to back: FIFO per pair.
 #include <convoy/aggregation/bulk_exchange.hpp>
 #include <convoy/aggregation/packing.hpp>
+#include <convoy/base/settings.hpp>
+#include <convoy/conveyor_api/options.hpp>
 #include <convoy/termination/engine.hpp>
 #include <cstddef>
 #include <cstdint>
@@ -154,5 +156,15 @@ class bulk_engine {
   aggregation::bulk_exchange::statistics mark_;  // the exchange's counters at begin
   std::string last_message_;
 };
+
+/// The bulk kind of `options` (conveyor_kind::bulk) on `comm`, collective: an exchange of
+/// capacity_bytes per rank (else the settings' buffer bytes; rank 0's value), its buffers
+/// from options.buffers, options.codec on the buffers to other nodes; steady and dynamic
+/// as options says. The one construction path of untyped_conveyor's bulk kind and the C
+/// façade's simple conveyors. Throws convoy::error (elastic or make_transport set, MPI).
+std::unique_ptr<bulk_engine> make_bulk_engine(MPI_Comm comm, const conveyor_options& options,
+                                              const base::settings& s);
+/// As above, resolving the settings first (collective).
+std::unique_ptr<bulk_engine> make_bulk_engine(MPI_Comm comm, const conveyor_options& options);
 
 }  // namespace convoy

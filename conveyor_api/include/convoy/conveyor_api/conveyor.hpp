@@ -3,10 +3,11 @@
 /// The typed C++ API: convoy::conveyor<T> over any route plan and transport.
 ///
 /// A conveyor<T> moves items of a trivially copyable type T between ranks through the
-/// streaming engine (termination/engine.hpp), following the conveyor contract of seed 000
-/// sec. 3. Hot-path calls (push, pull, advance) return status values; misuse (push after
-/// done, rank out of range, call in the wrong state) throws convoy::error naming the
-/// problem and changes nothing.
+/// streaming engine (termination/engine.hpp) or, with conveyor_options::kind =
+/// conveyor_kind::bulk, bulk-synchronously (bulk_engine.hpp), following the conveyor
+/// contract of seed 000 sec. 3 either way. Hot-path calls (push, pull, advance) return status
+/// values; misuse (push after done, rank out of range, call in the wrong state) throws
+/// convoy::error naming the problem and changes nothing.
 ///
 ///   convoy::conveyor<long> c(MPI_COMM_WORLD);         // collective; auto topology
 ///   c.begin();
@@ -113,9 +114,11 @@ class conveyor {
   }
   [[nodiscard]] std::size_t memory_bytes() const noexcept { return core_.memory_bytes(); }
   [[nodiscard]] std::size_t max_memory_bytes() const noexcept { return core_.max_memory_bytes(); }
-  /// The engine. Throws convoy::error while a dynamic conveyor has none (outside
-  /// begin..reset).
+  /// The streaming engine. Throws convoy::error for the bulk kind and while a dynamic
+  /// conveyor has none (outside begin..reset).
   [[nodiscard]] termination::engine& engine() {
+    if (core_.bulk())
+      throw error("conveyor: the bulk kind has no streaming engine (core().bulk())");
     if (!core_.engine()) throw error("conveyor: a dynamic conveyor has no engine while DORMANT");
     return *core_.engine();
   }

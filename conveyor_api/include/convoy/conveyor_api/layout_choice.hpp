@@ -81,8 +81,9 @@ struct layout_plan {
   std::size_t memory_bytes = 0;
   std::string note;  ///< why the request was adjusted (e.g. an n_local that does not divide)
 
-  /// The engine kinds' options (tensor_order, n_local, mesh, capacity_bytes with header,
-  /// n_buffers); the caller adds steady, elastic, dynamic, buffers.
+  /// The conveyor options of this layout (tensor_order, n_local, mesh, capacity_bytes with
+  /// header, n_buffers; bulk: the bulk kind and its per-rank capacity_bytes); the caller
+  /// adds steady, elastic, dynamic, buffers.
   [[nodiscard]] conveyor_options options() const;
 };
 

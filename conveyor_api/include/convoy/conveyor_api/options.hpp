@@ -24,10 +24,24 @@ namespace convoy {
 using transport_factory = std::function<std::unique_ptr<aggregation::transport>(
     MPI_Comm comm, const std::shared_ptr<const router::route_plan>& plan)>;
 
+/// How a conveyor moves its items (conveyor_api/README.md, API-18, API-21).
+enum class conveyor_kind {
+  /// The streaming engine (termination/engine.hpp): items travel hop by hop along the
+  /// route plan (mesh or tensor) as buffers fill; advance is local (seed 000 sec. 4.2-4.3).
+  streaming,
+  /// Bulk-synchronous (bale's simple conveyor, seed 000 sec. 4.1): one buffer per rank,
+  /// exchanged all at once by MPI_Alltoallv; advance is collective while WORKING or
+  /// ENDGAME. Rigid items only. Ignores the route fields (mesh, dim_order, tensor_order,
+  /// n_local), n_buffers and steady_period; capacity_bytes is one per-rank buffer.
+  bulk
+};
+
 /// How a conveyor is laid over the ranks and buffered. Zero/empty fields take their value
 /// from the settings (base::settings: CONVOY_MESH, CONVOY_BUFFER_BYTES, CONVOY_N_BUFFERS,
 /// then the tuning file, CONVOY_TUNE_FILE), else the built-in defaults.
 struct conveyor_options {
+  /// Streaming (default) or bulk-synchronous.
+  conveyor_kind kind = conveyor_kind::streaming;
   /// Mesh spec ("auto", "node,core", "8x4x2", ...; see base/README.md). Used unless
   /// tensor_order is set. Empty: CONVOY_MESH, else the tuning file's mesh, else "auto".
   std::string mesh;
@@ -37,11 +51,12 @@ struct conveyor_options {
   int tensor_order = 0;
   /// Tensor group size; 0: node_group_size() of the discovered machine (layout_choice.hpp).
   int n_local = 0;
-  std::size_t capacity_bytes = 0;  ///< bytes per buffer, header included (0: setting or 16384)
-  int n_buffers = 0;               ///< buffers per link (0: setting or 2)
-  bool steady = false;             ///< never hold an item indefinitely (seed 000 sec. 3.6)
-  int steady_period = 1;           ///< advance() calls a partly filled buffer may wait
-  bool elastic = false;            ///< items carry their own size
+  /// Bytes per buffer, header included (0: setting or 16384); bulk: per-rank buffer.
+  std::size_t capacity_bytes = 0;
+  int n_buffers = 0;      ///< buffers per link (0: setting or 2)
+  bool steady = false;    ///< never hold an item indefinitely (seed 000 sec. 3.6)
+  int steady_period = 1;  ///< advance() calls a partly filled buffer may wait
+  bool elastic = false;   ///< items carry their own size
   /// The engine, and so every link buffer, exists only from begin() to reset() (bale's
   /// convey_opt_DYNAMIC); untyped_conveyor builds it at begin and drops it at reset.
   bool dynamic = false;
@@ -49,15 +64,16 @@ struct conveyor_options {
   /// grab per engine (aggregation/README.md, T11). Null: the transports allocate.
   std::shared_ptr<aggregation::buffer_source> buffers;
   /// The transport (e.g. a decorator over the MPI transport). Empty:
-  /// aggregation::make_transport with CONVOY_TRANSPORT and `buffers`.
+  /// aggregation::make_transport with CONVOY_TRANSPORT and `buffers`. Streaming only.
   transport_factory make_transport;
   /// Compression (seed 000 sec. 3.6): buffers on links that leave the node go through this
   /// codec — aggregation::compressing_transport around the transport, told the cycle's
-  /// rigid item size by the engine (elastic items are never compressed). Null: none. E.g.
+  /// rigid item size by the engine (elastic items are never compressed); bulk: the
+  /// exchange's buffers to other nodes (aggregation::bulk_exchange). Null: none. E.g.
   /// std::make_shared<aggregation::standard_codec>(). Every rank uses the same codec.
   std::shared_ptr<aggregation::codec> codec;
   /// Sees every compressing transport built for `codec` (dynamic conveyors: one per
-  /// begin), e.g. to read its statistics or change its codec. Optional.
+  /// begin), e.g. to read its statistics or change its codec. Optional; streaming only.
   std::function<void(aggregation::compressing_transport&)> on_compressing;
 };
 

@@ -1,10 +1,11 @@
 #pragma once
 /// @file
 /// A conveyor of untyped items: the item size is set at begin() (or carried by each item,
-/// elastic). It owns the engine and adds what a conveyor needs around it: DYNAMIC buffers
-/// (the engine exists only from begin to reset, statistics kept across), the allocator
-/// hook and custom transports (conveyor_options). It is the core of convoy::conveyor<T>
-/// and of the C façade's engine conveyors.
+/// elastic). It owns the engine of its kind (conveyor_options::kind: the streaming engine,
+/// or the bulk-synchronous bulk_engine) and adds what a conveyor needs around it: DYNAMIC
+/// buffers (the engine exists only from begin to reset, statistics kept across), the
+/// allocator hook and custom transports (conveyor_options). It is the core of
+/// convoy::conveyor<T>, of biconveyors and of the C façade's conveyors.
 ///
 /// Calls return the engine's codes (termination/engine.hpp: positive success, 0 ordinary
 /// failure, negative termination::engine_error) and never throw, except the collective
@@ -13,6 +14,7 @@
 /// table load and fixed-size copy (termination/README.md, "Hot path").
 #include <mpi.h>
 
+#include <convoy/conveyor_api/bulk_engine.hpp>
 #include <convoy/conveyor_api/options.hpp>
 #include <convoy/termination/engine.hpp>
 #include <cstddef>
@@ -27,7 +29,8 @@ class untyped_conveyor {
   untyped_conveyor() = default;
   /// Collective over `comm`: builds the route plan (topology discovery) and the engine. A
   /// dynamic conveyor builds it once to validate the options and learn its memory, then
-  /// drops it until begin(). Throws convoy::error.
+  /// drops it until begin(). The bulk kind builds make_bulk_engine() (which holds its
+  /// buffers only from begin to reset when dynamic) and has no plan. Throws convoy::error.
   untyped_conveyor(MPI_Comm comm, conveyor_options options);
   /// Over an engine built elsewhere (e.g. on a simulated transport); never dynamic.
   explicit untyped_conveyor(std::unique_ptr<termination::engine> engine);
@@ -50,39 +53,52 @@ class untyped_conveyor {
   void detach() noexcept;
 
   /// The engine's push(): 1, 0 (path full) or negative (error_state without an engine).
+  /// The streaming engine is tested first: its path is one null test longer than the
+  /// engine's own (the bulk kind's, two).
   template <std::size_t N = 0>
   [[nodiscard]] int push(const void* item, int dest) noexcept {
-    if (!engine_) [[unlikely]]
-      return termination::error_state;
-    return engine_->template push<N>(item, dest);
+    if (engine_) [[likely]]
+      return engine_->template push<N>(item, dest);
+    return bulk_ ? bulk_->template push<N>(item, dest) : termination::error_state;
   }
+  /// Elastic push (bulk kind: error_elastic).
   [[nodiscard]] int epush(const void* item, std::size_t bytes, int dest) noexcept {
-    return engine_ ? engine_->epush(item, bytes, dest) : termination::error_state;
+    if (engine_) return engine_->epush(item, bytes, dest);
+    return bulk_ ? bulk_->epush(item, bytes, dest) : termination::error_state;
   }
   [[nodiscard]] int pull(termination::item_view& out, bool rigid = true) noexcept {
-    if (!engine_) [[unlikely]]
-      return termination::error_state;
-    return engine_->pull(out, rigid);
+    if (engine_) [[likely]]
+      return engine_->pull(out, rigid);
+    return bulk_ ? bulk_->pull(out, rigid) : termination::error_state;
   }
   [[nodiscard]] int unpull() noexcept {
-    return engine_ ? engine_->unpull() : termination::error_state;
+    if (engine_) return engine_->unpull();
+    return bulk_ ? bulk_->unpull() : termination::error_state;
   }
+  /// The bulk kind's is collective while WORKING or ENDGAME (API-18).
   [[nodiscard]] int advance(bool done) noexcept {
-    return engine_ ? engine_->advance(done) : termination::error_state;
+    if (engine_) return engine_->advance(done);
+    return bulk_ ? bulk_->advance(done) : termination::error_state;
   }
-  int flush() noexcept { return engine_ ? engine_->flush() : termination::error_state; }
+  int flush() noexcept {
+    if (engine_) return engine_->flush();
+    return bulk_ ? bulk_->flush() : termination::error_state;
+  }
 
   /// COMPLETE -> DORMANT, collective (DORMANT: does nothing), then detach().
   int reset();
 
   [[nodiscard]] termination::state current_state() const noexcept {
-    return engine_ ? engine_->current_state() : termination::state::dormant;
+    if (engine_) return engine_->current_state();
+    return bulk_ ? bulk_->current_state() : termination::state::dormant;
   }
+  [[nodiscard]] conveyor_kind kind() const noexcept { return options_.kind; }
   [[nodiscard]] int rank() const noexcept { return rank_; }
   [[nodiscard]] int n_ranks() const noexcept { return n_ranks_; }
   /// Item size given to the current begin (0 when DORMANT without an engine).
   [[nodiscard]] std::size_t item_bytes() const noexcept {
-    return engine_ ? engine_->item_bytes() : 0;
+    if (engine_) return engine_->item_bytes();
+    return bulk_ ? bulk_->item_bytes() : 0;
   }
   /// Largest item (payload bytes) that fits in a buffer.
   [[nodiscard]] std::size_t max_item_bytes() const noexcept { return max_item_bytes_; }
@@ -92,18 +108,23 @@ class untyped_conveyor {
   /// Buffer memory now (0 while a dynamic conveyor has no engine) / at most.
   [[nodiscard]] std::size_t memory_bytes() const noexcept;
   [[nodiscard]] std::size_t max_memory_bytes() const noexcept { return max_memory_bytes_; }
-  /// The engine's resolved options (steady, capacity, n_buffers, ...).
+  /// The engine's resolved options (steady, capacity, n_buffers, ...; bulk: steady and
+  /// capacity_bytes, one per-rank buffer).
   [[nodiscard]] const termination::engine_options& engine_options() const noexcept {
     return engine_options_;
   }
   [[nodiscard]] const conveyor_options& options() const noexcept { return options_; }
-  /// The route plan (null for a placeholder).
+  /// The route plan (null for a placeholder and the bulk kind).
   [[nodiscard]] const std::shared_ptr<const router::route_plan>& plan() const noexcept {
     return plan_;
   }
-  /// The engine, or null (placeholder; dynamic conveyor outside begin..reset).
+  /// The streaming engine, or null (placeholder; bulk kind; dynamic conveyor outside
+  /// begin..reset).
   [[nodiscard]] termination::engine* engine() noexcept { return engine_.get(); }
   [[nodiscard]] const termination::engine* engine() const noexcept { return engine_.get(); }
+  /// The bulk kind's engine (collectives(), saved_bytes()), else null.
+  [[nodiscard]] bulk_engine* bulk() noexcept { return bulk_.get(); }
+  [[nodiscard]] const bulk_engine* bulk() const noexcept { return bulk_.get(); }
   /// Text of the engine's last transport failure, empty if none.
   [[nodiscard]] std::string last_message() const;
 
@@ -111,6 +132,7 @@ class untyped_conveyor {
   void learn_shape();
 
   std::unique_ptr<termination::engine> engine_;  // first: the hot path loads it
+  std::unique_ptr<bulk_engine> bulk_;            // the bulk kind (engine_ is then null)
   MPI_Comm comm_ = MPI_COMM_NULL;
   conveyor_options options_;
   std::shared_ptr<const router::route_plan> plan_;

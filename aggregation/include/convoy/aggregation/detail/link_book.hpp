@@ -41,6 +41,9 @@ struct source_block {
 /// buffer_header and small enough for an `int` count, n_buffers ≥ 1. `who` prefixes the
 /// message. Throws convoy::error naming the first problem.
 void validate_layout(const link_layout& layout, const char* who);
+/// Checks that `layout` is for this endpoint, rank `rank` of `n_ranks`. Throws
+/// convoy::error "<who>: layout says rank … of … but this endpoint is rank … of …".
+void check_layout_rank(const link_layout& layout, int rank, int n_ranks, const char* who);
 
 /// A FIFO of ints with a fixed capacity, in a slice of a shared flat array.
 struct ring_view {

@@ -1,0 +1,180 @@
+// Request/reply over two steady conveyors (seed 000 sec. 6.1, Figure 4): the query slot,
+// the pending reply and the reorder window (conveyor_api/README.md, API-23..25).
+#include <convoy/base/error.hpp>
+#include <convoy/conveyor_api/biconveyor.hpp>
+#include <new>
+
+namespace convoy {
+
+namespace {
+
+constexpr std::size_t k_slot = sizeof(std::uint32_t);
+
+conveyor_options steady(conveyor_options o) {
+  o.steady = true;  // a reply must not wait for its answerer to be done
+  return o;
+}
+
+}  // namespace
+
+untyped_biconveyor::untyped_biconveyor(MPI_Comm comm, const conveyor_options& options)
+    : queries_(comm, steady(options)), replies_(comm, steady(options)) {}
+
+untyped_biconveyor::untyped_biconveyor(untyped_conveyor queries, untyped_conveyor replies)
+    : queries_(std::move(queries)), replies_(std::move(replies)) {
+  if (!queries_.engine_options().steady || !replies_.engine_options().steady)
+    throw error("biconveyor: both conveyors must be steady (a reply may not wait for done)");
+  if (queries_.n_ranks() != replies_.n_ranks() || queries_.n_ranks() == 0)
+    throw error("biconveyor: the query and reply conveyors span different ranks");
+  if (queries_.current_state() != termination::state::dormant ||
+      replies_.current_state() != termination::state::dormant)
+    throw error("biconveyor: the conveyors must be DORMANT");
+}
+
+int untyped_biconveyor::begin(std::size_t query_bytes, std::size_t reply_bytes,
+                              answer_function answer) {
+  if (state_ != termination::state::dormant) return termination::error_state;
+  if (!answer) return termination::error_argument;
+  if (query_bytes == 0 || reply_bytes == 0) return termination::error_size;
+  // Before the window is allocated: a reply above a buffer would make it huge.
+  const auto fits = [](std::size_t bytes, const untyped_conveyor& c) {
+    return c.max_item_bytes() >= k_slot && bytes <= c.max_item_bytes() - k_slot;
+  };
+  if (!fits(query_bytes, queries_) || !fits(reply_bytes, replies_)) return termination::error_size;
+  try {
+    query_item_.assign(k_slot + query_bytes, std::byte{0});
+    reply_item_.assign(k_slot + reply_bytes, std::byte{0});
+    ring_.assign(window * reply_bytes, std::byte{0});
+    filled_.assign(window, 0);
+  } catch (const std::bad_alloc&) {
+    return termination::error_alloc;
+  }
+  int rc = queries_.begin(k_slot + query_bytes);
+  if (rc < 0) return rc;
+  rc = replies_.begin(k_slot + reply_bytes);
+  if (rc < 0) {
+    // Every rank fails alike (sizes are collective arguments): take the empty query
+    // conveyor back to DORMANT together, so that nothing changed.
+    while (queries_.advance(true) > 0) {
+    }
+    queries_.reset();
+    return rc;
+  }
+  query_bytes_ = query_bytes;
+  reply_bytes_ = reply_bytes;
+  answer_ = std::move(answer);
+  head_ = tail_ = 0;
+  pending_ = false;
+  state_ = termination::state::working;
+  return 1;
+}
+
+int untyped_biconveyor::push(const void* query, int dest) noexcept {
+  if (state_ != termination::state::working) return termination::error_state;
+  if (dest < 0 || dest >= n_ranks()) return termination::error_rank;
+  if (!query) return termination::error_argument;
+  if (tail_ - head_ == window) return 0;
+  const auto slot = static_cast<std::uint32_t>(tail_ & (window - 1));
+  std::memcpy(query_item_.data(), &slot, k_slot);
+  std::memcpy(query_item_.data() + k_slot, query, query_bytes_);
+  const int rc = queries_.push(query_item_.data(), dest);
+  if (rc > 0) {
+    filled_[slot] = 0;
+    ++tail_;
+  }
+  return rc;
+}
+
+int untyped_biconveyor::pull(void* reply) noexcept {
+  if (state_ == termination::state::dormant) return termination::error_state;
+  if (!reply) return termination::error_argument;
+  if (head_ == tail_) return 0;
+  const std::uint64_t slot = head_ & (window - 1);
+  if (!filled_[slot]) {
+    const int rc = collect();
+    if (rc < 0) return rc;
+    if (!filled_[slot]) return 0;
+  }
+  std::memcpy(reply, ring_.data() + slot * reply_bytes_, reply_bytes_);
+  filled_[slot] = 0;
+  ++head_;
+  return 1;
+}
+
+// Answers incoming queries (seed 000 Figure 4), never answering one twice: a reply whose
+// push failed waits, answered, until the next call.
+int untyped_biconveyor::serve() {
+  for (;;) {
+    if (pending_) {
+      const int rc = replies_.push(reply_item_.data(), pending_to_);
+      if (rc <= 0) return rc;
+      pending_ = false;
+    }
+    termination::item_view q;
+    const int rc = queries_.pull(q);
+    if (rc <= 0) return rc;
+    std::memcpy(reply_item_.data(), q.data, k_slot);
+    answer_(static_cast<const std::byte*>(q.data) + k_slot, reply_item_.data() + k_slot, q.from);
+    pending_ = true;
+    pending_to_ = q.from;
+  }
+}
+
+// Puts every arrived reply in its slot of the window.
+int untyped_biconveyor::collect() noexcept {
+  for (;;) {
+    termination::item_view r;
+    const int rc = replies_.pull(r);
+    if (rc <= 0) return rc;
+    std::uint32_t slot = 0;
+    std::memcpy(&slot, r.data, k_slot);
+    std::memcpy(ring_.data() + slot * reply_bytes_, static_cast<const std::byte*>(r.data) + k_slot,
+                reply_bytes_);
+    filled_[slot] = 1;
+  }
+}
+
+int untyped_biconveyor::advance(bool done) {
+  using termination::state;
+  if (state_ == state::dormant) return termination::error_state;
+  if (state_ == state::complete) return termination::done;
+  done = done || state_ != state::working;  // advance(false) after advance(true): true
+  int rc = serve();
+  if (rc < 0) return rc;
+  const int rq = queries_.advance(done);
+  if (rq < 0) return rq;
+  rc = serve();
+  if (rc < 0) return rc;
+  // No more replies from this rank once every query to it has been pulled and answered.
+  const int rr = replies_.advance(rq == termination::done && !pending_);
+  if (rr < 0) return rr;
+  rc = collect();
+  if (rc < 0) return rc;
+  if (rr == termination::done || rr == termination::near) {
+    // Never done while replies remain to be pulled.
+    const bool drained = rr == termination::done && head_ == tail_;
+    state_ = drained ? state::complete : state::cleanup;
+    return drained ? termination::done : termination::near;
+  }
+  if (done) state_ = state::endgame;
+  return termination::ok;
+}
+
+int untyped_biconveyor::reset() {
+  if (state_ == termination::state::dormant) return 1;
+  if (state_ != termination::state::complete) return termination::error_state;
+  // Replies before queries: with dynamic buffers, the replies' were taken last (LIFO).
+  int rc = replies_.reset();
+  if (rc < 0) return rc;
+  rc = queries_.reset();
+  if (rc < 0) return rc;
+  state_ = termination::state::dormant;
+  return 1;
+}
+
+std::string untyped_biconveyor::last_message() const {
+  std::string m = queries_.last_message();
+  return m.empty() ? replies_.last_message() : m;
+}
+
+}  // namespace convoy
