@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <climits>
 #include <convoy/aggregation/large_channel.hpp>
+#include <convoy/aggregation/rma_large_channel.hpp>
 #include <convoy/base/error.hpp>
 #include <cstring>
 #include <new>
@@ -117,23 +118,30 @@ bool mpi_large_channel::send_ready() {
   return !sending_;
 }
 
-void mpi_large_channel::reserve_send(std::size_t bytes) { grow(out_, bytes); }
-
-void mpi_large_channel::start_send(const void* data, std::size_t bytes, int dest) {
-  if (sending_) throw error("large_channel: start_send while a send is in flight");
+std::uint64_t mpi_large_channel::stage_send(const void* data, std::size_t bytes, int dest) {
+  if (sending_) throw error("large_channel: stage_send while a send is in flight");
   grow(out_, bytes);
   if (bytes) std::memcpy(out_.data, data, bytes);
+  staged_ = true;
+  send_to_ = dest;
+  send_bytes_ = bytes;
+  return 0;  // MPI matches the chunks by order: no descriptor
+}
+
+void mpi_large_channel::start_send() {
+  if (!staged_) throw error("large_channel: start_send with no item staged");
   // A zero-byte item still sends one empty message, so each ticket matches one item.
-  post(send_reqs_, out_.data, bytes, dest, true);
+  post(send_reqs_, out_.data, send_bytes_, send_to_, true);
+  staged_ = false;
   sending_ = true;
   stats_.messages += send_reqs_.size();
-  if (dest != rank_) {
+  if (send_to_ != rank_) {
     ++stats_.sent;
-    stats_.sent_bytes += bytes;
+    stats_.sent_bytes += send_bytes_;
   }
 }
 
-void mpi_large_channel::start_receive(int from, std::size_t bytes) {
+void mpi_large_channel::start_receive(int from, std::size_t bytes, std::uint64_t /*descriptor*/) {
   if (receiving_) throw error("large_channel: start_receive while a receive is active");
   grow(in_, bytes);
   post(recv_reqs_, in_.data, bytes, from, false);
@@ -169,6 +177,17 @@ void mpi_large_channel::progress() {
 
 std::size_t mpi_large_channel::memory_bytes() const noexcept {
   return out_.capacity + in_.capacity;
+}
+
+base::large_kind resolve_large_kind(base::large_kind kind) noexcept {
+  return kind == base::large_kind::automatic ? base::large_kind::two_sided : kind;
+}
+
+std::unique_ptr<large_channel> make_large_channel(MPI_Comm comm, base::large_kind kind,
+                                                  mpi_large_channel::options o) {
+  if (resolve_large_kind(kind) == base::large_kind::rendezvous)
+    return std::make_unique<rma_large_channel>(comm, std::move(o));
+  return std::make_unique<mpi_large_channel>(comm, std::move(o));
 }
 
 }  // namespace convoy::aggregation
