@@ -128,7 +128,7 @@ class elastic_conveyor final : public ::conveyor {
   }
   std::size_t max_memory_bytes_() const noexcept override {
     const std::size_t control =
-        large_ == base::large_kind::rendezvous ? 2 * agg::rma_large_channel::control_bytes : 0;
+        large_ == base::large_kind::rendezvous ? agg::rma_large_channel::control_bytes : 0;
     return core.max_memory_bytes() + (bound_ > small_max_ ? 2 * bound_ + control : 0);
   }
 
