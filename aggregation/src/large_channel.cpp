@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <climits>
 #include <convoy/aggregation/large_channel.hpp>
+#include <convoy/aggregation/node_map.hpp>
 #include <convoy/aggregation/rma_large_channel.hpp>
 #include <convoy/base/error.hpp>
 #include <cstring>
@@ -179,13 +180,23 @@ std::size_t mpi_large_channel::memory_bytes() const noexcept {
   return out_.capacity + in_.capacity;
 }
 
-base::large_kind resolve_large_kind(base::large_kind kind) noexcept {
-  return kind == base::large_kind::automatic ? base::large_kind::two_sided : kind;
+base::large_kind resolve_large_kind(MPI_Comm comm, base::large_kind kind) {
+  if (kind != base::large_kind::automatic) return kind;
+  int n = 0, on_node = 0;
+  CONVOY_MPI_CHECK(MPI_Comm_size(comm, &n));
+  MPI_Comm node = split_node(comm, {});  // the real shared-memory group
+  const int rc = MPI_Comm_size(node, &on_node);
+  MPI_Comm_free(&node);
+  if (rc != MPI_SUCCESS) convoy::detail::throw_mpi_error("MPI_Comm_size", rc, __FILE__, __LINE__);
+  // Every rank sees the same: the group sizes are equal to n on all ranks or on none.
+  int one_node = on_node == n ? 1 : 0;
+  CONVOY_MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, &one_node, 1, MPI_INT, MPI_MIN, comm));
+  return one_node ? base::large_kind::rendezvous : base::large_kind::two_sided;
 }
 
 std::unique_ptr<large_channel> make_large_channel(MPI_Comm comm, base::large_kind kind,
                                                   mpi_large_channel::options o) {
-  if (resolve_large_kind(kind) == base::large_kind::rendezvous)
+  if (resolve_large_kind(comm, kind) == base::large_kind::rendezvous)
     return std::make_unique<rma_large_channel>(comm, std::move(o));
   return std::make_unique<mpi_large_channel>(comm, std::move(o));
 }

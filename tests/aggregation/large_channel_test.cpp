@@ -315,6 +315,16 @@ TEST_P(LargeChannel, ManySendersOneReceiver) {
   EXPECT_TRUE(convoy_test::all_ranks(!HasFailure()));
 }
 
+// AGG-127: CONVOY_LARGE=auto is rendezvous when every rank shares a node (always so in these
+// runs), two-sided otherwise; the explicit kinds stay as named.
+TEST(LargeChannelKind, AutoIsRendezvousOnOneNode) {
+  EXPECT_EQ(agg::resolve_large_kind(MPI_COMM_WORLD, kind::automatic), kind::rendezvous);
+  EXPECT_EQ(agg::resolve_large_kind(MPI_COMM_WORLD, kind::two_sided), kind::two_sided);
+  auto ch = agg::make_large_channel(MPI_COMM_WORLD, kind::automatic, {100, 40, {}});
+  EXPECT_NE(dynamic_cast<agg::rma_large_channel*>(ch.get()), nullptr);
+  EXPECT_TRUE(convoy_test::all_ranks(!HasFailure()));
+}
+
 INSTANTIATE_TEST_SUITE_P(Kinds, LargeChannel,
                          ::testing::Values(kind::two_sided, kind::rendezvous),
                          [](const ::testing::TestParamInfo<kind>& param) {

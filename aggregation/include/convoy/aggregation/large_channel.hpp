@@ -132,11 +132,14 @@ class mpi_large_channel final : public large_channel {
   statistics stats_;
 };
 
-/// What CONVOY_LARGE=auto stands for: the channel that won the measurement on this
-/// machine (aggregation/README.md, "Large items by rendezvous"); other kinds unchanged.
-[[nodiscard]] base::large_kind resolve_large_kind(base::large_kind kind) noexcept;
+/// What `kind` stands for on `comm` (collective when `kind` is automatic): CONVOY_LARGE=auto
+/// is rendezvous when every rank of `comm` shares one node (measured faster here, 2-10x,
+/// aggregation/README.md "Large items by rendezvous"), two-sided otherwise (unmeasured
+/// across nodes, and MPI_Win_allocate's one-sided component there is AGG-117's). Other
+/// kinds come back unchanged. Throws convoy::error if MPI fails.
+[[nodiscard]] base::large_kind resolve_large_kind(MPI_Comm comm, base::large_kind kind);
 
-/// The channel `kind` names (resolve_large_kind first), collective over `comm`:
+/// The channel `kind` names (resolved by resolve_large_kind), collective over `comm`:
 /// mpi_large_channel (two-sided) or rma_large_channel (rendezvous). Throws as their
 /// constructors.
 [[nodiscard]] std::unique_ptr<large_channel> make_large_channel(MPI_Comm comm,
