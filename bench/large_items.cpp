@@ -114,16 +114,16 @@ result_row run_kind(const convoy::bench::options& opt, const convoy::bench::job&
     k = convoy::base::large_kind::rendezvous;
   else
     throw std::runtime_error("unknown kind '" + kind + "' (two-sided, rendezvous)");
-  const std::uint64_t n =
-      std::min<std::uint64_t>(opt.items, std::max<std::size_t>(2, (std::size_t{256} << 20) / bytes));
+  const std::uint64_t n = std::min<std::uint64_t>(
+      opt.items, std::max<std::size_t>(2, (std::size_t{256} << 20) / bytes));
   convoy::conveyor_options o;
   o.capacity_bytes = opt.capacity_bytes;
   o.n_buffers = opt.n_buffers;
   o.elastic = o.steady = true;
   auto engine = convoy::make_mpi_engine(MPI_COMM_WORLD, o);
   convoy::elastic_engine c(
-      engine.get(), convoy::aggregation::make_large_channel(MPI_COMM_WORLD, k, {bytes, 1 << 30, {}}),
-      bytes);
+      engine.get(),
+      convoy::aggregation::make_large_channel(MPI_COMM_WORLD, k, {bytes, 1 << 30, {}}), bytes);
   const int to = (j.rank + 1) % j.n_ranks, from = (j.rank + j.n_ranks - 1) % j.n_ranks;
   std::vector<std::byte> mine(bytes);
   fill(mine, j.rank);

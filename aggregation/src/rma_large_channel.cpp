@@ -172,8 +172,8 @@ void rma_large_channel::start_receive(int from, std::size_t bytes, std::uint64_t
                 std::to_string(n_ranks_) + ")");
   check_bytes(bytes);
   if (descriptor != k_line)
-    throw error("large_channel: a rendezvous ticket with descriptor " +
-                std::to_string(descriptor) + " (two-sided sender?)");
+    throw error("large_channel: a rendezvous ticket with descriptor " + std::to_string(descriptor) +
+                " (two-sided sender?)");
   grow_in(bytes);
   receiving_ = true;
   recv_from_ = from;
@@ -209,8 +209,8 @@ bool rma_large_channel::receive_done() {
   }
   // seed 002's recv_done: the sender may reuse its buffer once this is complete there.
   const std::uint64_t one = 1;
-  CONVOY_MPI_CHECK(MPI_Accumulate(&one, 1, MPI_UINT64_T, recv_from_, k_counter, 1, MPI_UINT64_T,
-                                  MPI_SUM, win_));
+  CONVOY_MPI_CHECK(
+      MPI_Accumulate(&one, 1, MPI_UINT64_T, recv_from_, k_counter, 1, MPI_UINT64_T, MPI_SUM, win_));
   CONVOY_MPI_CHECK(MPI_Win_flush(recv_from_, win_));
   ++stats_.received;
   stats_.received_bytes += recv_bytes_;

@@ -136,17 +136,11 @@ std::string settings::describe() const {
   shown.emplace_back(large ? large_kind_name(*large) : "");
   shown.push_back(num(convey_nlocal));
   shown.push_back(num(convey_buffer_size));
-  const bool set[] = {mesh.has_value(),
-                      emulate_nodes.has_value(),
-                      emulate_topology.has_value(),
-                      emulate_map.has_value(),
-                      buffer_bytes.has_value(),
-                      n_buffers.has_value(),
-                      tune_file.has_value(),
-                      transport.has_value(),
-                      large.has_value(),
-                      convey_nlocal.has_value(),
-                      convey_buffer_size.has_value()};
+  const bool set[] = {
+      mesh.has_value(),          emulate_nodes.has_value(),     emulate_topology.has_value(),
+      emulate_map.has_value(),   buffer_bytes.has_value(),      n_buffers.has_value(),
+      tune_file.has_value(),     transport.has_value(),         large.has_value(),
+      convey_nlocal.has_value(), convey_buffer_size.has_value()};
   const auto& vars = detail::variables();
   std::vector<std::string> values;
   size_t width = 0;

@@ -42,8 +42,7 @@ class LargeChannel : public ::testing::TestWithParam<kind> {
  protected:
   [[nodiscard]] bool rendezvous() const { return GetParam() == kind::rendezvous; }
   [[nodiscard]] std::unique_ptr<agg::large_channel> make(
-      std::size_t bound, std::size_t chunk,
-      std::shared_ptr<agg::buffer_source> source = {}) const {
+      std::size_t bound, std::size_t chunk, std::shared_ptr<agg::buffer_source> source = {}) const {
     return agg::make_large_channel(MPI_COMM_WORLD, GetParam(), {bound, chunk, std::move(source)});
   }
 };
@@ -116,7 +115,8 @@ TEST_P(LargeChannel, RingOfSizesChunked) {
   }
   EXPECT_LE(ch.memory_bytes(), ch.max_memory_bytes());
   const std::size_t control = rendezvous() ? agg::rma_large_channel::control_bytes : 0;
-  EXPECT_EQ(ch.memory_bytes(), std::size_t{2} * 20000 + control) << "each buffer grew to the largest item";
+  EXPECT_EQ(ch.memory_bytes(), std::size_t{2} * 20000 + control)
+      << "each buffer grew to the largest item";
   EXPECT_TRUE(convoy_test::all_ranks(!HasFailure()));
 }
 
@@ -155,8 +155,8 @@ TEST_P(LargeChannel, BoundAndMisuse) {
   auto owner = make(100, 40);
   agg::large_channel& ch = *owner;
   const std::vector<std::byte> big(101);
-  EXPECT_TRUE(contains(error_of([&] { (void)ch.stage_send(big.data(), 101, 0); }),
-                       "exceeds the bound"));
+  EXPECT_TRUE(
+      contains(error_of([&] { (void)ch.stage_send(big.data(), 101, 0); }), "exceeds the bound"));
   EXPECT_TRUE(contains(error_of([&] { ch.start_receive(0, 101, 1); }), "exceeds the bound"));
   EXPECT_TRUE(contains(error_of([&] { ch.start_send(); }), "no item staged"));
   EXPECT_FALSE(ch.receiving());
@@ -165,16 +165,16 @@ TEST_P(LargeChannel, BoundAndMisuse) {
       << "nothing allocated by a refused item";
   EXPECT_TRUE(contains(error_of([&] { (void)make(10, 0); }), "chunk_bytes"));
   if (rendezvous()) {
-    EXPECT_TRUE(contains(error_of([&] { (void)ch.stage_send(big.data(), 1, world_size()); }),
-                         "outside"));
+    EXPECT_TRUE(
+        contains(error_of([&] { (void)ch.stage_send(big.data(), 1, world_size()); }), "outside"));
     EXPECT_TRUE(contains(error_of([&] { ch.start_receive(-1, 1, 1); }), "outside"));
     EXPECT_TRUE(contains(error_of([&] { ch.start_receive(0, 1, 0); }), "descriptor"));
   }
   // A self send completes only when received: a second stage_send meanwhile is refused.
   const auto v = item_bytes(0, 100, 0);
   const std::uint64_t where = send(ch, v, world_rank());
-  EXPECT_TRUE(contains(error_of([&] { (void)ch.stage_send(v.data(), 100, world_rank()); }),
-                       "in flight"));
+  EXPECT_TRUE(
+      contains(error_of([&] { (void)ch.stage_send(v.data(), 100, world_rank()); }), "in flight"));
   ch.start_receive(world_rank(), 100, where);
   const auto start = std::chrono::steady_clock::now();
   while (!ch.receive_done() && within(start, 30)) ch.progress();
@@ -225,8 +225,8 @@ TEST_P(LargeChannel, SenderNotReadyUntilFetched) {
   agg::large_channel& ch = *owner;
   const auto v = item_bytes(me, 8192, 5);
   std::uint64_t where = send(ch, v, to), theirs = 0;
-  MPI_Sendrecv(&where, 1, MPI_UINT64_T, to, 3, &theirs, 1, MPI_UINT64_T, from, 3,
-               MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+  MPI_Sendrecv(&where, 1, MPI_UINT64_T, to, 3, &theirs, 1, MPI_UINT64_T, from, 3, MPI_COMM_WORLD,
+               MPI_STATUS_IGNORE);
   for (int i = 0; i < 100; ++i) {
     ch.progress();
     EXPECT_FALSE(ch.send_ready()) << "ready before the receiver fetched";
@@ -325,8 +325,7 @@ TEST(LargeChannelKind, AutoIsRendezvousOnOneNode) {
   EXPECT_TRUE(convoy_test::all_ranks(!HasFailure()));
 }
 
-INSTANTIATE_TEST_SUITE_P(Kinds, LargeChannel,
-                         ::testing::Values(kind::two_sided, kind::rendezvous),
+INSTANTIATE_TEST_SUITE_P(Kinds, LargeChannel, ::testing::Values(kind::two_sided, kind::rendezvous),
                          [](const ::testing::TestParamInfo<kind>& param) {
                            return param.param == kind::rendezvous ? "rendezvous" : "two_sided";
                          });

@@ -1,16 +1,16 @@
 // Elastic conveyors (etensor, convey_new_elastic; seed 000 sec. 4.4, 4.4.1): bale's
 // arguments and codes translated to the C++ core's elastic_engine, which carries small
 // items in the engine and large ones through an aggregation::large_channel (two-sided or
-// rendezvous: CONVOY_LARGE, aggregation::make_large_channel), never blocking (a pull that meets a large item still on its way returns "nothing yet" and the
-// item stays first in line; CAPI-5).
+// rendezvous: CONVOY_LARGE, aggregation::make_large_channel), never blocking (a pull that meets a
+// large item still on its way returns "nothing yet" and the item stays first in line; CAPI-5).
 //
 // Memory (seed 000 sec. 4.6): with a client allocator the engine's link buffers come from
 // it (the core, T11) and so do the channel's two buffers, grabbed after the engine's and
 // given back before them (LIFO); with convey_opt_DYNAMIC both exist from begin to reset.
 #include <convoy/aggregation/large_channel.hpp>
 #include <convoy/aggregation/rma_large_channel.hpp>
-#include <convoy/base/settings.hpp>
 #include <convoy/base/error.hpp>
+#include <convoy/base/settings.hpp>
 #include <convoy/conveyor_api/elastic_engine.hpp>
 #include <cstring>
 #include <memory>
@@ -180,7 +180,7 @@ class elastic_conveyor final : public ::conveyor {
   std::size_t small_max_ = 0;
   std::size_t bound_ = 0;
   base::large_kind large_ = base::large_kind::two_sided;  // CONVOY_LARGE, resolved
-  std::unique_ptr<elastic_engine> ee_;  // destroyed before the core's engine
+  std::unique_ptr<elastic_engine> ee_;                    // destroyed before the core's engine
   agg::large_channel::statistics retired_, mark_;
 };
 

@@ -51,10 +51,10 @@ enum class transport_kind {
 /// Which channel carries the bytes of elastic items larger than a buffer (CONVOY_LARGE;
 /// aggregation::make_large_channel builds it). The only representation of this setting.
 enum class large_kind {
-  automatic,   ///< "auto": the faster on this machine by measurement (aggregation/README.md)
-  two_sided,   ///< "two-sided": MPI_Isend/MPI_Irecv in chunks (aggregation::mpi_large_channel)
-  rendezvous   ///< "rendezvous": the receiver gets the bytes from the sender's exposed
-               ///< buffer (aggregation::rma_large_channel; seed 002)
+  automatic,  ///< "auto": the faster on this machine by measurement (aggregation/README.md)
+  two_sided,  ///< "two-sided": MPI_Isend/MPI_Irecv in chunks (aggregation::mpi_large_channel)
+  rendezvous  ///< "rendezvous": the receiver gets the bytes from the sender's exposed
+              ///< buffer (aggregation::rma_large_channel; seed 002)
 };
 
 /// "auto", "two-sided" or "rendezvous".

@@ -9,8 +9,8 @@
 ///
 /// Engine items carry the client's bytes and one kind byte (0: small item, 1: ticket); a
 /// ticket's payload is {u64 size, u64 sequence number of its sender, u64 the channel's
-/// descriptor (where a rendezvous channel's sender holds the bytes; 0 for two-sided)}. The engine must be
-/// elastic and steady (a ticket must leave even if its buffer never fills: the "urgent
+/// descriptor (where a rendezvous channel's sender holds the bytes; 0 for two-sided)}. The engine
+/// must be elastic and steady (a ticket must leave even if its buffer never fills: the "urgent
 /// buffer" of sec. 4.4.1). Calls return the engine's codes (termination/engine.hpp).
 #include <convoy/aggregation/large_channel.hpp>
 #include <convoy/termination/engine.hpp>
