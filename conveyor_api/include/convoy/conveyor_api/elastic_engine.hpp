@@ -56,7 +56,8 @@ class elastic_engine {
   int begin(std::size_t default_bytes);
 
   /// Pushes `bytes` (0 allowed) to `dest`. Returns 1; 0 when the engine's path is full or
-  /// the previous large item's send has not completed (advance, pull, retry); error_size
+  /// the previous large item's send has not completed (rendezvous: its receiver has not
+  /// fetched it yet; advance, pull, retry); error_size
   /// above the bound (nothing moved); error_state, error_rank, error_argument;
   /// error_alloc / error_transport when the channel fails (message in last_message()).
   [[nodiscard]] int epush(const void* item, std::size_t bytes, int dest) noexcept;
