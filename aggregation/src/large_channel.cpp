@@ -180,8 +180,9 @@ std::size_t mpi_large_channel::memory_bytes() const noexcept {
   return out_.capacity + in_.capacity;
 }
 
-base::large_kind resolve_large_kind(MPI_Comm comm, base::large_kind kind) {
+base::large_kind resolve_large_kind(MPI_Comm comm, base::large_kind kind, bool buffer_source) {
   if (kind != base::large_kind::automatic) return kind;
+  if (buffer_source) return base::large_kind::two_sided;
   int n = 0, on_node = 0;
   CONVOY_MPI_CHECK(MPI_Comm_size(comm, &n));
   MPI_Comm node = split_node(comm, {});  // the real shared-memory group
@@ -196,7 +197,7 @@ base::large_kind resolve_large_kind(MPI_Comm comm, base::large_kind kind) {
 
 std::unique_ptr<large_channel> make_large_channel(MPI_Comm comm, base::large_kind kind,
                                                   mpi_large_channel::options o) {
-  if (resolve_large_kind(comm, kind) == base::large_kind::rendezvous)
+  if (resolve_large_kind(comm, kind, o.memory != nullptr) == base::large_kind::rendezvous)
     return std::make_unique<rma_large_channel>(comm, std::move(o));
   return std::make_unique<mpi_large_channel>(comm, std::move(o));
 }

@@ -316,12 +316,17 @@ TEST_P(LargeChannel, ManySendersOneReceiver) {
 }
 
 // AGG-127: CONVOY_LARGE=auto is rendezvous when every rank shares a node (always so in these
-// runs), two-sided otherwise; the explicit kinds stay as named.
+// runs) and no buffer source is given, two-sided otherwise; explicit kinds stay as named.
 TEST(LargeChannelKind, AutoIsRendezvousOnOneNode) {
   EXPECT_EQ(agg::resolve_large_kind(MPI_COMM_WORLD, kind::automatic), kind::rendezvous);
   EXPECT_EQ(agg::resolve_large_kind(MPI_COMM_WORLD, kind::two_sided), kind::two_sided);
   auto ch = agg::make_large_channel(MPI_COMM_WORLD, kind::automatic, {100, 40, {}});
   EXPECT_NE(dynamic_cast<agg::rma_large_channel*>(ch.get()), nullptr);
+  // With a buffer source, auto keeps every buffer in it: two-sided.
+  EXPECT_EQ(agg::resolve_large_kind(MPI_COMM_WORLD, kind::automatic, true), kind::two_sided);
+  auto source = std::make_shared<convoy_test::counting_source>();
+  auto sourced = agg::make_large_channel(MPI_COMM_WORLD, kind::automatic, {100, 40, source});
+  EXPECT_NE(dynamic_cast<agg::mpi_large_channel*>(sourced.get()), nullptr);
   EXPECT_TRUE(convoy_test::all_ranks(!HasFailure()));
 }
 

@@ -132,12 +132,15 @@ class mpi_large_channel final : public large_channel {
   statistics stats_;
 };
 
-/// What `kind` stands for on `comm` (collective when `kind` is automatic): CONVOY_LARGE=auto
-/// is rendezvous when every rank of `comm` shares one node (measured faster here, 2-10x,
-/// aggregation/README.md "Large items by rendezvous"), two-sided otherwise (unmeasured
-/// across nodes, and MPI_Win_allocate's one-sided component there is AGG-117's). Other
+/// What `kind` stands for on `comm` (collective when `kind` is automatic and there is no
+/// buffer source): CONVOY_LARGE=auto is rendezvous when every rank of `comm` shares one
+/// node (measured faster here, 2-10x, aggregation/README.md "Large items by rendezvous"),
+/// two-sided otherwise (unmeasured across nodes, and MPI_Win_allocate's one-sided
+/// component there is AGG-117's), and two-sided with a buffer source (its contract: every
+/// channel buffer from the source, which a window cannot be; every rank alike). Other
 /// kinds come back unchanged. Throws convoy::error if MPI fails.
-[[nodiscard]] base::large_kind resolve_large_kind(MPI_Comm comm, base::large_kind kind);
+[[nodiscard]] base::large_kind resolve_large_kind(MPI_Comm comm, base::large_kind kind,
+                                                  bool buffer_source = false);
 
 /// The channel `kind` names (resolved by resolve_large_kind), collective over `comm`:
 /// mpi_large_channel (two-sided) or rma_large_channel (rendezvous). Throws as their
