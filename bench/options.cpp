@@ -87,10 +87,10 @@ void add_options(CLI::App& app, options& o) {
            std::istringstream in(s);
            std::string part;
            while (std::getline(in, part, ','))
-             o.sizes.push_back(static_cast<std::size_t>(count_in("--sizes", part, 1, 65536)));
+             o.sizes.push_back(static_cast<std::size_t>(count_in("--sizes", part, 1, 1 << 22)));
            if (o.sizes.empty()) throw CLI::ValidationError("--sizes", "needs at least one size");
          },
-         "item sizes in bytes, comma separated (default 8,16,32,128)")
+         "item sizes in bytes (bench-large-items: KiB), comma separated (default 8,16,32,128)")
       ->type_name("LIST");
   app.add_option_function<std::string>(
          "--kinds", [&o](const std::string& s) { o.kinds = split_kinds(s); },

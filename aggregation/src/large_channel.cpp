@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <climits>
 #include <convoy/aggregation/large_channel.hpp>
+#include <convoy/aggregation/node_map.hpp>
+#include <convoy/aggregation/rma_large_channel.hpp>
 #include <convoy/base/error.hpp>
 #include <cstring>
 #include <new>
@@ -117,23 +119,30 @@ bool mpi_large_channel::send_ready() {
   return !sending_;
 }
 
-void mpi_large_channel::reserve_send(std::size_t bytes) { grow(out_, bytes); }
-
-void mpi_large_channel::start_send(const void* data, std::size_t bytes, int dest) {
-  if (sending_) throw error("large_channel: start_send while a send is in flight");
+std::uint64_t mpi_large_channel::stage_send(const void* data, std::size_t bytes, int dest) {
+  if (sending_) throw error("large_channel: stage_send while a send is in flight");
   grow(out_, bytes);
   if (bytes) std::memcpy(out_.data, data, bytes);
+  staged_ = true;
+  send_to_ = dest;
+  send_bytes_ = bytes;
+  return 0;  // MPI matches the chunks by order: no descriptor
+}
+
+void mpi_large_channel::start_send() {
+  if (!staged_) throw error("large_channel: start_send with no item staged");
   // A zero-byte item still sends one empty message, so each ticket matches one item.
-  post(send_reqs_, out_.data, bytes, dest, true);
+  post(send_reqs_, out_.data, send_bytes_, send_to_, true);
+  staged_ = false;
   sending_ = true;
   stats_.messages += send_reqs_.size();
-  if (dest != rank_) {
+  if (send_to_ != rank_) {
     ++stats_.sent;
-    stats_.sent_bytes += bytes;
+    stats_.sent_bytes += send_bytes_;
   }
 }
 
-void mpi_large_channel::start_receive(int from, std::size_t bytes) {
+void mpi_large_channel::start_receive(int from, std::size_t bytes, std::uint64_t /*descriptor*/) {
   if (receiving_) throw error("large_channel: start_receive while a receive is active");
   grow(in_, bytes);
   post(recv_reqs_, in_.data, bytes, from, false);
@@ -169,6 +178,28 @@ void mpi_large_channel::progress() {
 
 std::size_t mpi_large_channel::memory_bytes() const noexcept {
   return out_.capacity + in_.capacity;
+}
+
+base::large_kind resolve_large_kind(MPI_Comm comm, base::large_kind kind, bool buffer_source) {
+  if (kind != base::large_kind::automatic) return kind;
+  if (buffer_source) return base::large_kind::two_sided;
+  int n = 0, on_node = 0;
+  CONVOY_MPI_CHECK(MPI_Comm_size(comm, &n));
+  MPI_Comm node = split_node(comm, {});  // the real shared-memory group
+  const int rc = MPI_Comm_size(node, &on_node);
+  MPI_Comm_free(&node);
+  if (rc != MPI_SUCCESS) convoy::detail::throw_mpi_error("MPI_Comm_size", rc, __FILE__, __LINE__);
+  // Every rank sees the same: the group sizes are equal to n on all ranks or on none.
+  int one_node = on_node == n ? 1 : 0;
+  CONVOY_MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, &one_node, 1, MPI_INT, MPI_MIN, comm));
+  return one_node ? base::large_kind::rendezvous : base::large_kind::two_sided;
+}
+
+std::unique_ptr<large_channel> make_large_channel(MPI_Comm comm, base::large_kind kind,
+                                                  mpi_large_channel::options o) {
+  if (resolve_large_kind(comm, kind, o.memory != nullptr) == base::large_kind::rendezvous)
+    return std::make_unique<rma_large_channel>(comm, std::move(o));
+  return std::make_unique<mpi_large_channel>(comm, std::move(o));
 }
 
 }  // namespace convoy::aggregation

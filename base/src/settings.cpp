@@ -83,6 +83,16 @@ settings settings::from_values(const std::map<std::string, std::string>& values)
       }
     if (!known) detail::bad("CONVOY_TRANSPORT", *v, "must be auto, mpi, shm, shm-zero-copy or rma");
   }
+  if (const auto* v = get("CONVOY_LARGE")) {
+    const std::string t = trimmed(*v);
+    bool known = false;
+    for (auto k : {large_kind::automatic, large_kind::two_sided, large_kind::rendezvous})
+      if (t == large_kind_name(k)) {
+        s.large = k;
+        known = true;
+      }
+    if (!known) detail::bad("CONVOY_LARGE", *v, "must be auto, two-sided or rendezvous");
+  }
   if (const auto* v = get("CONVEY_NLOCAL"))
     s.convey_nlocal = detail::parse_positive_int("CONVEY_NLOCAL", *v);
   if (const auto* v = get("CONVEY_BUFFER_SIZE"))
@@ -123,18 +133,14 @@ std::string settings::describe() const {
   shown.push_back(num(n_buffers));
   shown.push_back(show(tune_file));
   shown.emplace_back(transport ? transport_kind_name(*transport) : "");
+  shown.emplace_back(large ? large_kind_name(*large) : "");
   shown.push_back(num(convey_nlocal));
   shown.push_back(num(convey_buffer_size));
-  const bool set[] = {mesh.has_value(),
-                      emulate_nodes.has_value(),
-                      emulate_topology.has_value(),
-                      emulate_map.has_value(),
-                      buffer_bytes.has_value(),
-                      n_buffers.has_value(),
-                      tune_file.has_value(),
-                      transport.has_value(),
-                      convey_nlocal.has_value(),
-                      convey_buffer_size.has_value()};
+  const bool set[] = {
+      mesh.has_value(),          emulate_nodes.has_value(),     emulate_topology.has_value(),
+      emulate_map.has_value(),   buffer_bytes.has_value(),      n_buffers.has_value(),
+      tune_file.has_value(),     transport.has_value(),         large.has_value(),
+      convey_nlocal.has_value(), convey_buffer_size.has_value()};
   const auto& vars = detail::variables();
   std::vector<std::string> values;
   size_t width = 0;

@@ -74,6 +74,18 @@ const char* transport_kind_name(transport_kind t) noexcept {
   return "auto";
 }
 
+const char* large_kind_name(large_kind k) noexcept {
+  switch (k) {
+    case large_kind::two_sided:
+      return "two-sided";
+    case large_kind::rendezvous:
+      return "rendezvous";
+    case large_kind::automatic:
+      break;
+  }
+  return "auto";
+}
+
 std::string synthetic_with_pus(std::string_view desc) {
   std::string text(desc);
   while (!text.empty() && std::isspace(static_cast<unsigned char>(text.back()))) text.pop_back();

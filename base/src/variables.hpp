@@ -27,6 +27,8 @@ inline const std::vector<variable>& variables() {
        "path of a tuning file (key=value lines, written by convoy-tune)"},
       {"CONVOY_TRANSPORT", "auto",
        "buffer transport: auto (shared memory on a node) | mpi | shm | shm-zero-copy | rma"},
+      {"CONVOY_LARGE", "auto",
+       "channel of elastic items above a buffer: auto | two-sided | rendezvous (RMA get)"},
       {"CONVEY_NLOCAL", "ranks per node", "bale: ranks per local group of tensor conveyors"},
       {"CONVEY_BUFFER_SIZE", "conveyor default", "bale: conveyor buffer bytes (suffix k=1000)"},
   };

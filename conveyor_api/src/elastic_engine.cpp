@@ -14,7 +14,7 @@ namespace term = convoy::termination;
 
 namespace {
 constexpr std::byte k_small{0}, k_ticket{1};
-constexpr std::size_t k_ticket_bytes = 16;  // {u64 size, u64 sequence number}
+constexpr std::size_t k_ticket_bytes = 24;  // {u64 size, u64 sequence number, u64 descriptor}
 }  // namespace
 
 elastic_engine::elastic_engine(term::engine* engine,
@@ -41,7 +41,7 @@ void elastic_engine::check_fit(term::engine* engine,
   const std::size_t small = engine->max_item_bytes();
   if (small < k_ticket_bytes + 1)
     throw error("elastic_engine: a buffer holds at most " + std::to_string(small) +
-                "-byte items, too small for a 17-byte ticket");
+                "-byte items, too small for a 25-byte ticket");
   if (stage_.size() && small - 1 != small_max_)
     throw error("elastic_engine: an attached engine must hold the same items as the first");
   if (bound_ > small - 1 && (!channel || channel->max_item_bytes() < bound_))
@@ -94,21 +94,24 @@ int elastic_engine::epush(const void* item, std::size_t bytes, int dest) noexcep
   if (engine_->current_state() != term::state::working) return term::error_state;
   if (dest < 0 || dest >= engine_->n_ranks()) return term::error_rank;
   if (!item) return term::error_argument;
+  std::uint64_t descriptor = 0;
   try {
     if (!channel_->send_ready()) return 0;  // one outgoing large item in flight per rank
-    channel_->reserve_send(bytes);          // before the ticket leaves: the send cannot lack memory
+    // The bytes are staged before the ticket leaves: the send cannot lack memory, and a
+    // receiver that meets the ticket finds them (rendezvous, seed 002).
+    descriptor = channel_->stage_send(item, bytes, dest);
   } catch (const std::bad_alloc& ex) {
     return channel_failed(ex, true);
   } catch (const std::exception& ex) {
     return channel_failed(ex, false);
   }
-  const std::uint64_t ticket[2] = {bytes, next_seq_};
+  const std::uint64_t ticket[3] = {bytes, next_seq_, descriptor};
   std::memcpy(stage_.data(), ticket, k_ticket_bytes);
   stage_[k_ticket_bytes] = k_ticket;
   const int rc = engine_->epush(stage_.data(), k_ticket_bytes + 1, dest);
-  if (rc <= 0) return rc;
+  if (rc <= 0) return rc;  // the staged item is replaced by the next one
   try {
-    channel_->start_send(item, bytes, dest);
+    channel_->start_send();
   } catch (const std::exception& ex) {
     return channel_failed(ex, false);  // the ticket is out: only destruction is safe now
   }
@@ -132,14 +135,14 @@ int elastic_engine::take(term::item_view& out, bool rigid) noexcept {
     last_large_ = false;
     return 1;
   }
-  std::uint64_t ticket[2];
+  std::uint64_t ticket[3];
   std::memcpy(ticket, v.data, k_ticket_bytes);
   const auto size = static_cast<std::size_t>(ticket[0]);
   if (rigid && size != default_bytes_) {
     (void)engine_->unpull();
     return term::error_elastic;
   }
-  const int got = take_large(out, size, ticket[1], v.from);
+  const int got = take_large(out, size, ticket[1], ticket[2], v.from);
   if (got <= 0) (void)engine_->unpull();  // the ticket stays first in line
   return got;
 }
@@ -147,13 +150,13 @@ int elastic_engine::take(term::item_view& out, bool rigid) noexcept {
 // The large item announced by the ticket just pulled: its bytes if they have all arrived
 // (1), else 0 with the receive started or still running.
 int elastic_engine::take_large(term::item_view& out, std::size_t size, std::uint64_t seq,
-                               int from) noexcept {
+                               std::uint64_t descriptor, int from) noexcept {
   const bool again = held_ && held_from_ == from && held_seq_ == seq;  // pulled, then unpulled
   if (!again) {
     try {
       if (!channel_->receiving()) {
         held_ = false;  // the incoming buffer is about to be overwritten
-        channel_->start_receive(from, size);
+        channel_->start_receive(from, size, descriptor);
         recv_from_ = from;
         recv_seq_ = seq;
       } else if (recv_from_ != from || recv_seq_ != seq) {

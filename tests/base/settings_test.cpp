@@ -33,6 +33,7 @@ TEST(Settings, UnsetIsNullopt) {  // BASE-4
   EXPECT_FALSE(s.n_buffers);
   EXPECT_FALSE(s.tune_file);
   EXPECT_FALSE(s.transport);
+  EXPECT_FALSE(s.large);
   EXPECT_FALSE(s.convey_nlocal);
   EXPECT_FALSE(s.convey_buffer_size);
   EXPECT_EQ(s.mesh_or_auto(), base::mesh_spec::automatic());
@@ -47,6 +48,7 @@ TEST(Settings, ParsesEveryVariable) {  // BASE-4
                                               {"CONVOY_N_BUFFERS", "4"},
                                               {"CONVOY_TUNE_FILE", "/tmp/tune.json"},
                                               {"CONVOY_TRANSPORT", " shm "},
+                                              {"CONVOY_LARGE", "rendezvous"},
                                               {"CONVEY_NLOCAL", "8"},
                                               {"CONVEY_BUFFER_SIZE", "40k"},
                                               {"UNRELATED", "ignored"}});
@@ -59,6 +61,7 @@ TEST(Settings, ParsesEveryVariable) {  // BASE-4
   EXPECT_EQ(*s.n_buffers, 4);
   EXPECT_EQ(*s.tune_file, "/tmp/tune.json");
   EXPECT_EQ(*s.transport, base::transport_kind::shm);
+  EXPECT_EQ(*s.large, base::large_kind::rendezvous);
   EXPECT_EQ(*s.convey_nlocal, 8);
   EXPECT_EQ(*s.convey_buffer_size, 40000u);
 }
@@ -102,6 +105,9 @@ TEST(Settings, InvalidValuesNameTheVariableAndValue) {  // BASE-4
             "CONVOY_TUNE_FILE='': is empty; unset it or give a path");
   EXPECT_EQ(message_of({{"CONVOY_TRANSPORT", "ucx"}}),
             "CONVOY_TRANSPORT='ucx': must be auto, mpi, shm, shm-zero-copy or rma");
+  // AGG-127: the large-item channel setting, named with its value.
+  EXPECT_EQ(message_of({{"CONVOY_LARGE", "get"}}),
+            "CONVOY_LARGE='get': must be auto, two-sided or rendezvous");
   EXPECT_EQ(message_of({{"CONVOY_MESH", "8xx2"}}),
             "CONVOY_MESH: mesh spec '8xx2': size 2 is empty (expected sizes like 8x4x2)");
   const auto topo_msg = message_of({{"CONVOY_EMULATE_TOPOLOGY", "pack:two"}});
@@ -127,8 +133,12 @@ TEST(Settings, DescribeListsEveryVariable) {  // BASE-4, BASE-5
     EXPECT_NE(text.find(name), std::string::npos) << name;
   EXPECT_NE(text.find("'node,core'"), std::string::npos) << text;
   EXPECT_NE(text.find("(unset: 2)"), std::string::npos) << text;
-  EXPECT_EQ(base::settings::variable_names().size(), 10u);
+  EXPECT_EQ(base::settings::variable_names().size(), 11u);
   EXPECT_NE(base::settings::from_values({{"CONVOY_TRANSPORT", "mpi"}}).describe().find("'mpi'"),
             std::string::npos);
   EXPECT_STREQ(base::transport_kind_name(base::transport_kind::automatic), "auto");
+  EXPECT_STREQ(base::large_kind_name(base::large_kind::two_sided), "two-sided");
+  EXPECT_NE(
+      base::settings::from_values({{"CONVOY_LARGE", "two-sided"}}).describe().find("'two-sided'"),
+      std::string::npos);
 }

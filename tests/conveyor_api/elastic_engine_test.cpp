@@ -1,10 +1,13 @@
 // Large elastic items through convoy::elastic_engine, the C++ route to the C façade's
 // etensor monsters (conveyor_api/README.md, API-14..16): a pull that meets a large item
 // still on its way returns "nothing yet" and the item stays first in line; unpull of a
-// large item; every byte, FIFO with the small items.
+// large item; every byte, FIFO with the small items. The channel is the one CONVOY_LARGE
+// names (ctest runs this program with two-sided and rendezvous, aggregation/README.md
+// AGG-125).
 #include <gtest/gtest.h>
 
 #include <convoy/aggregation/large_channel.hpp>
+#include <convoy/base/settings.hpp>
 #include <convoy/conveyor_api/elastic_engine.hpp>
 #include <convoy/conveyor_api/options.hpp>
 #include <convoy_test/mpi.hpp>
@@ -35,11 +38,13 @@ class gated_channel final : public agg::large_channel {
   explicit gated_channel(std::unique_ptr<agg::large_channel> inner) : inner_(std::move(inner)) {}
   std::size_t max_item_bytes() const noexcept override { return inner_->max_item_bytes(); }
   bool send_ready() override { return inner_->send_ready(); }
-  void reserve_send(std::size_t b) override { inner_->reserve_send(b); }
-  void start_send(const void* d, std::size_t b, int to) override { inner_->start_send(d, b, to); }
-  void start_receive(int from, std::size_t b) override {
+  std::uint64_t stage_send(const void* d, std::size_t b, int to) override {
+    return inner_->stage_send(d, b, to);
+  }
+  void start_send() override { inner_->start_send(); }
+  void start_receive(int from, std::size_t b, std::uint64_t where) override {
     ++receives_started;
-    inner_->start_receive(from, b);
+    inner_->start_receive(from, b, where);
   }
   bool receive_done() override {
     if (!open) {
@@ -62,6 +67,12 @@ class gated_channel final : public agg::large_channel {
   std::unique_ptr<agg::large_channel> inner_;
 };
 
+// The channel CONVOY_LARGE names (collective).
+std::unique_ptr<agg::large_channel> channel(std::size_t bound, std::size_t chunk) {
+  const auto kind = convoy::base::settings::from_env(MPI_COMM_WORLD).large_or_auto();
+  return agg::make_large_channel(MPI_COMM_WORLD, kind, {bound, chunk, {}});
+}
+
 std::unique_ptr<term::engine> elastic_mpi_engine(std::size_t capacity) {
   convoy::conveyor_options o;
   o.capacity_bytes = capacity;
@@ -74,8 +85,7 @@ std::unique_ptr<term::engine> elastic_mpi_engine(std::size_t capacity) {
 TEST(ElasticEngine, NothingYetWhileInFlight) {
   const std::size_t bound = 50000, big = 40000;
   auto engine = elastic_mpi_engine(512);
-  auto ch = std::make_unique<gated_channel>(std::make_unique<agg::mpi_large_channel>(
-      MPI_COMM_WORLD, agg::mpi_large_channel::options{bound, 1 << 12, {}}));
+  auto ch = std::make_unique<gated_channel>(channel(bound, 1 << 12));
   gated_channel* gate = ch.get();
   convoy::elastic_engine c(engine.get(), std::move(ch), bound);
   const int me = world_rank(), sender = world_size() - 1;
@@ -122,10 +132,7 @@ TEST(ElasticEngine, NothingYetWhileInFlight) {
 TEST(ElasticEngine, UnpullLargeItemAndBound) {
   const std::size_t bound = 10000;
   auto engine = elastic_mpi_engine(512);
-  convoy::elastic_engine c(engine.get(),
-                           std::make_unique<agg::mpi_large_channel>(
-                               MPI_COMM_WORLD, agg::mpi_large_channel::options{bound, 4096, {}}),
-                           bound);
+  convoy::elastic_engine c(engine.get(), channel(bound, 4096), bound);
   const int me = world_rank(), p = world_size(), to = (me + 1) % p;
   const auto mine = item(me, 0, 9000);
   const std::vector<std::byte> over(bound + 1);
@@ -156,6 +163,57 @@ TEST(ElasticEngine, UnpullLargeItemAndBound) {
   if (p > 1) {
     EXPECT_EQ(s.channel.received, 1u) << "the item crossed the channel once";
   }
+  EXPECT_TRUE(convoy_test::all_ranks(!HasFailure()));
+}
+
+// AGG-125: every rank pushes to every rank a stream in which large items (around the
+// channel's chunk size, above a buffer) are mixed with small ones; each receiver sees, per
+// sender, exactly the stream in push order, every byte intact.
+TEST(ElasticEngine, LargeAndSmallFifoPerPair) {
+  const std::size_t bound = 3000, chunk = 700;
+  auto engine = elastic_mpi_engine(256);
+  convoy::elastic_engine c(engine.get(), channel(bound, chunk), bound);
+  const int me = world_rank(), p = world_size();
+  constexpr std::uint32_t n = 40;  // items per destination
+  auto size_of = [](std::uint32_t k, int src) -> std::size_t {
+    const std::size_t sizes[] = {8, 699, 700, 701, 3000, 0, 1400, 100, 2999, 230};
+    return sizes[(k + static_cast<std::uint32_t>(src)) % 10];
+  };
+  std::vector<std::uint32_t> next(p, 0), got(p, 0);
+  ASSERT_EQ(c.begin(0), 1);
+  int to = 0, rc = 0;
+  std::uint64_t rounds = 0;
+  std::uint32_t done_dests = 0;
+  while ((rc = c.advance(done_dests == static_cast<std::uint32_t>(p))) != term::done) {
+    ASSERT_GE(rc, 0);
+    ASSERT_LT(++rounds, 5'000'000u);
+    for (int tries = 0; tries < p && done_dests < static_cast<std::uint32_t>(p); ++tries) {
+      to = (to + 1) % p;
+      if (next[to] == n) continue;
+      const auto b = item(me, next[to], size_of(next[to], me));
+      const int pr = c.epush(b.data(), b.size(), to);
+      ASSERT_GE(pr, 0);
+      if (pr == 0) break;
+      if (++next[to] == n) ++done_dests;
+    }
+    term::item_view v;
+    int pl = 0;
+    while ((pl = c.epull(v)) > 0) {
+      ASSERT_GE(v.from, 0);
+      ASSERT_LT(v.from, p);
+      const std::uint32_t k = got[v.from]++;
+      ASSERT_LT(k, n);
+      const auto want = item(v.from, k, size_of(k, v.from));
+      ASSERT_EQ(v.bytes, want.size()) << "from " << v.from << " item " << k;
+      if (!want.empty()) {
+        EXPECT_EQ(std::memcmp(v.data, want.data(), want.size()), 0)
+            << "from " << v.from << " item " << k;
+      }
+    }
+    ASSERT_GE(pl, 0);
+  }
+  EXPECT_EQ(c.reset(), 1);
+  for (int s = 0; s < p; ++s) EXPECT_EQ(got[s], n) << "from " << s;
   EXPECT_TRUE(convoy_test::all_ranks(!HasFailure()));
 }
 

@@ -1,14 +1,16 @@
 // Elastic conveyors (etensor, convey_new_elastic; seed 000 sec. 4.4, 4.4.1): bale's
 // arguments and codes translated to the C++ core's elastic_engine, which carries small
-// items in the engine and large ones through an aggregation::mpi_large_channel, never
-// blocking (a pull that meets a large item still on its way returns "nothing yet" and the
-// item stays first in line; CAPI-5).
+// items in the engine and large ones through an aggregation::large_channel (two-sided or
+// rendezvous: CONVOY_LARGE, aggregation::make_large_channel), never blocking (a pull that meets a
+// large item still on its way returns "nothing yet" and the item stays first in line; CAPI-5).
 //
 // Memory (seed 000 sec. 4.6): with a client allocator the engine's link buffers come from
 // it (the core, T11) and so do the channel's two buffers, grabbed after the engine's and
 // given back before them (LIFO); with convey_opt_DYNAMIC both exist from begin to reset.
 #include <convoy/aggregation/large_channel.hpp>
+#include <convoy/aggregation/rma_large_channel.hpp>
 #include <convoy/base/error.hpp>
+#include <convoy/base/settings.hpp>
 #include <convoy/conveyor_api/elastic_engine.hpp>
 #include <cstring>
 #include <memory>
@@ -34,13 +36,18 @@ class elastic_conveyor final : public ::conveyor {
     buffer_bytes = r.layout.capacity;
     features |= convey_ELASTIC | convey_STEADY;
     const std::size_t max_item = core.max_item_bytes();
-    if (max_item < 18)
+    if (max_item < 26)
       throw error("buffer_bytes " + std::to_string(r.layout.capacity) +
-                  " is too small for elastic items (a buffer must hold a 17-byte ticket)");
+                  " is too small for elastic items (a buffer must hold a 25-byte ticket)");
     small_max_ = max_item - 1;
     // etensor: items up to monster_bytes (bale's elastic_epush: max_size);
     // convey_new_elastic: exactly its item_bound (CAPI-6).
     bound_ = r.item_bound ? r.item_bound : r.monster_bytes;
+    // Collective, as this constructor: an invalid CONVOY_LARGE throws on every PE alike.
+    // With a client allocator, auto keeps every channel buffer in it (two-sided).
+    large_ = agg::resolve_large_kind(MPI_COMM_WORLD,
+                                     base::settings::from_env(MPI_COMM_WORLD).large_or_auto(),
+                                     memory_ != nullptr);
     scratch = make_aligned(std::max<std::size_t>(max_item, 64));
     if (!dynamic_) build();  // after the engine's link buffers (LIFO)
   }
@@ -123,7 +130,9 @@ class elastic_conveyor final : public ::conveyor {
     return ee_ ? ee_->memory_bytes() : core.memory_bytes();
   }
   std::size_t max_memory_bytes_() const noexcept override {
-    return core.max_memory_bytes() + (bound_ > small_max_ ? 2 * bound_ : 0);
+    const std::size_t control =
+        large_ == base::large_kind::rendezvous ? agg::rma_large_channel::control_bytes : 0;
+    return core.max_memory_bytes() + (bound_ > small_max_ ? 2 * bound_ + control : 0);
   }
 
  private:
@@ -135,7 +144,7 @@ class elastic_conveyor final : public ::conveyor {
       agg::mpi_large_channel::options c;
       c.max_item_bytes = bound_;
       c.memory = memory_;
-      channel = std::make_unique<agg::mpi_large_channel>(MPI_COMM_WORLD, c);
+      channel = agg::make_large_channel(MPI_COMM_WORLD, large_, c);
     }
     ee_ = std::make_unique<elastic_engine>(core.engine(), std::move(channel), bound_);
   }
@@ -172,7 +181,8 @@ class elastic_conveyor final : public ::conveyor {
   bool dynamic_;
   std::size_t small_max_ = 0;
   std::size_t bound_ = 0;
-  std::unique_ptr<elastic_engine> ee_;  // destroyed before the core's engine
+  base::large_kind large_ = base::large_kind::two_sided;  // CONVOY_LARGE, resolved
+  std::unique_ptr<elastic_engine> ee_;                    // destroyed before the core's engine
   agg::large_channel::statistics retired_, mark_;
 };
 

@@ -8,6 +8,7 @@
 #include <mpi.h>
 
 #include <convoy/aggregation/transport.hpp>
+#include <convoy/base/settings.hpp>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
@@ -28,21 +29,24 @@ class large_channel {
   /// Largest item this channel moves.
   [[nodiscard]] virtual std::size_t max_item_bytes() const noexcept = 0;
 
-  /// True when a new item may be sent: the previous one's send has completed (tests it).
+  /// True when a new item may be sent: the previous one's memory may be reused (tests it).
   [[nodiscard]] virtual bool send_ready() = 0;
-  /// Makes room for an outgoing item of `bytes` (<= max_item_bytes()) before its ticket
-  /// leaves, so that start_send() cannot fail for memory. Throws std::bad_alloc, or
-  /// convoy::error if `bytes` exceeds the bound or a buffer source's block is too small.
-  virtual void reserve_send(std::size_t bytes) = 0;
-  /// Copies `bytes` of `data` into the outgoing buffer and starts sending them to `dest`.
-  /// Preconditions: send_ready(), reserve_send(bytes). Throws convoy::error on an MPI
-  /// failure.
-  virtual void start_send(const void* data, std::size_t bytes, int dest) = 0;
+  /// Copies `bytes` (<= max_item_bytes()) of `data` for `dest` into the outgoing buffer
+  /// before the item's ticket leaves, so that start_send() cannot fail for memory and a
+  /// receiver that meets the ticket finds the bytes. Sends nothing: a staged item that is
+  /// never started is replaced by the next stage_send(). Returns the item's descriptor,
+  /// which the ticket carries to the receiver's start_receive() (0 when the channel needs
+  /// none). Precondition: send_ready(). Throws std::bad_alloc, or convoy::error if `bytes`
+  /// exceeds the bound, a buffer source's block is too small or a send is in flight.
+  virtual std::uint64_t stage_send(const void* data, std::size_t bytes, int dest) = 0;
+  /// Sends the staged item (its ticket has left). Throws convoy::error if nothing is
+  /// staged or on an MPI failure.
+  virtual void start_send() = 0;
 
-  /// Starts receiving the next item from `from`, of `bytes` bytes, into the incoming
-  /// buffer (which then holds nothing else). Precondition: no receive active. Throws as
-  /// reserve_send, or convoy::error on an MPI failure.
-  virtual void start_receive(int from, std::size_t bytes) = 0;
+  /// Starts receiving the next item from `from`, of `bytes` bytes, whose ticket carried
+  /// `descriptor`, into the incoming buffer (which then holds nothing else). Precondition:
+  /// no receive active. Throws as stage_send, or convoy::error on an MPI failure.
+  virtual void start_receive(int from, std::size_t bytes, std::uint64_t descriptor) = 0;
   /// True once the active receive has completed (tests it); its bytes are at incoming().
   [[nodiscard]] virtual bool receive_done() = 0;
   [[nodiscard]] virtual bool receiving() const noexcept = 0;
@@ -91,9 +95,9 @@ class mpi_large_channel final : public large_channel {
 
   [[nodiscard]] std::size_t max_item_bytes() const noexcept override { return bound_; }
   [[nodiscard]] bool send_ready() override;
-  void reserve_send(std::size_t bytes) override;
-  void start_send(const void* data, std::size_t bytes, int dest) override;
-  void start_receive(int from, std::size_t bytes) override;
+  std::uint64_t stage_send(const void* data, std::size_t bytes, int dest) override;
+  void start_send() override;
+  void start_receive(int from, std::size_t bytes, std::uint64_t descriptor) override;
   [[nodiscard]] bool receive_done() override;
   [[nodiscard]] bool receiving() const noexcept override { return receiving_; }
   [[nodiscard]] const std::byte* incoming() const noexcept override { return in_.data; }
@@ -120,10 +124,29 @@ class mpi_large_channel final : public large_channel {
   std::shared_ptr<buffer_source> memory_;
   buffer out_, in_;
   std::vector<MPI_Request> send_reqs_, recv_reqs_;
-  bool sending_ = false, receiving_ = false;
+  bool staged_ = false, sending_ = false, receiving_ = false;
+  int send_to_ = -1;
+  std::size_t send_bytes_ = 0;
   int recv_from_ = -1;
   std::size_t recv_bytes_ = 0;
   statistics stats_;
 };
+
+/// What `kind` stands for on `comm` (collective when `kind` is automatic and there is no
+/// buffer source): CONVOY_LARGE=auto is rendezvous when every rank of `comm` shares one
+/// node (measured faster here, 2-10x, aggregation/README.md "Large items by rendezvous"),
+/// two-sided otherwise (unmeasured across nodes, and MPI_Win_allocate's one-sided
+/// component there is AGG-117's), and two-sided with a buffer source (its contract: every
+/// channel buffer from the source, which a window cannot be; every rank alike). Other
+/// kinds come back unchanged. Throws convoy::error if MPI fails.
+[[nodiscard]] base::large_kind resolve_large_kind(MPI_Comm comm, base::large_kind kind,
+                                                  bool buffer_source = false);
+
+/// The channel `kind` names (resolved by resolve_large_kind), collective over `comm`:
+/// mpi_large_channel (two-sided) or rma_large_channel (rendezvous). Throws as their
+/// constructors.
+[[nodiscard]] std::unique_ptr<large_channel> make_large_channel(MPI_Comm comm,
+                                                                base::large_kind kind,
+                                                                mpi_large_channel::options o);
 
 }  // namespace convoy::aggregation

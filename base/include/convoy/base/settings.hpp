@@ -48,6 +48,18 @@ enum class transport_kind {
 /// "auto", "mpi", "shm", "shm-zero-copy" or "rma".
 [[nodiscard]] const char* transport_kind_name(transport_kind t) noexcept;
 
+/// Which channel carries the bytes of elastic items larger than a buffer (CONVOY_LARGE;
+/// aggregation::make_large_channel builds it). The only representation of this setting.
+enum class large_kind {
+  automatic,  ///< "auto": the faster on this machine by measurement (aggregation/README.md)
+  two_sided,  ///< "two-sided": MPI_Isend/MPI_Irecv in chunks (aggregation::mpi_large_channel)
+  rendezvous  ///< "rendezvous": the receiver gets the bytes from the sender's exposed
+              ///< buffer (aggregation::rma_large_channel; seed 002)
+};
+
+/// "auto", "two-sided" or "rendezvous".
+[[nodiscard]] const char* large_kind_name(large_kind k) noexcept;
+
 /// The hwloc synthetic description CONVOY_EMULATE_TOPOLOGY stands for: hwloc 2 wants one
 /// ending with PUs, and "pack:2 core:2" means one PU per core, so " pu:1" is appended when
 /// the last level is not pu.
@@ -71,6 +83,8 @@ struct settings {
   std::optional<std::string> tune_file;
   /// CONVOY_TRANSPORT: auto | mpi | shm | shm-zero-copy | rma.
   std::optional<transport_kind> transport;
+  /// CONVOY_LARGE: auto | two-sided | rendezvous.
+  std::optional<large_kind> large;
   /// CONVEY_NLOCAL (bale): ranks per local group of tensor conveyors, >= 1.
   std::optional<int> convey_nlocal;
   /// CONVEY_BUFFER_SIZE (bale): conveyor buffer size in bytes.
@@ -109,6 +123,10 @@ struct settings {
   /// CONVOY_TRANSPORT, else automatic.
   [[nodiscard]] transport_kind transport_or_auto() const noexcept {
     return transport.value_or(transport_kind::automatic);
+  }
+  /// CONVOY_LARGE, else automatic.
+  [[nodiscard]] large_kind large_or_auto() const noexcept {
+    return large.value_or(large_kind::automatic);
   }
 
   /// One line per variable: name, value (or "(unset)" and the default), meaning; then the

@@ -8,8 +8,9 @@
 /// leaves the ticket first in line; the transfer progresses in advance() and pull().
 ///
 /// Engine items carry the client's bytes and one kind byte (0: small item, 1: ticket); a
-/// ticket's payload is {u64 size, u64 sequence number of its sender}. The engine must be
-/// elastic and steady (a ticket must leave even if its buffer never fills: the "urgent
+/// ticket's payload is {u64 size, u64 sequence number of its sender, u64 the channel's
+/// descriptor (where a rendezvous channel's sender holds the bytes; 0 for two-sided)}. The engine
+/// must be elastic and steady (a ticket must leave even if its buffer never fills: the "urgent
 /// buffer" of sec. 4.4.1). Calls return the engine's codes (termination/engine.hpp).
 #include <convoy/aggregation/large_channel.hpp>
 #include <convoy/termination/engine.hpp>
@@ -55,7 +56,8 @@ class elastic_engine {
   int begin(std::size_t default_bytes);
 
   /// Pushes `bytes` (0 allowed) to `dest`. Returns 1; 0 when the engine's path is full or
-  /// the previous large item's send has not completed (advance, pull, retry); error_size
+  /// the previous large item's send has not completed (rendezvous: its receiver has not
+  /// fetched it yet; advance, pull, retry); error_size
   /// above the bound (nothing moved); error_state, error_rank, error_argument;
   /// error_alloc / error_transport when the channel fails (message in last_message()).
   [[nodiscard]] int epush(const void* item, std::size_t bytes, int dest) noexcept;
@@ -101,7 +103,7 @@ class elastic_engine {
   void check_fit(termination::engine* engine, const aggregation::large_channel* channel) const;
   [[nodiscard]] int take(termination::item_view& out, bool rigid) noexcept;
   [[nodiscard]] int take_large(termination::item_view& out, std::size_t size, std::uint64_t seq,
-                               int from) noexcept;
+                               std::uint64_t descriptor, int from) noexcept;
   [[nodiscard]] int channel_failed(const std::exception& ex, bool alloc) noexcept;
   void count(std::uint64_t counters::*field) noexcept {
     ++(now_.*field);
