@@ -5,6 +5,7 @@
 // the window until the receiver's atomic on its release counter.
 #include <algorithm>
 #include <climits>
+#include <convoy/aggregation/detail/rma_window.hpp>
 #include <convoy/aggregation/node_map.hpp>
 #include <convoy/aggregation/rma_large_channel.hpp>
 #include <convoy/base/error.hpp>
@@ -40,7 +41,7 @@ rma_large_channel::rma_large_channel(MPI_Comm comm, options o)
   }
 }
 
-// As detail::rma_window (AGG-117): the shared-memory component when every rank shares a
+// detail::allocate_window (AGG-117): the shared-memory component when every rank shares a
 // node, MPI_Win_allocate otherwise. Only the control line is zeroed: the item room's pages
 // are touched by items alone.
 void rma_large_channel::make_window() {
@@ -48,23 +49,9 @@ void rma_large_channel::make_window() {
   CONVOY_MPI_CHECK(MPI_Comm_rank(comm_, &rank_));
   CONVOY_MPI_CHECK(MPI_Comm_size(comm_, &n_ranks_));
   const auto size = static_cast<MPI_Aint>(k_line + bound_);
-  MPI_Comm node = split_node(comm_, {});
-  int node_size = 0;
-  const int rc = MPI_Comm_size(node, &node_size);
-  MPI_Comm_free(&node);
-  if (rc != MPI_SUCCESS) convoy::detail::throw_mpi_error("MPI_Comm_size", rc, __FILE__, __LINE__);
-  if (node_size == n_ranks_) {
-    MPI_Info info = MPI_INFO_NULL;
-    CONVOY_MPI_CHECK(MPI_Info_create(&info));
-    MPI_Info_set(info, "alloc_shared_noncontig", "true");
-    const int arc = MPI_Win_allocate_shared(size, 1, info, comm_, &base_, &win_);
-    MPI_Info_free(&info);
-    if (arc != MPI_SUCCESS)
-      convoy::detail::throw_mpi_error("MPI_Win_allocate_shared", arc, __FILE__, __LINE__);
-  } else {
-    CONVOY_MPI_CHECK(MPI_Win_allocate(size, 1, MPI_INFO_NULL, comm_, &base_, &win_));
-  }
-  CONVOY_MPI_CHECK(MPI_Win_set_errhandler(win_, MPI_ERRORS_RETURN));
+  void* base = nullptr;
+  win_ = detail::allocate_window(comm_, size, &base);
+  base_ = static_cast<std::byte*>(base);
   std::memset(base_, 0, k_line);
   CONVOY_MPI_CHECK(MPI_Barrier(comm_));  // no counter is touched before it is zero
   CONVOY_MPI_CHECK(MPI_Win_lock_all(MPI_MODE_NOCHECK, win_));

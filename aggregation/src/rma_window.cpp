@@ -11,6 +11,38 @@ namespace {
 MPI_Aint as_disp(std::size_t disp) { return static_cast<MPI_Aint>(disp); }
 }  // namespace
 
+MPI_Win allocate_window(MPI_Comm comm, MPI_Aint size, void** base) {
+  // OpenMPI 4.1.4 picks its `rdma` one-sided component for MPI_Win_allocate, and that
+  // component over the `vader` shared-memory BTL crashes (SEGV in mca_btl_vader.so while
+  // a later collective progresses) once a window has been freed and another allocated.
+  // When every rank shares one node, MPI_Win_allocate_shared selects the `sm` component,
+  // which is correct and fast; across nodes MPI_Win_allocate stays (aggregation/README.md,
+  // "RMA transport", AGG-117).
+  MPI_Comm node = split_node(comm, {});  // the real shared-memory group
+  int node_size = 0, n_ranks = 0;
+  const int rc = MPI_Comm_size(node, &node_size);
+  MPI_Comm_free(&node);
+  if (rc != MPI_SUCCESS) convoy::detail::throw_mpi_error("MPI_Comm_size", rc, __FILE__, __LINE__);
+  CONVOY_MPI_CHECK(MPI_Comm_size(comm, &n_ranks));
+  MPI_Win win = MPI_WIN_NULL;
+  if (node_size == n_ranks) {
+    MPI_Info info = MPI_INFO_NULL;
+    CONVOY_MPI_CHECK(MPI_Info_create(&info));
+    MPI_Info_set(info, "alloc_shared_noncontig", "true");
+    const int arc = MPI_Win_allocate_shared(size, 1, info, comm, base, &win);
+    MPI_Info_free(&info);
+    if (arc != MPI_SUCCESS)
+      convoy::detail::throw_mpi_error("MPI_Win_allocate_shared", arc, __FILE__, __LINE__);
+  } else {
+    CONVOY_MPI_CHECK(MPI_Win_allocate(size, 1, MPI_INFO_NULL, comm, base, &win));
+  }
+  if (const int erc = MPI_Win_set_errhandler(win, MPI_ERRORS_RETURN); erc != MPI_SUCCESS) {
+    MPI_Win_free(&win);
+    convoy::detail::throw_mpi_error("MPI_Win_set_errhandler", erc, __FILE__, __LINE__);
+  }
+  return win;
+}
+
 rma_window::rma_window(MPI_Comm comm, std::size_t bytes) : bytes_(bytes) {
   if (comm == MPI_COMM_NULL) throw convoy::error("rma_window: communicator is MPI_COMM_NULL");
   CONVOY_MPI_CHECK(MPI_Comm_dup(comm, &comm_));
@@ -21,29 +53,9 @@ rma_window::rma_window(MPI_Comm comm, std::size_t bytes) : bytes_(bytes) {
     // The window's size is a single MPI_Aint; ask at least one word so that base_ is a
     // real address on every rank.
     const auto size = as_disp(std::max<std::size_t>(bytes, sizeof(std::uint64_t)));
-    // OpenMPI 4.1.4 picks its `rdma` one-sided component for MPI_Win_allocate, and that
-    // component over the `vader` shared-memory BTL crashes (SEGV in mca_btl_vader.so while
-    // a later collective progresses) once a window has been freed and another allocated.
-    // When every rank shares one node, MPI_Win_allocate_shared selects the `sm` component,
-    // which is correct and fast; across nodes MPI_Win_allocate stays (aggregation/README.md,
-    // "RMA transport", AGG-117).
-    MPI_Comm node = split_node(comm_, {});  // the real shared-memory group
-    int node_size = 0;
-    const int rc = MPI_Comm_size(node, &node_size);
-    MPI_Comm_free(&node);
-    if (rc != MPI_SUCCESS) convoy::detail::throw_mpi_error("MPI_Comm_size", rc, __FILE__, __LINE__);
-    if (node_size == n_ranks_) {
-      MPI_Info info = MPI_INFO_NULL;
-      CONVOY_MPI_CHECK(MPI_Info_create(&info));
-      MPI_Info_set(info, "alloc_shared_noncontig", "true");
-      const int arc = MPI_Win_allocate_shared(size, 1, info, comm_, &base_, &win_);
-      MPI_Info_free(&info);
-      if (arc != MPI_SUCCESS)
-        convoy::detail::throw_mpi_error("MPI_Win_allocate_shared", arc, __FILE__, __LINE__);
-    } else {
-      CONVOY_MPI_CHECK(MPI_Win_allocate(size, 1, MPI_INFO_NULL, comm_, &base_, &win_));
-    }
-    CONVOY_MPI_CHECK(MPI_Win_set_errhandler(win_, MPI_ERRORS_RETURN));
+    void* base = nullptr;
+    win_ = allocate_window(comm_, size, &base);
+    base_ = static_cast<std::byte*>(base);
     std::memset(base_, 0, static_cast<std::size_t>(size));
     // Nobody may touch this memory before every rank has zeroed its own.
     CONVOY_MPI_CHECK(MPI_Barrier(comm_));

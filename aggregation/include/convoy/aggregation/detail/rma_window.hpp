@@ -15,6 +15,13 @@
 
 namespace convoy::aggregation::detail {
 
+/// Allocates an RMA window of `size` bytes per rank over `comm` (collective) and sets
+/// `*base` to this rank's part: MPI_Win_allocate_shared (OpenMPI's `sm` component) when
+/// every rank of `comm` shares one node, else MPI_Win_allocate (AGG-117: the `rdma`
+/// component over the `vader` BTL crashes once a window has been freed and another
+/// allocated). The window returns errors (MPI_ERRORS_RETURN). Throws convoy::error.
+MPI_Win allocate_window(MPI_Comm comm, MPI_Aint size, void** base);
+
 class rma_window {
  public:
   /// Collective over `comm`: duplicates it (MPI_ERRORS_RETURN), allocates `bytes` (zeroed)
