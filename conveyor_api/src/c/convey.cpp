@@ -55,12 +55,6 @@ int guarded(conveyor* c, const char* where, F&& call) noexcept {
   return rc == 0 ? convey_FAIL : c->panic("convey_push", rc);
 }
 
-// The fast path's engine push refused the item (0: the path is full; engine code < 0).
-[[gnu::cold, gnu::noinline]] int push_refused(conveyor* c, int rc) noexcept {
-  --c->life[k_pushes];
-  return push_failed(c, to_convey(rc));
-}
-
 // convey_push off its fast path: misuse, a kind without the inline path, a failure.
 [[gnu::noinline]] int push_checked(conveyor* c, const void* item, std::int64_t pe) noexcept {
   if (!c) return convey_error_NULL;
@@ -87,8 +81,9 @@ int guarded(conveyor* c, const char* where, F&& call) noexcept {
 
 // Hands out the pulled item `v` of a streaming kind: apull (dest == nullptr) in place when
 // it is aligned, else from an aligned scratch copy (CAPI-7); pull copies it to `dest`.
-const void* hand_out(conveyor* c, const convoy::termination::item_view& v, void* dest,
-                     std::int64_t* from) noexcept {
+[[gnu::always_inline]] inline const void* hand_out(conveyor* c,
+                                                   const convoy::termination::item_view& v,
+                                                   void* dest, std::int64_t* from) noexcept {
   const void* p = v.data;
   c->held = nullptr;
   c->retaken = false;
@@ -169,15 +164,14 @@ int convey_push(convey_t* c, const void* item, int64_t pe) {
   // and every failure, is settled by push_checked, with bale's codes.
   if (c && c->fast_push && item &&
       static_cast<std::uint64_t>(pe) < static_cast<std::uint64_t>(c->n_pes)) [[likely]] {
-    // Counted first, so that nothing of `c` is needed after the engine's call (its
-    // registers need no saving on the way in and out); push_refused takes it back.
-    ++c->life[k_pushes];
     const int dest = static_cast<int>(pe);
     // 8-byte items (bale's common case) get the engine's fixed-size copy.
     const int rc = c->item_bytes == 8 ? c->core.push<8>(item, dest) : c->core.push(item, dest);
-    if (rc > 0) [[likely]]
+    if (rc > 0) [[likely]] {
+      ++c->life[k_pushes];
       return convey_OK;
-    return push_refused(c, rc);
+    }
+    return push_failed(c, to_convey(rc));
   }
   return push_checked(c, item, pe);
 }
@@ -207,11 +201,7 @@ int convey_pull(convey_t* c, void* item, int64_t* from) {
     convoy::termination::item_view v;
     const int got = c->core.pull(v);
     if (got > 0) [[likely]] {
-      c->held = nullptr;
-      c->retaken = false;
-      convoy::aggregation::copy_item(item, v.data, c->item_bytes);
-      if (from) *from = v.from;
-      ++c->life[k_pulls];
+      hand_out(c, v, item, from);
       return convey_OK;
     }
     return pull_failed(c, "convey_pull", got);
