@@ -18,7 +18,6 @@ namespace convoy::aggregation {
 
 namespace {
 constexpr int k_tag = 0;  // the channel's own communicator carries nothing else
-constexpr std::align_val_t k_align{64};
 }  // namespace
 
 mpi_large_channel::mpi_large_channel(MPI_Comm comm, options o)
@@ -32,14 +31,16 @@ mpi_large_channel::mpi_large_channel(MPI_Comm comm, options o)
   MPI_Comm_rank(comm_, &rank_);
   if (memory_ && bound_ > 0) {
     // Outgoing first, incoming second: released in the reverse order (LIFO).
-    out_ = buffer{memory_->grab(bound_), bound_, false};
-    in_ = buffer{out_.data ? memory_->grab(bound_) : nullptr, bound_, false};
-    if (!out_.data || !in_.data) {
-      free_buffer(in_);
-      free_buffer(out_);
+    std::byte* out = memory_->grab(bound_);
+    std::byte* in = out ? memory_->grab(bound_) : nullptr;
+    if (!out || !in) {
+      if (in) memory_->release(in);
+      if (out) memory_->release(out);
       MPI_Comm_free(&comm_);
       throw std::bad_alloc();
     }
+    out_.adopt(*memory_, out, bound_);
+    in_.adopt(*memory_, in, bound_);
   }
 }
 
@@ -47,7 +48,6 @@ mpi_large_channel::~mpi_large_channel() {
   // A send in flight completes as soon as its receiver has taken it, which every complete
   // conveyor guarantees; after an abandoned run, give it a bounded chance, then leak its
   // buffer rather than free it under MPI (as mpi_transport does).
-  bool leak = false;
   for (int i = 0; sending_ && i < 10000; ++i) {
     int flag = 0;
     MPI_Testall(static_cast<int>(send_reqs_.size()), send_reqs_.data(), &flag, MPI_STATUSES_IGNORE);
@@ -59,7 +59,7 @@ mpi_large_channel::~mpi_large_channel() {
   if (sending_) {
     for (MPI_Request& r : send_reqs_)
       if (r != MPI_REQUEST_NULL) MPI_Request_free(&r);
-    leak = true;
+    out_.leak();
   }
   if (receiving_) {
     for (MPI_Request& r : recv_reqs_)
@@ -68,32 +68,9 @@ mpi_large_channel::~mpi_large_channel() {
         MPI_Wait(&r, MPI_STATUS_IGNORE);
       }
   }
-  free_buffer(in_);
-  if (!leak) free_buffer(out_);
+  in_.free();  // in_ then out_: LIFO for a source
+  out_.free();
   if (comm_ != MPI_COMM_NULL) MPI_Comm_free(&comm_);
-}
-
-void mpi_large_channel::free_buffer(buffer& b) noexcept {
-  if (b.data) {
-    if (b.own)
-      ::operator delete(b.data, k_align);
-    else
-      memory_->release(b.data);
-  }
-  b = buffer{};
-}
-
-void mpi_large_channel::grow(buffer& b, std::size_t bytes) {
-  if (bytes > bound_)
-    throw error("large item of " + std::to_string(bytes) + " bytes exceeds the bound " +
-                std::to_string(bound_));
-  if (b.capacity >= bytes && (b.data || bytes == 0)) return;
-  if (!b.own)  // a source's block holds the bound: cannot be too small
-    throw error("large_channel: buffer source block smaller than the item");
-  free_buffer(b);
-  b.data = static_cast<std::byte*>(::operator new(bytes, k_align));
-  b.capacity = bytes;
-  b.own = true;
 }
 
 void mpi_large_channel::post(std::vector<MPI_Request>& reqs, std::byte* base, std::size_t bytes,
@@ -121,8 +98,8 @@ bool mpi_large_channel::send_ready() {
 
 std::uint64_t mpi_large_channel::stage_send(const void* data, std::size_t bytes, int dest) {
   if (sending_) throw error("large_channel: stage_send while a send is in flight");
-  grow(out_, bytes);
-  if (bytes) std::memcpy(out_.data, data, bytes);
+  out_.fit(bytes, bound_);
+  if (bytes) std::memcpy(out_.data(), data, bytes);
   staged_ = true;
   send_to_ = dest;
   send_bytes_ = bytes;
@@ -132,7 +109,7 @@ std::uint64_t mpi_large_channel::stage_send(const void* data, std::size_t bytes,
 void mpi_large_channel::start_send() {
   if (!staged_) throw error("large_channel: start_send with no item staged");
   // A zero-byte item still sends one empty message, so each ticket matches one item.
-  post(send_reqs_, out_.data, send_bytes_, send_to_, true);
+  post(send_reqs_, out_.data(), send_bytes_, send_to_, true);
   staged_ = false;
   sending_ = true;
   stats_.messages += send_reqs_.size();
@@ -144,8 +121,8 @@ void mpi_large_channel::start_send() {
 
 void mpi_large_channel::start_receive(int from, std::size_t bytes, std::uint64_t /*descriptor*/) {
   if (receiving_) throw error("large_channel: start_receive while a receive is active");
-  grow(in_, bytes);
-  post(recv_reqs_, in_.data, bytes, from, false);
+  in_.fit(bytes, bound_);
+  post(recv_reqs_, in_.data(), bytes, from, false);
   receiving_ = true;
   recv_from_ = from;
   recv_bytes_ = bytes;
@@ -177,7 +154,7 @@ void mpi_large_channel::progress() {
 }
 
 std::size_t mpi_large_channel::memory_bytes() const noexcept {
-  return out_.capacity + in_.capacity;
+  return out_.capacity() + in_.capacity();
 }
 
 base::large_kind resolve_large_kind(MPI_Comm comm, base::large_kind kind, bool buffer_source) {

@@ -18,7 +18,6 @@
 namespace convoy::aggregation {
 
 namespace {
-constexpr std::align_val_t k_align{64};
 constexpr std::size_t k_line = rma_large_channel::control_bytes;
 constexpr MPI_Aint k_counter = 0;  // the release counter's displacement
 }  // namespace
@@ -36,8 +35,7 @@ rma_large_channel::rma_large_channel(MPI_Comm comm, options o)
   } catch (...) {
     if (win_ != MPI_WIN_NULL) MPI_Win_free(&win_);
     MPI_Comm_free(&comm_);
-    free_in();
-    throw;
+    throw;  // in_ goes back to its source with the members
   }
 }
 
@@ -60,14 +58,16 @@ void rma_large_channel::make_window() {
 rma_large_channel::~rma_large_channel() {
   int finalized = 0;
   MPI_Finalized(&finalized);
-  if (finalized) return;  // the window went with MPI
+  if (finalized) {  // the window went with MPI; a source may need MPI to take a block back
+    if (in_.borrowed()) in_.leak();
+    return;
+  }
   // Our gets read the senders' windows, which stay until every rank is here.
   if (receiving_)
     MPI_Waitall(static_cast<int>(recv_reqs_.size()), recv_reqs_.data(), MPI_STATUSES_IGNORE);
   MPI_Win_unlock_all(win_);
   MPI_Win_free(&win_);  // collective: no rank reads our buffer after this
   MPI_Comm_free(&comm_);
-  free_in();
 }
 
 void rma_large_channel::grab_from_source(MPI_Comm comm) {
@@ -78,35 +78,7 @@ void rma_large_channel::grab_from_source(MPI_Comm comm) {
     if (in) memory_->release(in);
     throw std::bad_alloc();
   }
-  in_ = in;
-  in_capacity_ = bound_;
-  in_own_ = false;
-}
-
-void rma_large_channel::free_in() noexcept {
-  if (in_) {
-    if (in_own_)
-      ::operator delete(in_, k_align);
-    else
-      memory_->release(in_);
-  }
-  in_ = nullptr;
-  in_capacity_ = 0;
-}
-
-void rma_large_channel::check_bytes(std::size_t bytes) const {
-  if (bytes > bound_)
-    throw error("large item of " + std::to_string(bytes) + " bytes exceeds the bound " +
-                std::to_string(bound_));
-}
-
-void rma_large_channel::grow_in(std::size_t bytes) {
-  check_bytes(bytes);
-  if (in_capacity_ >= bytes && (in_ || bytes == 0)) return;
-  if (!in_own_) throw error("large_channel: buffer source block smaller than the item");
-  free_in();
-  in_ = static_cast<std::byte*>(::operator new(bytes, k_align));
-  in_capacity_ = bytes;
+  in_.adopt(*memory_, in, bound_);
 }
 
 // Released items: those other ranks fetched (the counter, written only by their atomics)
@@ -127,7 +99,7 @@ bool rma_large_channel::send_ready() {
 
 std::uint64_t rma_large_channel::stage_send(const void* data, std::size_t bytes, int dest) {
   if (sending_) throw error("large_channel: stage_send while a send is in flight");
-  check_bytes(bytes);
+  detail::check_large_item(bytes, bound_);
   if (dest < 0 || dest >= n_ranks_)
     throw error("large_channel: destination rank " + std::to_string(dest) + " outside [0, " +
                 std::to_string(n_ranks_) + ")");
@@ -157,17 +129,17 @@ void rma_large_channel::start_receive(int from, std::size_t bytes, std::uint64_t
   if (from < 0 || from >= n_ranks_)
     throw error("large_channel: source rank " + std::to_string(from) + " outside [0, " +
                 std::to_string(n_ranks_) + ")");
-  check_bytes(bytes);
+  detail::check_large_item(bytes, bound_);
   if (descriptor != k_line)
     throw error("large_channel: a rendezvous ticket with descriptor " + std::to_string(descriptor) +
                 " (two-sided sender?)");
-  grow_in(bytes);
+  in_.fit(bytes, bound_);
   receiving_ = true;
   recv_from_ = from;
   recv_bytes_ = bytes;
   recv_reqs_.clear();
   if (from == rank_) {  // our own window: a copy, released by our own count
-    if (bytes) std::memcpy(in_, base_ + k_line, bytes);
+    if (bytes) std::memcpy(in_.data(), base_ + k_line, bytes);
     return;
   }
   // AGG-122: chunks of at most chunk_bytes, so every count fits MPI's int.
@@ -176,7 +148,7 @@ void rma_large_channel::start_receive(int from, std::size_t bytes, std::uint64_t
   for (std::size_t k = 0; k < n; ++k) {
     const std::size_t off = k * chunk_;
     const auto count = static_cast<int>(std::min(chunk_, bytes - off));
-    CONVOY_MPI_CHECK(MPI_Rget(in_ + off, count, MPI_BYTE, from,
+    CONVOY_MPI_CHECK(MPI_Rget(in_.data() + off, count, MPI_BYTE, from,
                               static_cast<MPI_Aint>(descriptor + off), count, MPI_BYTE, win_,
                               &recv_reqs_[k]));
   }
@@ -216,7 +188,7 @@ void rma_large_channel::progress() {
 }
 
 std::size_t rma_large_channel::memory_bytes() const noexcept {
-  return k_line + bound_ + in_capacity_;
+  return k_line + bound_ + in_.capacity();
 }
 
 }  // namespace convoy::aggregation

@@ -7,6 +7,7 @@
 /// flight per rank, and each end holds one buffer of at most the item bound.
 #include <mpi.h>
 
+#include <convoy/aggregation/detail/large_buffer.hpp>
 #include <convoy/aggregation/transport.hpp>
 #include <convoy/base/settings.hpp>
 #include <cstddef>
@@ -100,7 +101,7 @@ class mpi_large_channel final : public large_channel {
   void start_receive(int from, std::size_t bytes, std::uint64_t descriptor) override;
   [[nodiscard]] bool receive_done() override;
   [[nodiscard]] bool receiving() const noexcept override { return receiving_; }
-  [[nodiscard]] const std::byte* incoming() const noexcept override { return in_.data; }
+  [[nodiscard]] const std::byte* incoming() const noexcept override { return in_.data(); }
   void progress() override;
   [[nodiscard]] bool idle() const noexcept override { return !sending_; }
   [[nodiscard]] const statistics& stats() const noexcept override { return stats_; }
@@ -108,21 +109,14 @@ class mpi_large_channel final : public large_channel {
   [[nodiscard]] std::size_t max_memory_bytes() const noexcept override { return 2 * bound_; }
 
  private:
-  struct buffer {
-    std::byte* data = nullptr;
-    std::size_t capacity = 0;
-    bool own = true;
-  };
-  void grow(buffer& b, std::size_t bytes);
-  void free_buffer(buffer& b) noexcept;
   void post(std::vector<MPI_Request>& reqs, std::byte* base, std::size_t bytes, int peer,
             bool send);
 
   MPI_Comm comm_ = MPI_COMM_NULL;
   int rank_ = 0;
   std::size_t bound_ = 0, chunk_ = 0;
-  std::shared_ptr<buffer_source> memory_;
-  buffer out_, in_;
+  std::shared_ptr<buffer_source> memory_;  // outlives the buffers (declared first)
+  detail::large_buffer out_, in_;
   std::vector<MPI_Request> send_reqs_, recv_reqs_;
   bool staged_ = false, sending_ = false, receiving_ = false;
   int send_to_ = -1;

@@ -49,7 +49,7 @@ class rma_large_channel final : public large_channel {
   void start_receive(int from, std::size_t bytes, std::uint64_t descriptor) override;
   [[nodiscard]] bool receive_done() override;
   [[nodiscard]] bool receiving() const noexcept override { return receiving_; }
-  [[nodiscard]] const std::byte* incoming() const noexcept override { return in_; }
+  [[nodiscard]] const std::byte* incoming() const noexcept override { return in_.data(); }
   void progress() override;
   [[nodiscard]] bool idle() const noexcept override { return !sending_; }
   [[nodiscard]] const statistics& stats() const noexcept override { return stats_; }
@@ -64,9 +64,6 @@ class rma_large_channel final : public large_channel {
  private:
   void make_window();
   void grab_from_source(MPI_Comm comm);
-  void grow_in(std::size_t bytes);
-  void free_in() noexcept;
-  void check_bytes(std::size_t bytes) const;
   [[nodiscard]] std::uint64_t read_released();
 
   MPI_Comm comm_ = MPI_COMM_NULL;
@@ -74,12 +71,10 @@ class rma_large_channel final : public large_channel {
   std::byte* base_ = nullptr;  // this rank's window: control line, then the item
   int rank_ = 0, n_ranks_ = 1;
   std::size_t bound_ = 0, chunk_ = 0;
-  std::shared_ptr<buffer_source> memory_;
-  std::byte* in_ = nullptr;  // the incoming buffer
-  std::size_t in_capacity_ = 0;
-  bool in_own_ = true;
-  std::uint64_t started_ = 0;        // items sent (start_send) over the lifetime
-  std::uint64_t self_released_ = 0;  // of them, items to self, copied by start_receive
+  std::shared_ptr<buffer_source> memory_;  // outlives in_ (declared first)
+  detail::large_buffer in_;                // the incoming buffer
+  std::uint64_t started_ = 0;              // items sent (start_send) over the lifetime
+  std::uint64_t self_released_ = 0;        // of them, items to self, copied by start_receive
   bool staged_ = false, sending_ = false, receiving_ = false;
   int send_to_ = -1;
   std::size_t send_bytes_ = 0;
