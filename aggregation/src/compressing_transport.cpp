@@ -4,10 +4,12 @@
 //
 // A compressed buffer: the 16-byte header (flag_compressed set, `bytes` the compressed
 // length), {u32 original payload bytes, u32 packet bytes}, then the codec's output.
+#include <algorithm>
 #include <convoy/aggregation/compressing_transport.hpp>
 #include <convoy/aggregation/packing.hpp>
 #include <convoy/base/error.hpp>
 #include <cstring>
+#include <new>
 #include <string>
 #include <utility>
 
@@ -21,7 +23,13 @@ std::byte* aligned(std::vector<std::byte>& v, std::size_t align, std::size_t off
   return v.data() + (up - p) + offset;
 }
 
+constexpr std::align_val_t k_block_align{64};
+
 }  // namespace
+
+void compressing_transport::aligned_delete::operator()(std::byte* p) const noexcept {
+  ::operator delete(p, k_block_align);
+}
 
 compressing_transport::compressing_transport(std::unique_ptr<transport> inner,
                                              std::shared_ptr<codec> c,
@@ -207,20 +215,48 @@ void compressing_transport::restore(received& r, buffer_header& h) {
   std::memcpy(z, r.data + header_bytes + compressed_prefix_bytes, zbytes);
   std::byte* o = aligned(scratch_out_, sp.layout.align, 0);
   codec_->decompress(sp.c, st.link.get(), payload / packet, zbytes, z, o);
-  std::memcpy(r.data + header_bytes, o, payload);
+  // AGG-129: into a buffer of our own; the inner one may end where the compressed bytes do.
+  block mem;
+  if (spare_.empty()) {
+    mem.reset(static_cast<std::byte*>(::operator new(layout_.capacity_bytes, k_block_align)));
+  } else {
+    mem = std::move(spare_.back());
+    spare_.pop_back();
+  }
+  std::byte* d = mem.get();
+  std::memcpy(d + header_bytes, o, payload);
   h.bytes = static_cast<std::uint32_t>(header_bytes + payload);
   h.flags &= ~flag_compressed;
-  std::memcpy(r.data, &h, sizeof h);
+  std::memcpy(d, &h, sizeof h);
+  held_.push_back(held_block{std::move(mem), r});
+  r.data = d;
   r.bytes = h.bytes;
   ++stats_.restored;
 }
 
+void compressing_transport::release(const received& r) {
+  // Few are held (n_buffers per in-link at most), and mostly released oldest first.
+  const auto it = std::find_if(held_.begin(), held_.end(),
+                               [&](const held_block& b) { return b.mem.get() == r.data; });
+  if (it == held_.end()) {
+    inner_->release(r);
+    return;
+  }
+  const received inner = it->inner;
+  spare_.push_back(std::move(it->mem));
+  held_.erase(it);
+  inner_->release(inner);
+}
+
 std::size_t compressing_transport::memory_bytes() const noexcept {
-  return inner_->memory_bytes() + scratch_in_.size() + scratch_out_.size();
+  return inner_->memory_bytes() + scratch_in_.size() + scratch_out_.size() +
+         (held_.size() + spare_.size()) * layout_.capacity_bytes;
 }
 
 std::size_t compressing_transport::max_memory_bytes() const noexcept {
-  return inner_->max_memory_bytes() + 2 * (2 * layout_.capacity_bytes + 2 * max_codec_align);
+  const std::size_t held = layout_.in_links.size() * static_cast<std::size_t>(layout_.n_buffers);
+  return inner_->max_memory_bytes() + 2 * (2 * layout_.capacity_bytes + 2 * max_codec_align) +
+         held * layout_.capacity_bytes;
 }
 
 }  // namespace convoy::aggregation

@@ -28,6 +28,11 @@ inline constexpr std::size_t compressed_prefix_bytes = 8;
 /// not fit convoy's packing (stride other than tag + item, alignment outside 8..64, slack
 /// or overrun beyond a buffer).
 ///
+/// A compressed buffer is restored into one of the decorator's own buffers (capacity bytes,
+/// 64-byte aligned), never in place: the inner transport's buffer may hold no more than the
+/// bytes sent (the rma transport's records, AGG-129). poll() hands that buffer out, and
+/// release() gives the inner transport back the buffer it handed out.
+///
 /// The codec is planned per cycle (the engine's epoch in the buffer header) and stage, on
 /// both ends alike from the same cargo; per-link codec state is made at a link's first
 /// compressed buffer of a cycle and dropped at the next cycle. The receiver reads the item
@@ -68,11 +73,14 @@ class compressing_transport final : public transport {
   /// Polls the inner transport and restores a compressed buffer in place. Throws
   /// convoy::error on a malformed compressed buffer or when this rank has no codec.
   [[nodiscard]] bool poll(received& out) override;
-  void release(const received& r) override { inner_->release(r); }
+  /// Releases `r`; for a restored buffer, the inner buffer it came from (and the restored
+  /// buffer becomes free for the next one).
+  void release(const received& r) override;
   void progress() override { inner_->progress(); }
   [[nodiscard]] bool idle() const noexcept override { return inner_->idle(); }
   /// The inner transport's memory plus the two scratch buffers (allocated at the first
-  /// compressed or restored buffer, each 2 x capacity + 128 bytes).
+  /// compressed or restored buffer, each 2 x capacity + 128 bytes) and the restored buffers
+  /// (at most n_buffers per in-link, capacity bytes each, made as buffers are held).
   [[nodiscard]] std::size_t memory_bytes() const noexcept override;
   [[nodiscard]] std::size_t max_memory_bytes() const noexcept override;
 
@@ -125,6 +133,17 @@ class compressing_transport final : public transport {
   std::vector<stage_plan> recv_plans_;
   std::vector<in_state> in_links_;
   std::vector<std::byte> scratch_in_, scratch_out_;
+  // Restored buffers: held by the engine (with the inner buffer each came from), and free.
+  struct aligned_delete {
+    void operator()(std::byte* p) const noexcept;
+  };
+  using block = std::unique_ptr<std::byte, aligned_delete>;
+  struct held_block {
+    block mem;
+    received inner;
+  };
+  std::vector<held_block> held_;
+  std::vector<block> spare_;
   statistics stats_;
 };
 
