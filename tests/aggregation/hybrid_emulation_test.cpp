@@ -81,7 +81,9 @@ TEST(EmulatedNodes, NodeMapComesFromDiscovery) {
 // kind (no CONVOY_TRANSPORT in these runs) is the hybrid exactly when some node holds two.
 TEST(EmulatedNodes, ResolvedSettingsChooseTheSameTransport) {
   const auto s = convoy::base::settings::from_env(MPI_COMM_WORLD);
-  ASSERT_EQ(s.transport_or_auto(), convoy::base::transport_kind::automatic);
+  // A run of the suite with CONVOY_TRANSPORT set (e.g. =rma) chose its transport itself.
+  if (s.transport_or_auto() != convoy::base::transport_kind::automatic)
+    GTEST_SKIP() << "CONVOY_TRANSPORT is set: the automatic choice is not made";
   auto t = agg::make_transport(MPI_COMM_WORLD, s);
   EXPECT_EQ(dynamic_cast<agg::hybrid_transport*>(t.get()) != nullptr,
             node_has_company(expected_nodes()));
