@@ -124,8 +124,8 @@ struct schedule_result {
   std::uint64_t pushed = 0;
   std::uint64_t pulled = 0;
   std::uint64_t rounds = 0;
-  std::uint64_t turns = 0;
-  std::string failure;  // first contract violation, empty if none
+  std::uint64_t turns = 0;  // rank turns taken
+  std::string failure;      // first contract violation, empty if none
 };
 
 // The number of items of `wl`.
