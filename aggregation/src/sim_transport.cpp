@@ -36,6 +36,7 @@ struct sim_state {
   /// every operation O(1).
   std::vector<int> nonempty;
   std::size_t in_flight = 0;
+  std::vector<std::uint64_t> activity;  ///< per rank (AGG-143)
 
   static std::uint64_t key(int src, int dst, int stage) {
     return (static_cast<std::uint64_t>(stage) << 42) | (static_cast<std::uint64_t>(src) << 21) |
@@ -73,12 +74,18 @@ class sim_endpoint final : public book_endpoint {
 
   void open(const link_layout& layout) override;
   void post(int out_link, std::byte* buffer, std::size_t bytes) override;
-  [[nodiscard]] bool poll(received& out) override { return opened_ && in_.poll(out); }
+  [[nodiscard]] bool poll(received& out) override {
+    if (!opened_ || !in_.poll(out)) return false;
+    touch();
+    return true;
+  }
   void release(const received& r) override;
   void progress() override;
 
   void credit_returned(int out_link);
   void send_ready(int out_link);
+
+  void touch() noexcept { ++state_->activity[static_cast<std::size_t>(rank_)]; }
 
   using book_endpoint::in_;  // the deliveries copy between endpoints' books
   using book_endpoint::out_;
@@ -193,6 +200,7 @@ void sim_endpoint::open(const link_layout& layout) {
 void sim_endpoint::post(int out_link, std::byte* buffer, std::size_t bytes) {
   if (!opened_) throw convoy::error("sim transport: post() before open()");
   out_.post(out_link, buffer, bytes, who);
+  touch();
   send_ready(out_link);
 }
 
@@ -211,6 +219,7 @@ void sim_endpoint::send_ready(int out_link) {
 void sim_endpoint::release(const received& r) {
   if (!opened_) throw convoy::error("sim transport: release() before open()");
   in_.release(r, who);
+  touch();
   const sim_channel& ch =
       state_->channels[static_cast<std::size_t>(in_channel_[static_cast<std::size_t>(r.in_link)])];
   if (ch.sender != nullptr) ch.sender->credit_returned(ch.out_link);
@@ -218,6 +227,7 @@ void sim_endpoint::release(const received& r) {
 
 void sim_endpoint::credit_returned(int out_link) {
   out_.add_credits(out_link, 1, who);
+  touch();
   const auto l = static_cast<std::size_t>(out_link);
   if (out_.has_queued(out_link) && !in_credit_ready_[l]) {
     in_credit_ready_[l] = true;
@@ -231,6 +241,7 @@ void sim_endpoint::progress() {
     in_credit_ready_[static_cast<std::size_t>(l)] = false;
     send_ready(l);
   }
+  if (!credit_ready_.empty()) touch();
   credit_ready_.clear();
 }
 
@@ -253,6 +264,8 @@ bool sim_state::deliver_one() {
   to.in_.expect(ch.in_link, r);
   to.in_.arrived(ch.in_link, r, bytes);
   from.out_.send_done(ch.out_link, s);
+  from.touch();
+  to.touch();
   update_nonempty(c);
   return true;
 }
@@ -265,6 +278,7 @@ sim_network::sim_network(int n_ranks, std::uint64_t seed)
     throw convoy::error("sim_network: n_ranks " + std::to_string(n_ranks) +
                         " out of range [1, 2^21]");
   state_->n_ranks = n_ranks;
+  state_->activity.assign(static_cast<std::size_t>(n_ranks), 0);
   state_->rng = seed;
 }
 
@@ -283,6 +297,11 @@ std::size_t sim_network::deliver_all() {
   std::size_t n = 0;
   while (state_->deliver_one()) ++n;
   return n;
+}
+
+std::uint64_t sim_network::activity(int rank) const noexcept {
+  if (rank < 0 || rank >= state_->n_ranks) return 0;
+  return state_->activity[static_cast<std::size_t>(rank)];
 }
 
 std::size_t sim_network::in_flight() const noexcept { return state_->in_flight; }

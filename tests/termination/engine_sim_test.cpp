@@ -10,75 +10,13 @@
 #include <vector>
 
 #include "sim_harness.hpp"
+#include "sim_workloads.hpp"
 
 namespace convoy_test {
 namespace {
 
 using convoy::router::make_tensor_plan;
 using convoy::termination::engine_options;
-
-enum class pattern { uniform, all_to_one, one_to_all, self, nobody, one_sender, imbalance };
-const char* name(pattern p) {
-  switch (p) {
-    case pattern::uniform:
-      return "uniform";
-    case pattern::all_to_one:
-      return "all_to_one";
-    case pattern::one_to_all:
-      return "one_to_all";
-    case pattern::self:
-      return "self";
-    case pattern::nobody:
-      return "nobody";
-    case pattern::one_sender:
-      return "one_sender";
-    case pattern::imbalance:
-      return "imbalance";
-  }
-  return "?";
-}
-
-workload make_workload(pattern pat, int p, int per_rank, std::mt19937_64& rng) {
-  workload wl(static_cast<std::size_t>(p));
-  std::uniform_int_distribution<int> any(0, p - 1);
-  for (int r = 0; r < p; ++r) {
-    auto& d = wl[static_cast<std::size_t>(r)];
-    switch (pat) {
-      case pattern::uniform:
-        for (int i = 0; i < per_rank; ++i) d.push_back(any(rng));
-        break;
-      case pattern::all_to_one:
-        for (int i = 0; i < per_rank; ++i) d.push_back(p / 2);
-        break;
-      case pattern::one_to_all:
-        if (r == p - 1)
-          for (int i = 0; i < per_rank * 4; ++i) d.push_back(i % p);
-        break;
-      case pattern::self:
-        for (int i = 0; i < per_rank; ++i) d.push_back(r);
-        break;
-      case pattern::nobody:
-        break;
-      case pattern::one_sender:
-        if (r == 0)
-          for (int i = 0; i < per_rank * 2; ++i) d.push_back(any(rng));
-        break;
-      case pattern::imbalance: {
-        const int n = r == 1 % p ? per_rank * 16 : (r % 3 == 0 ? 0 : 1);
-        for (int i = 0; i < n; ++i) d.push_back(any(rng));
-        break;
-      }
-    }
-  }
-  return wl;
-}
-
-engine_options small_buffers(int n_buffers = 2, std::size_t capacity = 256) {
-  engine_options o;
-  o.capacity_bytes = capacity;
-  o.n_buffers = n_buffers;
-  return o;
-}
 
 struct plan_case {
   std::string label;
@@ -134,70 +72,6 @@ TEST(EngineSim, ContractOnSmallPlansEveryPatternHundredSchedules) {
   }
   // At least the uniform pattern's traffic: 40 items per rank, 142 ranks over the 15 plans.
   EXPECT_GE(items, 40u * 142u * 100u);
-}
-
-// Large P. Each plan gets one simulation; every begin..reset cycle on it is a new random
-// schedule (the generators run on), which also exercises reuse at scale.
-struct large_case {
-  const char* label;
-  plan_ptr (*make)();
-};
-
-plan_ptr ragged_of(int total_ranks) {
-  std::vector<int> sizes;
-  int total = 0;
-  for (int n = 0; total < total_ranks; ++n) {
-    sizes.push_back(std::min(5 + (n * 7) % 11, total_ranks - total));
-    total += sizes.back();
-  }
-  return ragged_plan(sizes);
-}
-
-void run_schedules(const large_case& c, int schedules) {
-  const plan_ptr plan = c.make();
-  simulation sim(plan, small_buffers(2, 128), 1000);
-  for (int s = 0; s < schedules; ++s) {
-    const auto wl = make_workload(s % 3 == 2 ? pattern::all_to_one : pattern::uniform,
-                                  sim.n_ranks(), 1 + s % 3, sim.rng());
-    const auto res = run_cycle(sim, wl, sizeof(tracer), 100000, false);
-    ASSERT_TRUE(res.failure.empty()) << c.label << " schedule " << s << ": " << res.failure;
-    ASSERT_TRUE(res.completed) << c.label << " schedule " << s;
-  }
-}
-
-// The shapes of the issue at 512 ranks, 100 random schedules each.
-TEST(EngineSimLarge, HundredSchedulesAt512Ranks) {
-  const large_case cases[] = {
-      {"mesh8x8x8",
-       []() -> plan_ptr {
-         return mesh_plan({8, 8, 8});
-       }},
-      {"mesh4x4x4x8",
-       []() -> plan_ptr {
-         return mesh_plan({4, 4, 4, 8});
-       }},
-      {"tensor3_n8", []() -> plan_ptr { return make_tensor_plan(3, 512, 8); }},
-      {"ragged", []() -> plan_ptr { return ragged_of(512); }},
-  };
-  for (const auto& c : cases) run_schedules(c, 100);
-}
-
-// 4096 ranks: 16x16x16, 8x8x8x8, 3-hop with n = 16, and ragged nodes; 10 random schedules
-// each (about 13 s per schedule of all four under ASan here; 100 would not fit the suite).
-TEST(EngineSimLarge, SchedulesAt4096Ranks) {
-  const large_case cases[] = {
-      {"mesh16x16x16",
-       []() -> plan_ptr {
-         return mesh_plan({16, 16, 16});
-       }},
-      {"mesh8x8x8x8",
-       []() -> plan_ptr {
-         return mesh_plan({8, 8, 8, 8});
-       }},
-      {"tensor3_n16", []() -> plan_ptr { return make_tensor_plan(3, 4096, 16); }},
-      {"ragged", []() -> plan_ptr { return ragged_of(4096); }},
-  };
-  for (const auto& c : cases) run_schedules(c, 10);
 }
 
 // TERM-1, TERM-2, TERM-3, TERM-4: P from 1 to 4096 on the default (innermost-first) TRAM order of

@@ -3,6 +3,7 @@
 // contract (termination/README.md, TERM-1, TERM-2, TERM-3, TERM-4) on every delivered item.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <convoy/router/route_plan.hpp>
 #include <convoy/termination/simulation.hpp>
 #include <cstdint>
@@ -67,6 +68,7 @@ class contract_checker {
   }
 
   // Empty if `v`, pulled at rank `me`, is the next item of its pair; else the violation.
+  // Every byte is compared; the item's name is spelled out only for a violation.
   std::string check(int me, const convoy::termination::item_view& v) {
     if (v.bytes != item_.size())
       return "item of " + std::to_string(v.bytes) + " bytes, pushed " +
@@ -74,16 +76,17 @@ class contract_checker {
     tracer t;
     std::memcpy(&t, v.data, sizeof t);
     if (t.check != checksum(t)) return "corrupted tracer at rank " + std::to_string(me);
-    const std::string item =
-        std::to_string(t.src) + "->" + std::to_string(t.dst) + " #" + std::to_string(t.seq);
+    auto item = [&t] {
+      return std::to_string(t.src) + "->" + std::to_string(t.dst) + " #" + std::to_string(t.seq);
+    };
     for (std::size_t k = sizeof t; k < v.bytes; ++k)
       if (v.data[k] != filler_byte(t, k))
-        return "byte " + std::to_string(k) + " of item " + item + " corrupted";
-    if (t.dst != me) return "item " + item + " delivered to " + std::to_string(me);
-    if (t.src != v.from) return "item " + item + " reported from " + std::to_string(v.from);
+        return "byte " + std::to_string(k) + " of item " + item() + " corrupted";
+    if (t.dst != me) return "item " + item() + " delivered to " + std::to_string(me);
+    if (t.src != v.from) return "item " + item() + " reported from " + std::to_string(v.from);
     auto& want = seen_[key(t.src, t.dst)];
     if (t.seq != want)
-      return "item " + item + " arrived when #" + std::to_string(want) +
+      return "item " + item() + " arrived when #" + std::to_string(want) +
              " was due (FIFO/exactly-once)";
     ++want;
     ++n_pulled_;
@@ -121,7 +124,8 @@ struct schedule_result {
   std::uint64_t pushed = 0;
   std::uint64_t pulled = 0;
   std::uint64_t rounds = 0;
-  std::string failure;  // first contract violation, empty if none
+  std::uint64_t turns = 0;  // rank turns taken
+  std::string failure;      // first contract violation, empty if none
 };
 
 // The number of items of `wl`.
@@ -131,92 +135,207 @@ inline std::uint64_t n_items(const workload& wl) {
   return n;
 }
 
+// How run_cycle() schedules.
+struct cycle_options {
+  std::uint64_t max_rounds = 100000;
+  bool try_unpull = true;  // now and then put a pulled item back and pull it again (TERM-11)
+  // Let a rank rest once two of its turns in a row did nothing — no push (none left, or
+  // one refused), a pull that found nothing, no state change, no event at its endpoint
+  // (sim_network::activity, AGG-143) — until an event at its endpoint: such a turn leaves
+  // the engine as it was, so resting skips no-ops and keeps every check. Ranks that are
+  // COMPLETE get no turns. If every rank rests, buffers in flight are delivered; if
+  // nothing is in flight either, every rank is woken, and a second time with nothing
+  // having happened in between is a stall (a failure).
+  bool rest_idle = false;
+};
+
+// One begin..reset cycle of a workload under the simulation's random schedule: in each
+// round the ranks take turns in random order (push a random burst, pull a random number,
+// advance), each turn followed by the delivery of a random number of buffers.
+class cycle_driver {
+ public:
+  cycle_driver(simulation& sim, const workload& wl, std::size_t item_bytes, cycle_options o)
+      : sim_(sim),
+        wl_(wl),
+        o_(o),
+        item_bytes_(item_bytes),
+        p_(sim.n_ranks()),
+        items_(item_bytes),
+        next_(static_cast<std::size_t>(p_), 0),
+        idle_(static_cast<std::size_t>(p_), 0),
+        mark_(static_cast<std::size_t>(p_), 0),
+        n_working_(p_) {}
+
+  schedule_result run() {
+    for (int r = 0; r < p_; ++r)
+      if (sim_.at(r).begin(item_bytes_) != 1)
+        return fail("begin failed on rank " + std::to_string(r)), res_;
+    for (res_.rounds = 0; res_.rounds < o_.max_rounds && n_complete_ < p_; ++res_.rounds) {
+      for (int me : order()) {
+        turn(me);
+        if (!res_.failure.empty()) return res_;
+      }
+      if (!res_.failure.empty()) return res_;  // a stall
+    }
+    finish();
+    return res_;
+  }
+
+ private:
+  static constexpr int resting = 2;  // idle turns in a row before a rank rests
+
+  void fail(const std::string& why) {
+    if (res_.failure.empty() && !why.empty()) res_.failure = why;
+  }
+  [[nodiscard]] std::uint64_t activity(int r) const { return sim_.network().activity(r); }
+
+  // This round's ranks, shuffled: all of them, or with rest_idle those not COMPLETE and
+  // not resting (see cycle_options).
+  std::vector<int> order() {
+    if (!o_.rest_idle) return sim_.round_order();
+    std::vector<int> awake;
+    for (int r = 0; r < p_; ++r) {
+      auto& idle = idle_[static_cast<std::size_t>(r)];
+      if (idle >= resting && activity(r) != mark_[static_cast<std::size_t>(r)]) idle = 0;
+      if (sim_.at(r).current_state() != state::complete && idle < resting) awake.push_back(r);
+    }
+    if (awake.empty() && n_complete_ < p_) wake_all();
+    std::shuffle(awake.begin(), awake.end(), sim_.rng());
+    return awake;
+  }
+
+  // Every rank rests: deliver what is in flight, else wake everybody (twice in a row with
+  // no event anywhere in between: stalled).
+  void wake_all() {
+    if (sim_.network().in_flight() > 0) {
+      sim_.jitter(8);
+      return;
+    }
+    std::uint64_t total = 0;
+    for (int r = 0; r < p_; ++r) total += activity(r);
+    if (woken_ && total == woken_at_)
+      return fail("stalled: every rank rests, nothing in flight, " +
+                  std::to_string(p_ - n_complete_) + " ranks not COMPLETE");
+    woken_ = true;
+    woken_at_ = total;
+    for (auto& idle : idle_) idle = 0;
+  }
+
+  // Pushes a random burst; true if it stopped for want of items or room.
+  bool push_burst(int me, engine& e, int& pushed) {
+    const auto& dests = wl_[static_cast<std::size_t>(me)];
+    auto& i = next_[static_cast<std::size_t>(me)];
+    if (e.current_state() != state::working) return true;
+    const int burst = std::uniform_int_distribution<int>(0, 64)(sim_.rng());
+    for (int k = 0; k < burst && i < dests.size(); ++k) {
+      const int rc = e.push(items_.next(me, dests[i]), dests[i]);
+      if (rc < 0) return fail("push returned " + std::to_string(rc)), true;
+      if (rc == 0) return true;
+      items_.pushed(me, dests[i]);
+      ++i;
+      ++pushed;
+    }
+    return i == dests.size();
+  }
+
+  // Pulls a random number of items, checking each; true if a pull found nothing.
+  bool pull_some(int me, engine& e, int& pulled) {
+    auto& rng = sim_.rng();
+    const int pulls = std::uniform_int_distribution<int>(0, 96)(rng);
+    for (int k = 0; k < pulls; ++k) {
+      convoy::termination::item_view v;
+      const int rc = e.pull(v);
+      if (rc < 0) return fail("pull returned " + std::to_string(rc)), false;
+      if (rc == 0) return true;
+      if (o_.try_unpull && (rng() & 15) == 0) {
+        // Put it back and pull it again: the same item must come next.
+        std::vector<std::byte> copy(v.data, v.data + v.bytes);
+        const int from = v.from;
+        if (e.unpull() != 1) return fail("unpull failed"), false;
+        if (e.pull(v) != 1 || v.from != from || std::memcmp(copy.data(), v.data, v.bytes) != 0)
+          return fail("unpull did not give back the same item"), false;
+      }
+      fail(items_.check(me, v));
+      ++pulled;
+    }
+    return false;
+  }
+
+  // One rank's turn: push, pull, advance, then the network moves.
+  void turn(int me) {
+    ++res_.turns;
+    engine& e = sim_.at(me);
+    const std::uint64_t act = activity(me);
+    int pushed = 0, pulled = 0;
+    const bool push_idle = push_burst(me, e, pushed);
+    const bool pull_idle = pull_some(me, e, pulled);
+    if (!res_.failure.empty()) return;
+    const state before = e.current_state();
+    if (before == state::complete) return;
+    const auto& dests = wl_[static_cast<std::size_t>(me)];
+    const int rc = e.advance(next_[static_cast<std::size_t>(me)] == dests.size());
+    if (rc < 0) return fail("advance returned " + std::to_string(rc) + ": " + e.last_message());
+    count_states(before, e.current_state());
+    auto& idle = idle_[static_cast<std::size_t>(me)];
+    const bool did_nothing = push_idle && pull_idle && pushed == 0 && pulled == 0 &&
+                             before == e.current_state() && activity(me) == act;
+    idle = did_nothing ? idle + 1 : 0;
+    mark_[static_cast<std::size_t>(me)] = activity(me);
+    if (!did_nothing) woken_ = false;
+    sim_.jitter(8);
+  }
+
+  // TERM-4: CLEANUP/COMPLETE anywhere implies WORKING nowhere.
+  void count_states(state before, state after) {
+    if (before == state::working && after != state::working) --n_working_;
+    const bool was_late = before == state::cleanup || before == state::complete;
+    const bool is_late = after == state::cleanup || after == state::complete;
+    if (!was_late && is_late) ++n_late_;
+    if (after == state::complete) ++n_complete_;
+    if (n_late_ > 0 && n_working_ > 0)
+      fail("a rank reached CLEANUP/COMPLETE while another is WORKING");
+  }
+
+  void finish() {
+    res_.pushed = items_.n_pushed();
+    res_.pulled = items_.n_pulled();
+    res_.completed = n_complete_ == p_;
+    if (!res_.completed || !res_.failure.empty()) return;
+    // Complete only after every rank pushed its whole workload (it said done only then).
+    for (int r = 0; r < p_; ++r) {
+      const auto n = next_[static_cast<std::size_t>(r)],
+                 want = wl_[static_cast<std::size_t>(r)].size();
+      if (n != want)
+        fail("rank " + std::to_string(r) + " completed after pushing " + std::to_string(n) +
+             " of its " + std::to_string(want) + " items");
+    }
+    fail(items_.missing());  // exactly once: everything pushed was pulled
+    for (int r = 0; r < p_; ++r)
+      if (sim_.at(r).reset() != 1) fail("reset failed");
+  }
+
+  simulation& sim_;
+  const workload& wl_;
+  cycle_options o_;
+  std::size_t item_bytes_;
+  int p_;
+  contract_checker items_;
+  std::vector<std::size_t> next_;    // per rank: its next item in wl_
+  std::vector<int> idle_;            // per rank: idle turns in a row
+  std::vector<std::uint64_t> mark_;  // per rank: its endpoint's activity after its turn
+  int n_working_;
+  int n_complete_ = 0, n_late_ = 0;  // late = CLEANUP or COMPLETE
+  bool woken_ = false;               // every rank was woken, and all turns since were idle
+  std::uint64_t woken_at_ = 0;       // total activity then
+  schedule_result res_;
+};
+
 // Runs one begin..reset cycle of `wl` on `sim` under the simulation's random schedule.
 // Items are `item_bytes` long (>= sizeof(tracer); the rest is filler_byte()). A completed
 // cycle has pushed every item of `wl` and pulled each once, intact, in order per pair.
 inline schedule_result run_cycle(simulation& sim, const workload& wl, std::size_t item_bytes,
-                                 std::uint64_t max_rounds = 100000, bool try_unpull = true) {
-  schedule_result res;
-  const int p = sim.n_ranks();
-  auto& rng = sim.rng();
-  for (int r = 0; r < p; ++r) {
-    if (sim.at(r).begin(item_bytes) != 1) {
-      res.failure = "begin failed on rank " + std::to_string(r);
-      return res;
-    }
-  }
-  std::vector<std::size_t> next(static_cast<std::size_t>(p), 0);
-  contract_checker items(item_bytes);
-  int n_complete = 0;
-  auto fail = [&](const std::string& why) {
-    if (res.failure.empty()) res.failure = why;
-  };
-  int n_working = p, n_late = 0;  // late = CLEANUP or COMPLETE
-
-  for (res.rounds = 0; res.rounds < max_rounds && n_complete < p; ++res.rounds) {
-    for (int me : sim.round_order()) {
-      engine& e = sim.at(me);
-      const auto& dests = wl[static_cast<std::size_t>(me)];
-      auto& i = next[static_cast<std::size_t>(me)];
-      if (e.current_state() == state::working) {
-        const int burst = std::uniform_int_distribution<int>(0, 64)(rng);
-        for (int k = 0; k < burst && i < dests.size(); ++k) {
-          const int rc = e.push(items.next(me, dests[i]), dests[i]);
-          if (rc < 0) return fail("push returned " + std::to_string(rc)), res;
-          if (rc == 0) break;
-          items.pushed(me, dests[i]);
-          ++i;
-        }
-      }
-      const int pulls = std::uniform_int_distribution<int>(0, 96)(rng);
-      for (int k = 0; k < pulls; ++k) {
-        convoy::termination::item_view v;
-        const int rc = e.pull(v);
-        if (rc < 0) return fail("pull returned " + std::to_string(rc)), res;
-        if (rc == 0) break;
-        if (try_unpull && (rng() & 15) == 0) {
-          // Put it back and pull it again: the same item must come next.
-          std::vector<std::byte> copy(v.data, v.data + v.bytes);
-          const int from = v.from;
-          if (e.unpull() != 1) return fail("unpull failed"), res;
-          if (e.pull(v) != 1 || v.from != from || std::memcmp(copy.data(), v.data, v.bytes) != 0)
-            return fail("unpull did not give back the same item"), res;
-        }
-        fail(items.check(me, v));
-      }
-      const state before = e.current_state();
-      if (before == state::complete) continue;
-      const int rc = e.advance(i == dests.size());
-      if (rc < 0)
-        return fail("advance returned " + std::to_string(rc) + ": " + e.last_message()), res;
-      const state after = e.current_state();
-      if (before == state::working && after != state::working) --n_working;
-      const bool was_late = before == state::cleanup || before == state::complete;
-      const bool is_late = after == state::cleanup || after == state::complete;
-      if (!was_late && is_late) ++n_late;
-      if (after == state::complete) ++n_complete;
-      // TERM-4: CLEANUP/COMPLETE anywhere implies WORKING nowhere.
-      if (n_late > 0 && n_working > 0)
-        fail("a rank reached CLEANUP/COMPLETE while another is WORKING");
-      sim.jitter(8);
-      if (!res.failure.empty()) return res;
-    }
-  }
-  res.pushed = items.n_pushed();
-  res.pulled = items.n_pulled();
-  res.completed = n_complete == p;
-  if (!res.completed) return res;
-  // Complete only after every rank pushed its whole workload (it said done only then).
-  for (int r = 0; r < p; ++r)
-    if (next[static_cast<std::size_t>(r)] != wl[static_cast<std::size_t>(r)].size())
-      fail("rank " + std::to_string(r) + " completed after pushing " +
-           std::to_string(next[static_cast<std::size_t>(r)]) + " of its " +
-           std::to_string(wl[static_cast<std::size_t>(r)].size()) + " items");
-  // Exactly once: everything pushed was pulled.
-  fail(items.missing());
-  for (int r = 0; r < p; ++r)
-    if (sim.at(r).reset() != 1) fail("reset failed");
-  return res;
+                                 cycle_options o = {}) {
+  return cycle_driver(sim, wl, item_bytes, o).run();
 }
 
 }  // namespace convoy_test

@@ -51,6 +51,12 @@ class sim_network {
   bool deliver_one();
   /// deliver_one() until it returns false; returns how many it delivered.
   std::size_t deliver_all();
+  /// A count that changes whenever something happens at `rank`'s endpoint (AGG-143): a
+  /// post, a poll that returned a buffer, a release, a queued buffer leaving in progress(),
+  /// a buffer delivered to it or from it (its send done), a credit returned to it. While it
+  /// stays the same, the endpoint's books are as they were: a driver may let a rank that
+  /// has nothing else to do rest until it changes. 0 for a rank out of range.
+  [[nodiscard]] std::uint64_t activity(int rank) const noexcept;
   /// Buffers posted and sent (credit used) but not yet delivered, over all links.
   [[nodiscard]] std::size_t in_flight() const noexcept;
   [[nodiscard]] int n_ranks() const noexcept;

@@ -16,12 +16,14 @@ namespace convoy::termination {
 class simulation {
  public:
   /// Engines for every rank of `plan`, over one simulated network seeded with `seed`.
+  /// `memory` (may be null) supplies each endpoint's link buffers in one block
+  /// (sim_network::endpoint): fewer, larger allocations for runs of many ranks.
   simulation(const std::shared_ptr<const router::route_plan>& plan, const engine_options& options,
-             std::uint64_t seed)
+             std::uint64_t seed, const std::shared_ptr<aggregation::buffer_source>& memory = {})
       : network_(plan->n_ranks(), seed), rng_(seed ^ 0x9e3779b97f4a7c15ULL) {
     engines_.reserve(static_cast<std::size_t>(plan->n_ranks()));
     for (int r = 0; r < plan->n_ranks(); ++r)
-      engines_.push_back(std::make_unique<engine>(plan, r, network_.endpoint(r), options));
+      engines_.push_back(std::make_unique<engine>(plan, r, network_.endpoint(r, memory), options));
   }
 
   [[nodiscard]] int n_ranks() const noexcept { return static_cast<int>(engines_.size()); }
