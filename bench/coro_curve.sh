@@ -11,8 +11,10 @@
 #   OUT_PREFIX.png  (gnuplot; skipped if gnuplot is missing)
 # Environment: NP (2), ITEMS (1e6 per rank), REPS (5), MPIRUN_FLAGS (as bench/README.md);
 # PLOT_ONLY=1 redraws the PNG from an existing OUT_PREFIX.dat.
-# Frame bytes per task = (memory(T2) - memory(T1)) / (T2 - T1) for two T >= 64 (the
-# memory figure of kind coro is the conveyors' buffers plus peak frames x frame bytes).
+# Frame bytes per task = (memory(T2) - memory(T1)) / (T2 - T1) for the first two T >= 64
+# (the memory figure of kind coro is the conveyors' buffers plus peak frames x frame
+# bytes; at large T the peak stays below T, as no task starts while a call waits for a
+# full path).
 set -eu
 build=${1:-build/rel}
 out=${2:-coro_curve}
@@ -49,7 +51,7 @@ for kernel in index-gather histogram; do
   done
 done
 
-awk '$1 == "index-gather" && $2 >= 64 { if (t0 == "") { t0 = $2; m0 = $6 } else { t1 = $2; m1 = $6 } }
+awk '$1 == "index-gather" && $2 >= 64 { if (t0 == "") { t0 = $2; m0 = $6 } else if (t1 == "") { t1 = $2; m1 = $6 } }
      END { if (t1 != "") printf "# frame bytes per task (index-gather): %d\n", (m1 - m0) / (t1 - t0) }' \
   "$out.dat" | tee -a "$out.dat"
 fi

@@ -1,26 +1,12 @@
-// Coroutine frames from per-thread free lists (seed 004 sec. 4.3: "new stack pages are
-// selected from among a set which were allocated at the start of processing"): a task
-// that starts and finishes costs two list operations once the pool is warm.
-//
-// The lists are intrusive (a free frame holds the next one's address) and live in a
-// constant-initialised thread_local, so the hot path has no guard and no vector; the
-// frames are given back to the general allocator when the thread ends (pool_owner).
-#include <array>
+// The frame pool's slow paths (task.hpp has the inline common case): a frame from the
+// general allocator when a class list is empty or the frame is above 1 KiB, the lists
+// given back to the general allocator when the thread ends, and the statistics.
 #include <convoy/async/task.hpp>
+#include <new>
 
 namespace convoy::async {
 
 namespace {
-
-constexpr std::size_t k_class_bytes = 64;  // >= sizeof(void*): room for the list link
-constexpr std::size_t k_classes = 16;      // frames up to 1 KiB are pooled
-
-struct pool {
-  std::array<void*, k_classes + 1> head{};  // head[c]: free frames of c * 64 bytes
-  detail::frame_stats stats;
-};
-
-constinit thread_local pool t_pool{};
 
 // Returns the pooled frames of the thread at its end (registered on the first frame that
 // the general allocator gives).
@@ -29,12 +15,13 @@ struct pool_owner {
   pool_owner(const pool_owner&) = delete;
   pool_owner& operator=(const pool_owner&) = delete;
   ~pool_owner() {
-    for (std::size_t c = 1; c <= k_classes; ++c)
-      while (void* f = t_pool.head[c]) {
-        t_pool.head[c] = *static_cast<void**>(f);
-        ::operator delete(f);  // unsized: clang-tidy's clang has no sized deallocation
+    for (std::size_t c = 1; c <= detail::k_frame_classes; ++c)
+      while (void* f = detail::t_frame_pool.head[c]) {
+        detail::t_frame_pool.head[c] = *static_cast<void**>(f);
+        CONVOY_FRAME_UNPOISON(f, c * detail::k_frame_class_bytes);
+        // Unsized: clang-tidy's clang has no sized deallocation.
+        ::operator delete (f, std::align_val_t{detail::k_frame_class_bytes});
       }
-    t_pool.stats.pooled_bytes = 0;
   }
 };
 
@@ -45,38 +32,29 @@ void own_pool() {
 
 }  // namespace
 
-void* detail::frame_alloc(std::size_t bytes) {
-  pool& p = t_pool;
-  ++p.stats.allocations;
-  if (++p.stats.live > p.stats.peak_live) p.stats.peak_live = p.stats.live;
-  if (bytes > p.stats.largest_frame) p.stats.largest_frame = bytes;
-  const std::size_t c = (bytes + k_class_bytes - 1) / k_class_bytes;
-  if (c > k_classes) [[unlikely]]
-    return ::operator new(bytes);
-  if (void* f = p.head[c]) [[likely]] {
-    p.head[c] = *static_cast<void**>(f);
-    p.stats.pooled_bytes -= c * k_class_bytes;
-    return f;
-  }
+void* detail::frame_alloc_slow(std::size_t bytes) {
+  ++t_frame_pool.stats.fresh;
+  const std::size_t c = (bytes + k_frame_class_bytes - 1) / k_frame_class_bytes;
+  if (c > k_frame_classes) return ::operator new(bytes);
   own_pool();
-  return ::operator new(c* k_class_bytes);
+  // Cache-line aligned, so that a frame of c classes spans c lines, no more: the frames
+  // of the tasks waiting for replies are what a rank touches besides its data.
+  return ::operator new (c* k_frame_class_bytes, std::align_val_t{k_frame_class_bytes});
 }
 
-void detail::frame_free(void* f, std::size_t bytes) noexcept {
-  pool& p = t_pool;
-  --p.stats.live;
-  const std::size_t c = (bytes + k_class_bytes - 1) / k_class_bytes;
-  if (c > k_classes) [[unlikely]] {
-    ::operator delete(f);
-    return;
-  }
-  *static_cast<void**>(f) = p.head[c];
-  p.head[c] = f;
-  p.stats.pooled_bytes += c * k_class_bytes;
+void detail::frame_free_large(void* p) noexcept { ::operator delete(p); }
+
+detail::frame_stats frame_statistics() noexcept {
+  detail::frame_stats s = detail::t_frame_pool.stats;
+  s.pooled_bytes = 0;
+  for (std::size_t c = 1; c <= detail::k_frame_classes; ++c)
+    for (void* f = detail::t_frame_pool.head[c]; f != nullptr; f = *static_cast<void**>(f))
+      s.pooled_bytes += c * detail::k_frame_class_bytes;
+  return s;
 }
 
-detail::frame_stats frame_statistics() noexcept { return t_pool.stats; }
-
-void reset_frame_peak() noexcept { t_pool.stats.peak_live = t_pool.stats.live; }
+void reset_frame_peak() noexcept {
+  detail::t_frame_pool.stats.peak_live = detail::t_frame_pool.stats.live;
+}
 
 }  // namespace convoy::async

@@ -96,11 +96,11 @@ void runtime::run_phase(spawner& s) {
       if (m.send_pending()) start_roots(s);
       const bool can_start =
           m.pending.empty() && (!m.new_roots.empty() || (m.first_error.empty() && s.next < s.n &&
-                                                         m.in_flight < options_.max_tasks));
+                                                         hot_.root.in_flight < options_.max_tasks));
       if (!can_start) m.flush_idle(stats_);
       if (hot_.local_used != 0) m.apply_local_posts();  // before this rank may say done
-      const bool local_done =
-          m.in_flight == 0 && m.new_roots.empty() && (s.next >= s.n || !m.first_error.empty());
+      const bool local_done = hot_.root.in_flight == 0 && m.new_roots.empty() &&
+                              (s.next >= s.n || !m.first_error.empty());
       const int rq = m.requests->advance(local_done);
       m.check(rq, "advance", *m.requests);
       if (rq != termination::done) {
@@ -132,29 +132,30 @@ void runtime::run_phase(spawner& s) {
 
 void runtime::start_roots(spawner& s) {
   auto& m = *impl_;
+  detail::root_link& root = hot_.root;
   while (!m.new_roots.empty()) {
     const auto h = m.new_roots.front();
     m.new_roots.pop_front();
-    ++m.in_flight;
+    ++root.in_flight;
     ++stats_.tasks;
     h.resume();
   }
-  while (m.first_error.empty() && s.next < s.n && m.in_flight < options_.max_tasks) {
-    task<void> t;
-    try {
-      t = s.call(s.object, s.next++);
-    } catch (const std::exception& e) {
-      m.note_error("creating task " + std::to_string(s.next - 1) + " on rank " +
-                   std::to_string(rank_) + " threw: " + e.what());
-      return;
-    }
-    auto h = t.release();
-    h.promise().root_of = this;
-    ++m.in_flight;
-    ++stats_.tasks;
-    stats_.peak_tasks = std::max<std::uint64_t>(stats_.peak_tasks, m.in_flight);
-    h.resume();
+  // A call that found its path full holds every later request of this rank behind it:
+  // a task started now would only queue its call too, so none starts until the path
+  // has taken the waiting calls (send_pending) — then new calls take the inline push.
+  // The limit drops to 0 as soon as that happens or a task fails (block_starts).
+  root.limit = m.first_error.empty() && !hot_.calls_waiting ? options_.max_tasks : 0;
+  const std::size_t first = s.next;
+  std::size_t failed = 0;
+  try {
+    s.start(s.object, s, root);
+  } catch (const std::exception& e) {
+    failed = 1;
+    m.note_error("creating task " + std::to_string(s.next - 1) + " on rank " +
+                 std::to_string(rank_) + " threw: " + e.what());
   }
+  stats_.tasks += s.next - first - failed;
+  stats_.peak_tasks = std::max<std::uint64_t>(stats_.peak_tasks, root.peak);
 }
 
 }  // namespace convoy::async

@@ -34,7 +34,7 @@ std::coroutine_handle<> detail::promise_base::final_awaiter::await_suspend(
     std::coroutine_handle<> self, promise_base& p) noexcept {
   if (p.continuation) return p.continuation;
   if (p.group) return --p.group->remaining == 0 ? p.group->parent : std::noop_coroutine();
-  if (p.root_of) p.root_of->root_finished(self, p.error);  // frees the frame
+  if (p.root) p.root->rt->root_failed(self, p.error);  // frees the frame
   return std::noop_coroutine();
 }
 
@@ -53,6 +53,7 @@ runtime::runtime(MPI_Comm comm, runtime_options options)
   impl_->requests = make_mpi_engine(comm, plan, o);
   impl_->replies = make_mpi_engine(comm, plan, o);
   impl_->owner = this;
+  hot_.root.rt = this;
   impl_->forwards = impl_->replies->plan().max_hops() > 1;
   hot_.serve_every = options_.serve_every;
 }
@@ -89,7 +90,7 @@ const detail::handler_entry& runtime::handler(std::uint32_t id) const {
 void runtime::spawn(task<void> t) {
   if (!impl_->running) throw convoy::error("convoy::async: spawn() outside a running phase");
   auto h = t.release();
-  h.promise().root_of = this;
+  h.promise().root = &hot_.root;
   impl_->new_roots.push_back(h);
 }
 
@@ -128,6 +129,7 @@ void runtime::call_not_sent(int rank, std::uint32_t token, std::uint32_t id, con
   ++stats_.blocked;
   m.pending.push_back({rank, token, id, args});
   hot_.calls_waiting = true;
+  hot_.root.limit = 0;  // no new task starts while calls wait (start_roots)
 }
 
 void runtime::send_post(int rank, std::uint32_t id, const std::byte* args) {
@@ -147,11 +149,11 @@ void runtime::send_post(int rank, std::uint32_t id, const std::byte* args) {
   m.push_request(rank);
 }
 
-void runtime::root_finished(std::coroutine_handle<> h, const std::exception_ptr& error) noexcept {
-  if (error) [[unlikely]]  // read before the frame (and the promise with it) goes
-    impl_->note_error("a task on rank " + std::to_string(rank_) + " threw: " + message_of(error));
+void runtime::root_failed(std::coroutine_handle<> h, const std::exception_ptr& error) noexcept {
+  // Read before the frame (and the promise with it) goes.
+  impl_->note_error("a task on rank " + std::to_string(rank_) + " threw: " + message_of(error));
   h.destroy();
-  --impl_->in_flight;
+  --hot_.root.in_flight;
 }
 
 }  // namespace convoy::async

@@ -37,7 +37,6 @@ struct runtime::impl {
     const std::byte* args;  // in the waiting task's awaiter, alive while it waits
   };
   std::deque<pending_call> pending;
-  std::size_t in_flight = 0;
   bool running = false, in_handler = false;
   // Advances of the reply conveyor still owed after the last reply traffic. A conveyor
   // that carries nothing must not be advanced in a tight loop: the engine yields the core
@@ -70,6 +69,7 @@ struct runtime::impl {
 
   void note_error(std::string what) {
     if (first_error.empty()) first_error = std::move(what);
+    owner->hot_.root.limit = 0;  // no new task starts (start_roots)
   }
 
   // The slow path's reply slot (the list grows when every slot is taken).
@@ -121,15 +121,11 @@ struct runtime::impl {
     note_error(what);
   }
 
-  // Runs handler `id` on `args`; false (and the phase's error noted) if it threw.
-  [[gnu::always_inline]] bool run_handler(std::uint32_t id, const std::byte* args, std::byte* out,
-                                          bool post) {
+  // Runs handler `id` on `args` (a call); false (and the phase's error noted) if it threw.
+  [[gnu::always_inline]] bool run_handler(std::uint32_t id, const std::byte* args, std::byte* out) {
     const auto& h = handlers[id];
     try {
-      if (post)
-        h.post(h.fn.get(), args);
-      else
-        h.invoke(h.fn.get(), args, out);
+      h.invoke(h.fn.get(), args, out);
       return true;
     } catch (...) {
       note_handler_threw(id);
@@ -149,14 +145,13 @@ struct runtime::impl {
     std::uint32_t off = 0, id = 0;
     while (off < used) {
       try {
-        for (; off < used; off += stride) {
+        while (off < used) {  // runs of posts to one function, each in its own loop
           std::memcpy(&id, base + off, 4);
           const auto& h = handlers[id];
-          h.post(h.fn.get(), base + off + 4);
+          h.post_span(h.fn.get(), base, off, used, stride, id);
         }
-      } catch (...) {  // the same error as run_handler's; the batch goes on after it
-        note_handler_threw(id);
-        off += stride;
+      } catch (...) {            // the same error as run_handler's; the batch goes on after it
+        note_handler_threw(id);  // post_span left off after the post that threw
       }
     }
   }
@@ -182,10 +177,14 @@ struct runtime::impl {
       ~counter() { total += n; }
     } handled{owner->stats_.handled};
     termination::item_view v;
+    bool pulled = false;  // v already holds a request that is not handled yet
     for (;;) {
-      const int rc = requests->pull(v);
-      check(rc, "pull request", *requests);
-      if (rc == 0) return;
+      if (!pulled) {
+        const int rc = requests->pull(v);
+        check(rc, "pull request", *requests);
+        if (rc == 0) return;
+      }
+      pulled = false;
       std::uint32_t token;
       std::memcpy(&token, v.data, k_token_bytes);
       std::uint32_t id = 0;
@@ -196,13 +195,23 @@ struct runtime::impl {
         std::memcpy(&id16, v.data + k_token_bytes, 2);
         id = id16;
       }
-      ++handled.n;
       const std::byte* args = v.data + k_token_bytes + id_bytes;
-      if (token == k_post) {
-        (void)run_handler(id, args, nullptr, true);
+      if (token == k_post) {  // this post and the run of posts to the same function after it
+        const auto& h = handlers[id];
+        int rc = 0;
+        try {
+          rc = h.post_run(h.fn.get(), *requests, v, id_bytes, id, handled.n);
+        } catch (...) {  // that post is consumed; the phase ends with its error
+          note_handler_threw(id);
+          continue;
+        }
+        check(rc, "pull request", *requests);
+        if (rc == 0) return;
+        pulled = true;  // v holds the next request
         continue;
       }
-      if (!run_handler(id, args, reply_record.data() + k_token_bytes, false)) token |= k_error_bit;
+      ++handled.n;
+      if (!run_handler(id, args, reply_record.data() + k_token_bytes)) token |= k_error_bit;
       std::memcpy(reply_record.data(), &token, k_token_bytes);
       reply_countdown = k_reply_advances;
       const int prc = replies->push(reply_record.data(), v.from);
@@ -282,6 +291,7 @@ struct runtime::impl {
     }
     pending.push_back({rank, token, id, args});
     owner->hot_.calls_waiting = true;
+    owner->hot_.root.limit = 0;  // no new task starts while calls wait (start_roots)
   }
 
   void push_request(int rank) {

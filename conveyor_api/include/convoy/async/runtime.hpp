@@ -26,6 +26,7 @@
 #include <mpi.h>
 
 #include <array>
+#include <convoy/async/detail/handler_entry.hpp>
 #include <convoy/async/detail/remote_fn.hpp>
 #include <convoy/async/task.hpp>
 #include <convoy/async/when_all.hpp>
@@ -212,7 +213,19 @@ class runtime {
     using maker = std::decay_t<F>;
     spawner s;
     s.object = const_cast<void*>(static_cast<const void*>(&make));
-    s.call = [](void* o, std::size_t i) -> task<void> { return (*static_cast<maker*>(o))(i); };
+    // Creates and starts root tasks while the runtime's limit allows (it drops to 0 when a
+    // call finds its path full or a task fails), here in the caller's code, where the
+    // coroutine's ramp (frame from the pool, parameters) is inlined into the loop.
+    s.start = [](void* o, spawner& sp, detail::root_link& root) {
+      auto& mk = *static_cast<maker*>(o);
+      while (sp.next < sp.n && root.in_flight < root.limit) {
+        task<void> t = mk(sp.next++);
+        const auto h = t.release();
+        h.promise().root = &root;
+        if (++root.in_flight > root.peak) root.peak = root.in_flight;
+        h.resume();
+      }
+    };
     s.n = n;
     run_phase(s);
   }
@@ -254,14 +267,15 @@ class runtime {
   }
   void send_call(int rank, std::uint32_t id, const std::byte* args, detail::call_state& call);
   void invoke_local(std::uint32_t id, const std::byte* args, std::byte* result);
-  /// A root task finished (from its final suspension point): frees it, records an error.
-  void root_finished(std::coroutine_handle<> h, const std::exception_ptr& error) noexcept;
+  /// A root task ended by an exception (from its final suspension point): records the
+  /// error, frees the frame.
+  void root_failed(std::coroutine_handle<> h, const std::exception_ptr& error) noexcept;
   [[nodiscard]] const detail::handler_entry& handler(std::uint32_t id) const;
 
  private:
   struct spawner {
     void* object = nullptr;
-    task<void> (*call)(void*, std::size_t) = nullptr;
+    void (*start)(void*, spawner&, detail::root_link&) = nullptr;
     std::size_t n = 0, next = 0;
   };
   struct impl;
@@ -273,27 +287,7 @@ class runtime {
     static_assert(std::is_void_v<R> || std::is_trivially_copyable_v<R>,
                   "remote function results must be trivially copyable");
     static_assert(detail::packed_bytes<A...> <= 1024, "remote function arguments above 1 KiB");
-    detail::handler_entry e;
-    e.args_bytes = detail::packed_bytes<A...>;
-    if constexpr (!std::is_void_v<R>) e.result_bytes = sizeof(R);
-    e.fn = std::make_shared<F>(std::move(f));
-    e.post = [](void* fn, const std::byte* in) {
-      auto args = detail::unpack<std::tuple<A...>>(in, std::index_sequence_for<A...>{});
-      std::apply(*static_cast<F*>(fn), args);
-    };
-    e.invoke = [](void* fn, const std::byte* in, std::byte* out) {
-      auto args = detail::unpack<std::tuple<A...>>(in, std::index_sequence_for<A...>{});
-      if constexpr (std::is_void_v<R>) {
-        std::apply(*static_cast<F*>(fn), args);
-      } else {
-        R r = std::apply(*static_cast<F*>(fn), args);
-        std::memcpy(out, &r, sizeof(R));
-      }
-    };
-    std::uint64_t sig = detail::mix_signature(0, e.result_bytes + 1);
-    ((sig = detail::mix_signature(sig, sizeof(A))), ...);
-    e.signature = detail::mix_signature(sig, sizeof...(A));
-    return remote_fn<R, A...>(add_handler(std::move(e)));
+    return remote_fn<R, A...>(add_handler(detail::make_handler_entry<F, R, A...>(std::move(f))));
   }
   std::uint32_t add_handler(detail::handler_entry e);
   void send_post(int rank, std::uint32_t id, const std::byte* args);
@@ -315,6 +309,7 @@ class runtime {
     std::uint32_t serve_every = 4096;
     bool open = false;
     bool calls_waiting = false;  ///< calls wait for a full path: later requests queue behind
+    detail::root_link root;      ///< root tasks in flight (their final_suspend counts down)
     std::vector<detail::reply_slot> slots;  ///< kept from phase to phase
     std::uint32_t free_slot = detail::k_no_slot;
     std::size_t busy_slots = 0;

@@ -21,6 +21,17 @@
 #include <type_traits>
 #include <utility>
 
+#if defined(__SANITIZE_ADDRESS__)
+#include <sanitizer/asan_interface.h>
+// A pooled frame is poisoned but for its list link, so that AddressSanitizer reports a
+// use of a finished task's frame even though the pool (not the allocator) keeps it.
+#define CONVOY_FRAME_POISON(p, n) ASAN_POISON_MEMORY_REGION(p, n)
+#define CONVOY_FRAME_UNPOISON(p, n) ASAN_UNPOISON_MEMORY_REGION(p, n)
+#else
+#define CONVOY_FRAME_POISON(p, n) ((void)(p), (void)(n))
+#define CONVOY_FRAME_UNPOISON(p, n) ((void)(p), (void)(n))
+#endif
+
 namespace convoy::async {
 
 class runtime;
@@ -29,27 +40,80 @@ class task;
 
 namespace detail {
 
-/// Frame memory: per-thread free lists of 64-byte size classes up to 1 KiB, the general
-/// allocator beyond. Never returns nullptr (throws std::bad_alloc).
-void* frame_alloc(std::size_t bytes);
-void frame_free(void* p, std::size_t bytes) noexcept;
-
 /// Counters of the frame pool of the calling thread (for benchmarks and tests).
 struct frame_stats {
   std::uint64_t allocations = 0;  ///< frames created
+  std::uint64_t fresh = 0;        ///< of which taken from the general allocator (not reused)
   std::uint64_t live = 0;         ///< frames alive now
   std::uint64_t peak_live = 0;    ///< most frames alive at once
   std::size_t largest_frame = 0;  ///< bytes of the largest frame requested
   std::size_t pooled_bytes = 0;   ///< bytes held in the free lists
 };
 
+/// Frame memory (seed 004 sec. 4.3: "new stack pages are selected from among a set which
+/// were allocated at the start of processing"): per-thread intrusive free lists of 64-byte
+/// size classes up to 1 KiB, the general allocator beyond. The common case (a class whose
+/// list is not empty) is inline in the coroutine's own code: a frame that starts and
+/// finishes costs two list operations and no call.
+inline constexpr std::size_t k_frame_class_bytes = 64;  // >= sizeof(void*): the list link
+inline constexpr std::size_t k_frame_classes = 16;      // frames up to 1 KiB are pooled
+
+struct frame_pool {
+  void* head[k_frame_classes + 1] = {};  ///< head[c]: free frames of c * 64 bytes
+  frame_stats stats;                     ///< pooled_bytes: filled in by frame_statistics()
+};
+inline constinit thread_local frame_pool t_frame_pool{};
+
+/// A frame from the general allocator (the class list is empty, or above 1 KiB); the pool
+/// gives its frames back to the general allocator when the thread ends. Throws bad_alloc.
+void* frame_alloc_slow(std::size_t bytes);
+void frame_free_large(void* p) noexcept;
+
+inline void* frame_alloc(std::size_t bytes) {
+  frame_pool& p = t_frame_pool;
+  ++p.stats.allocations;
+  if (++p.stats.live > p.stats.peak_live) p.stats.peak_live = p.stats.live;
+  if (bytes > p.stats.largest_frame) p.stats.largest_frame = bytes;
+  const std::size_t c = (bytes + k_frame_class_bytes - 1) / k_frame_class_bytes;
+  if (c <= k_frame_classes) [[likely]] {
+    if (void* f = p.head[c]) [[likely]] {
+      p.head[c] = *static_cast<void**>(f);
+      CONVOY_FRAME_UNPOISON(f, c * k_frame_class_bytes);
+      return f;
+    }
+  }
+  return frame_alloc_slow(bytes);
+}
+
+inline void frame_free(void* f, std::size_t bytes) noexcept {
+  frame_pool& p = t_frame_pool;
+  --p.stats.live;
+  const std::size_t c = (bytes + k_frame_class_bytes - 1) / k_frame_class_bytes;
+  if (c > k_frame_classes) [[unlikely]] {
+    frame_free_large(f);
+    return;
+  }
+  *static_cast<void**>(f) = p.head[c];
+  p.head[c] = f;
+  CONVOY_FRAME_POISON(static_cast<char*>(f) + sizeof(void*),
+                      c * k_frame_class_bytes - sizeof(void*));
+}
+
 struct group_state;
+
+/// What a root task (one the runtime runs directly) tells its runtime when it ends.
+struct root_link {
+  std::size_t in_flight = 0;  ///< root tasks started and not finished
+  std::size_t limit = 0;      ///< start root tasks only while in_flight < limit (0: none now)
+  std::size_t peak = 0;       ///< most root tasks in flight at once
+  runtime* rt = nullptr;
+};
 
 /// What every task promise has: where to go when the task finishes.
 struct promise_base {
   std::coroutine_handle<> continuation;  ///< the task awaiting this one, if any
   group_state* group = nullptr;          ///< the when_all this task is a child of, if any
-  runtime* root_of = nullptr;            ///< the runtime running this task directly, if any
+  root_link* root = nullptr;             ///< the runtime running this task directly, if any
   std::exception_ptr error;
 
   static void* operator new(std::size_t bytes) { return frame_alloc(bytes); }
@@ -58,8 +122,12 @@ struct promise_base {
   std::suspend_always initial_suspend() noexcept { return {}; }
   void unhandled_exception() noexcept { error = std::current_exception(); }
 
+  /// A root task that ends without an exception does not suspend: the frame is destroyed
+  /// as the coroutine flows off its end, inline, without a call back into the runtime.
+  /// Otherwise it suspends and hands on to its awaiter, its when_all, or its runtime.
   struct final_awaiter {
-    bool await_ready() noexcept { return false; }
+    bool ends_here;
+    bool await_ready() const noexcept { return ends_here; }
     std::coroutine_handle<> await_suspend(std::coroutine_handle<> self, promise_base& p) noexcept;
     template <class P>
     std::coroutine_handle<> await_suspend(std::coroutine_handle<P> h) noexcept {
@@ -67,7 +135,13 @@ struct promise_base {
     }
     void await_resume() noexcept {}
   };
-  final_awaiter final_suspend() noexcept { return {}; }
+  final_awaiter final_suspend() noexcept {
+    if (root != nullptr && !error) [[likely]] {
+      --root->in_flight;
+      return {true};
+    }
+    return {false};
+  }
 };
 
 template <class T>

@@ -11,6 +11,11 @@
 #include <type_traits>
 #include <utility>
 
+namespace convoy::termination {
+class engine;
+struct item_view;
+}  // namespace convoy::termination
+
 namespace convoy::async::detail {
 
 template <class F>
@@ -48,11 +53,26 @@ Tuple unpack(const std::byte* in, std::index_sequence<I...>) noexcept {
 }
 
 /// A defined remote function, type-erased: invoke(fn, args, result) writes result_bytes
-/// bytes to `result`; post(fn, args) drops the result.
+/// bytes to `result`; post(fn, args) drops the result. The run functions apply a run of
+/// posts to this function in one loop compiled with it (the function inlined, no call
+/// per post), as a hand-written pull loop does:
+/// - post_run(fn, requests, v, id_bytes, id, handled): `v` holds a pulled post request
+///   [u32 token][id: id_bytes][arguments] of this function; applies it and every request
+///   pulled after it while that is a post of this function too. Returns 0 (nothing more to
+///   pull), 1 (`v` holds the first other request, not handled) or the pull's error code.
+/// - post_span(fn, base, off, used, stride, id): applies the local post records
+///   [u32 id][arguments] at base + off, off + stride, ... below `used` while their id is
+///   `id`; `off` is left at the first record not applied (at the one that threw, if any).
+/// Both count what they apply (`handled`, `off`) before it runs, so a post that throws is
+/// consumed, and the caller goes on after it.
 struct handler_entry {
   std::size_t args_bytes = 0, result_bytes = 0;
   void (*invoke)(void* fn, const std::byte* args, std::byte* result) = nullptr;
   void (*post)(void* fn, const std::byte* args) = nullptr;
+  int (*post_run)(void* fn, termination::engine& requests, termination::item_view& v,
+                  std::size_t id_bytes, std::uint32_t id, std::uint64_t& handled) = nullptr;
+  void (*post_span)(void* fn, const std::byte* base, std::uint32_t& off, std::uint32_t used,
+                    std::uint32_t stride, std::uint32_t id) = nullptr;
   std::shared_ptr<void> fn;
   std::uint64_t signature = 0;  ///< sizes of arguments and result, for the cross-rank check
 };
@@ -63,6 +83,18 @@ inline constexpr std::uint32_t k_post = 0xFFFFFFFFu;  ///< request token: no rep
 inline constexpr std::uint32_t k_error_bit = 0x80000000u;
 inline constexpr std::size_t k_token_bytes = 4;
 inline constexpr std::uint32_t k_no_slot = 0xFFFFFFFFu;
+
+/// True if the request record at `rec` ([u32 token][id: id_bytes]...) is a post of `id`.
+inline bool is_post_of(const std::byte* rec, std::size_t id_bytes, std::uint32_t id) noexcept {
+  std::uint32_t token;
+  std::memcpy(&token, rec, k_token_bytes);
+  if (token != k_post) return false;
+  if (id_bytes == 0) return true;
+  if (id_bytes == 1) return static_cast<std::uint32_t>(rec[k_token_bytes]) == id;
+  std::uint16_t id16;
+  std::memcpy(&id16, rec + k_token_bytes, 2);
+  return id16 == id;
+}
 
 /// A call waiting for its reply: lives in the waiting task's frame (its awaiter).
 struct call_state {
