@@ -4,7 +4,7 @@
 /// convoy::async (conveyor_api/include/convoy/async/), on the same plan as kind `mesh`.
 /// Not a channel in the push/pull sense: a kernel runs it through its own
 /// `run(coro_channel**)` overload. `<tasks>` is the runtime's max_tasks (default: runtime_options,
-/// 4096), so `coro:1`, `coro:64`, ... give seed 004's curve of throughput against tasks in flight.
+/// 1024), so `coro:1`, `coro:64`, ... give seed 004's curve of throughput against tasks in flight.
 #include <convoy/async/dist_array.hpp>
 #include <convoy/async/runtime.hpp>
 #include <memory>

@@ -60,8 +60,10 @@ struct runtime_options {
   /// task can run, seed 004's "transfers are done when no further work can be done").
   conveyor_options conveyor;
   /// Root tasks in flight at most on this rank (run_each starts a new one only below it),
-  /// so memory stays bounded when a phase has 10^7 tasks. >= 1.
-  std::size_t max_tasks = 4096;
+  /// so memory stays bounded when a phase has 10^7 tasks. >= 1. The default is measured
+  /// (conveyor_api/README.md, "Coroutine tasks"): more frames than the cache holds beside
+  /// the user's data cost more than the coalescing they add.
+  std::size_t max_tasks = 1024;
   /// A task that posts many updates without waiting serves the requests that other ranks
   /// sent here once every this many posts (otherwise only when its own path is full, and
   /// ranks can settle into taking turns: one serves while the other waits). >= 1.
