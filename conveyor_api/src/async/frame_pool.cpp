@@ -34,7 +34,7 @@ void own_pool() {
 
 void* detail::frame_alloc_slow(std::size_t bytes) {
   ++t_frame_pool.stats.fresh;
-  const std::size_t c = (bytes + k_frame_class_bytes - 1) / k_frame_class_bytes;
+  const std::size_t c = frame_class(bytes);
   if (c > k_frame_classes) return ::operator new(bytes);
   own_pool();
   // Cache-line aligned, so that a frame of c classes spans c lines, no more: the frames

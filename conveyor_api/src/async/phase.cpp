@@ -143,7 +143,7 @@ void runtime::start_roots(spawner& s) {
   // A call that found its path full holds every later request of this rank behind it:
   // a task started now would only queue its call too, so none starts until the path
   // has taken the waiting calls (send_pending) — then new calls take the inline push.
-  // The limit drops to 0 as soon as that happens or a task fails (block_starts).
+  // The limit drops to 0 as soon as that happens (queue_call) or a task fails (note_error).
   root.limit = m.first_error.empty() && !hot_.calls_waiting ? options_.max_tasks : 0;
   const std::size_t first = s.next;
   std::size_t failed = 0;

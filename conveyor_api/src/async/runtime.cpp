@@ -127,9 +127,7 @@ void runtime::call_not_sent(int rank, std::uint32_t token, std::uint32_t id, con
   auto& m = *impl_;
   m.check(rc, "request", *m.requests);
   ++stats_.blocked;
-  m.pending.push_back({rank, token, id, args});
-  hot_.calls_waiting = true;
-  hot_.root.limit = 0;  // no new task starts while calls wait (start_roots)
+  m.queue_call(rank, token, id, args);
 }
 
 void runtime::send_post(int rank, std::uint32_t id, const std::byte* args) {

@@ -289,9 +289,15 @@ struct runtime::impl {
       if (rc > 0) return;
       ++owner->stats_.blocked;
     }
+    queue_call(rank, token, id, args);
+  }
+
+  // A call that cannot go now waits in `pending` (send_pending sends it), and every later
+  // request of this rank goes behind it; no new task starts meanwhile (start_roots).
+  void queue_call(int rank, std::uint32_t token, std::uint32_t id, const std::byte* args) {
     pending.push_back({rank, token, id, args});
     owner->hot_.calls_waiting = true;
-    owner->hot_.root.limit = 0;  // no new task starts while calls wait (start_roots)
+    owner->hot_.root.limit = 0;
   }
 
   void push_request(int rank) {

@@ -58,6 +58,11 @@ struct frame_stats {
 inline constexpr std::size_t k_frame_class_bytes = 64;  // >= sizeof(void*): the list link
 inline constexpr std::size_t k_frame_classes = 16;      // frames up to 1 KiB are pooled
 
+/// The size class of a frame of `bytes`: how many 64-byte units it takes.
+constexpr std::size_t frame_class(std::size_t bytes) noexcept {
+  return (bytes + k_frame_class_bytes - 1) / k_frame_class_bytes;
+}
+
 struct frame_pool {
   void* head[k_frame_classes + 1] = {};  ///< head[c]: free frames of c * 64 bytes
   frame_stats stats;                     ///< pooled_bytes: filled in by frame_statistics()
@@ -74,7 +79,7 @@ inline void* frame_alloc(std::size_t bytes) {
   ++p.stats.allocations;
   if (++p.stats.live > p.stats.peak_live) p.stats.peak_live = p.stats.live;
   if (bytes > p.stats.largest_frame) p.stats.largest_frame = bytes;
-  const std::size_t c = (bytes + k_frame_class_bytes - 1) / k_frame_class_bytes;
+  const std::size_t c = frame_class(bytes);
   if (c <= k_frame_classes) [[likely]] {
     if (void* f = p.head[c]) [[likely]] {
       p.head[c] = *static_cast<void**>(f);
@@ -88,7 +93,7 @@ inline void* frame_alloc(std::size_t bytes) {
 inline void frame_free(void* f, std::size_t bytes) noexcept {
   frame_pool& p = t_frame_pool;
   --p.stats.live;
-  const std::size_t c = (bytes + k_frame_class_bytes - 1) / k_frame_class_bytes;
+  const std::size_t c = frame_class(bytes);
   if (c > k_frame_classes) [[unlikely]] {
     frame_free_large(f);
     return;
