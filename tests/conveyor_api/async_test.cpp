@@ -157,6 +157,35 @@ TEST(Async, WriteThenReadSeesTheWrite) {
   EXPECT_EQ(wrong, 0u);
 }
 
+// API-74 for this rank as owner: posts to this rank travel the request conveyor's loopback
+// lane (no branch on the destination in runtime::post), so a later call to this rank must
+// not run at once while they wait there. Set-then-add is order-sensitive (set after add
+// gives 1, not 11), and the read right after sees both, on this rank's elements and on
+// other ranks' alike; with tiny buffers the posts also take the slow path.
+TEST(Async, PostsToThisRankApplyInOrderBeforeItsNextCall) {
+  for (std::size_t cap : {1u, 64u, 1024u}) {
+    runtime rt(MPI_COMM_WORLD, small_buffers(cap));
+    const int me = world_rank(), p = world_size();
+    const std::uint64_t per = 2000;
+    const auto up = static_cast<std::uint64_t>(p), ume = static_cast<std::uint64_t>(me);
+    dist_array<std::uint64_t> a(rt, per * up * up);  // a slot per (rank, task) on every owner
+    auto set = a.define_update([](std::uint64_t& x, std::uint64_t v) { x = v; });
+    auto add = a.define_update([](std::uint64_t& x, std::uint64_t v) { x += v; });
+    std::uint64_t wrong = 0;
+    rt.run_each(per, [&](std::size_t k) -> task<> {
+      // This task's own slot: on this rank for every other task, the rest spread.
+      const std::uint64_t owner = k % 2 == 0 ? ume : mix(k) % up;
+      const std::uint64_t i = a.begin_of(owner) + ume * per + k;
+      a.update(i, set, 1);
+      a.update(i, add, 10);
+      if (co_await a.get(i) != 11) ++wrong;
+    });
+    EXPECT_EQ(wrong, 0u) << "max_tasks " << cap;
+    EXPECT_EQ(rt.stats().posts, 2 * per);
+    EXPECT_TRUE(convoy_test::all_ranks(wrong == 0));
+  }
+}
+
 task<std::uint64_t> sum_of_reads(dist_array<std::uint64_t>& t, std::uint64_t base, int k) {
   std::uint64_t s = 0;
   for (int j = 0; j < k; ++j)

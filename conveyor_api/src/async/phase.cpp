@@ -11,8 +11,6 @@ namespace convoy::async {
 
 namespace {
 
-constexpr std::size_t k_local_batch = 256;  // posts to this rank applied together
-
 // Every rank must have defined the same remote functions in the same order: the count
 // and a hash of their signatures agree, or every rank throws the same error.
 void check_definitions(MPI_Comm comm, const std::vector<detail::handler_entry>& handlers) {
@@ -73,12 +71,7 @@ void runtime::run_phase(spawner& s) {
   hot_.request_bytes = m.request_bytes;
   hot_.id_bytes = m.id_bytes;
   hot_.since_serve = 0;
-  // Posts to this rank are queued and applied in batches (see runtime::post).
-  hot_.local_stride = static_cast<std::uint32_t>((4 + max_args + 7) / 8 * 8);
-  m.local_posts.assign(std::size_t{hot_.local_stride} * k_local_batch, std::byte{0});
-  hot_.local_posts = m.local_posts.data();
-  hot_.local_cap = hot_.local_stride * static_cast<std::uint32_t>(k_local_batch);
-  hot_.local_used = 0;
+  hot_.self_posted = false;
   hot_.calls_waiting = false;
   hot_.open = true;
   ++stats_.phases;
@@ -98,7 +91,6 @@ void runtime::run_phase(spawner& s) {
           m.pending.empty() && (!m.new_roots.empty() || (m.first_error.empty() && s.next < s.n &&
                                                          hot_.root.in_flight < options_.max_tasks));
       if (!can_start) m.flush_idle(stats_);
-      if (hot_.local_used != 0) m.apply_local_posts();  // before this rank may say done
       const bool local_done = hot_.root.in_flight == 0 && m.new_roots.empty() &&
                               (s.next >= s.n || !m.first_error.empty());
       const int rq = m.requests->advance(local_done);

@@ -94,16 +94,11 @@ void runtime::spawn(task<void> t) {
   impl_->new_roots.push_back(h);
 }
 
-void runtime::apply_local_posts() { impl_->apply_local_posts(); }
-
 void runtime::invoke_local(std::uint32_t id, const std::byte* args, std::byte* result) {
   if (!impl_->running) throw convoy::error("convoy::async: a call awaited outside a running phase");
-  if (hot_.local_used != 0 && hot_.open) apply_local_posts();
+  if (impl_->in_handler) throw convoy::error("convoy::async: a remote function cannot issue calls");
   const auto& h = impl_->handlers.at(id);
-  if (result)
-    h.invoke(h.fn.get(), args, result);
-  else
-    h.post(h.fn.get(), args);
+  h.invoke(h.fn.get(), args, result);
   ++stats_.local;
 }
 
@@ -137,14 +132,11 @@ void runtime::send_post(int rank, std::uint32_t id, const std::byte* args) {
   if (rank < 0 || rank >= n_ranks_)
     throw convoy::error("convoy::async: post to rank " + std::to_string(rank) + " of " +
                         std::to_string(n_ranks_));
-  if (rank == rank_) {
-    invoke_local(id, args, nullptr);
-    return;
-  }
   (void)m.handlers.at(id);
   m.write_request(k_post, id, args);
   ++stats_.posts;
-  m.push_request(rank);
+  m.push_request(rank);  // may serve while its path is full: the flag goes up only after
+  hot_.self_posted |= rank == rank_;
 }
 
 void runtime::root_failed(std::coroutine_handle<> h, const std::exception_ptr& error) noexcept {

@@ -27,7 +27,6 @@ struct runtime::impl {
   std::deque<std::coroutine_handle<>> ready, new_roots;
   std::size_t id_bytes = 0, request_bytes = 0, reply_bytes = 0;
   std::vector<std::byte> request_record, reply_record, held_record;
-  std::vector<std::byte> local_posts;  // hot_.local_* describe it during a phase
   held_reply held;
   // Calls whose path was full, in issue order: their tasks stay suspended, no new task
   // starts, and every later request of this rank waits behind them (issue order holds).
@@ -133,34 +132,11 @@ struct runtime::impl {
     return false;
   }
 
-  // Applies the posts this rank made to itself, in order (runtime::post). The loop is
-  // tight so that the updates' memory accesses overlap; a handler that throws ends the
-  // phase (note_error) and the batch goes on with the next post.
-  void apply_local_posts() {
-    auto& hot = owner->hot_;
-    const std::uint32_t used = hot.local_used, stride = hot.local_stride;
-    hot.local_used = 0;
-    const handler_scope scope(*this);
-    const std::byte* base = local_posts.data();
-    std::uint32_t off = 0, id = 0;
-    while (off < used) {
-      try {
-        while (off < used) {  // runs of posts to one function, each in its own loop
-          std::memcpy(&id, base + off, 4);
-          const auto& h = handlers[id];
-          h.post_span(h.fn.get(), base, off, used, stride, id);
-        }
-      } catch (...) {            // the same error as run_handler's; the batch goes on after it
-        note_handler_threw(id);  // post_span left off after the post that threw
-      }
-    }
-  }
-
-  // Handles the requests that have arrived (and this rank's own deferred posts first); a
+  // Handles the requests that have arrived, this rank's posts to itself among them; a
   // reply whose path is full is held (the handler never runs twice) and no further request
-  // is taken until it has gone.
+  // is taken until it has gone. Once a pull finds nothing (the engine hands over its
+  // loopback lane before it says so), every post of this rank to itself has been applied.
   void serve() {
-    if (owner->hot_.local_used != 0) apply_local_posts();
     if (held.has) {
       const int rc = replies->push(held_record.data(), held.dest);
       ++reply_pushes;
@@ -182,7 +158,7 @@ struct runtime::impl {
       if (!pulled) {
         const int rc = requests->pull(v);
         check(rc, "pull request", *requests);
-        if (rc == 0) return;
+        if (rc == 0) return drained();
       }
       pulled = false;
       std::uint32_t token;
@@ -206,7 +182,7 @@ struct runtime::impl {
           continue;
         }
         check(rc, "pull request", *requests);
-        if (rc == 0) return;
+        if (rc == 0) return drained();
         pulled = true;  // v holds the next request
         continue;
       }
@@ -224,6 +200,8 @@ struct runtime::impl {
       }
     }
   }
+
+  void drained() { owner->hot_.self_posted = false; }
 
   // Takes the replies that have arrived; their tasks are resumed now or queued.
   void collect(bool resume_now) {

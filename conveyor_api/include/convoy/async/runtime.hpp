@@ -73,10 +73,10 @@ struct runtime_options {
 /// Counters of a runtime (this rank, since construction).
 struct runtime_stats {
   std::uint64_t phases = 0, tasks = 0;
-  std::uint64_t calls = 0;           ///< remote calls issued (local ones not counted)
-  std::uint64_t posts = 0;           ///< remote fire-and-forget requests issued
+  std::uint64_t calls = 0;           ///< calls sent as requests (`local` ones not counted)
+  std::uint64_t posts = 0;           ///< fire-and-forget requests issued (to any rank)
   std::uint64_t handled = 0;         ///< requests from other ranks handled here
-  std::uint64_t local = 0;           ///< calls and posts to this rank, run without a message
+  std::uint64_t local = 0;           ///< calls to this rank run at once, without a request
   std::uint64_t suspensions = 0;     ///< times a task waited on a reply
   std::uint64_t flushes = 0;         ///< partly filled buffers sent because no task could run
   std::uint64_t peak_tasks = 0;      ///< most root tasks in flight at once
@@ -150,7 +150,8 @@ class runtime {
   }
 
   /// Awaitable remote call: `R r = co_await rt.call(rank, fn, args...)`. fn runs on `rank`
-  /// (at once, without a message, if `rank` is this one). Throws convoy::error naming the
+  /// (at once, without a request, if `rank` is this one and none of this rank's posts to
+  /// itself waits to be applied). Throws convoy::error naming the
   /// problem if `rank` is out of range or no phase is running; rethrows remote_error if
   /// the handler threw on its rank.
   template <class R, class... A, class... Args>
@@ -171,23 +172,14 @@ class runtime {
     std::array<std::byte, n == 0 ? 1 : n> b{};
     detail::pack<A...>(b.data(), static_cast<A>(std::forward<Args>(args))...);
     const std::uint32_t id = fn.id();
-    // Hot paths. A post to this rank is queued and applied with the next batch (before
-    // this rank's next call to itself and in every round of the phase loop): the owner's
-    // updates then run back to back, as the requests of other ranks do, rather than each
-    // between the draws of the posting task. To another rank: one inline engine push of a
-    // record whose size is known at compile time.
-    if (rank == rank_ && hot_.open && id < hot_.n_handlers && 4 + n <= hot_.local_stride) {
-      std::byte* rec = hot_.local_posts + hot_.local_used;
-      std::memcpy(rec, &id, 4);
-      std::memcpy(rec + 4, b.data(), n);
-      hot_.local_used += hot_.local_stride;
-      ++stats_.local;
-      if (hot_.local_used >= hot_.local_cap) [[unlikely]]
-        apply_local_posts();
-      return;
-    }
+    // Hot path: one inline engine push of a record whose size is known at compile time, to
+    // any rank. A post to this rank takes the engine's loopback lane like any other (no
+    // branch on the destination, which is random in a histogram: half of them mispredict
+    // at np 2); it is applied when this rank serves, in order with its other requests, and
+    // `self_posted` sends this rank's next call to itself the same way (coherence).
     if (fast_request<n>(rank, id) && push_record<n>(rank, detail::k_post, id, b.data()) > 0)
         [[likely]] {
+      hot_.self_posted |= rank == rank_;
       ++stats_.posts;
       // A task that posts without ever waiting must still serve the requests of other
       // ranks now and then, or the ranks settle into taking turns (one serves, one waits).
@@ -257,9 +249,12 @@ class runtime {
     }
     send_call(rank, id, args, call);
   }
+  /// True if a call to this rank can run its function at once: no post of this rank to
+  /// itself waits to be applied (else the call goes through the loopback lane behind them).
+  [[nodiscard]] bool can_call_here() const noexcept { return !hot_.self_posted; }
   /// Runs handler `id` here (a call to this rank): writes its result to `result`.
   void call_local(std::uint32_t id, const std::byte* args, std::byte* result) {
-    if (hot_.open && id < hot_.n_handlers && hot_.local_used == 0) [[likely]] {
+    if (hot_.open && id < hot_.n_handlers) [[likely]] {
       const detail::handler_entry& e = hot_.handlers[id];
       e.invoke(e.fn.get(), args, result);
       ++stats_.local;
@@ -315,12 +310,11 @@ class runtime {
     std::vector<detail::reply_slot> slots;  ///< kept from phase to phase
     std::uint32_t free_slot = detail::k_no_slot;
     std::size_t busy_slots = 0;
-    std::uint64_t pushes = 0;          ///< request pushes tried (flush_idle compares)
-    std::byte* local_posts = nullptr;  ///< queued posts to this rank: [u32 id][arguments]
-    std::uint32_t local_used = 0, local_cap = 0, local_stride = 0;  ///< bytes
+    std::uint64_t pushes = 0;  ///< request pushes tried (flush_idle compares)
+    /// This rank posted to itself since it last served every request that had arrived
+    /// (runtime::impl::serve clears it): such posts may still wait in the loopback lane.
+    bool self_posted = false;
   };
-  /// Runs the queued posts to this rank, in order.
-  void apply_local_posts();
   /// True if a request of N argument bytes to `rank` can take the inline push.
   template <std::size_t N>
   [[nodiscard]] bool fast_request(int rank, std::uint32_t id) const noexcept {
@@ -361,7 +355,7 @@ class runtime {
 
 template <class R, std::size_t ArgBytes>
 bool call_awaiter<R, ArgBytes>::await_ready() {
-  if (rank_ != rt_->rank()) return false;
+  if (rank_ != rt_->rank() || !rt_->can_call_here()) return false;
   rt_->call_local(id_, args_.data(), reinterpret_cast<std::byte*>(&result_));
   return true;
 }

@@ -3,7 +3,7 @@
 /// Internals of convoy::async::runtime::define: a remote function's type-erased entry
 /// (detail::handler_entry, remote_fn.hpp), whose thunks are compiled with the function,
 /// so that the function is inlined into them: one indirect call per call request, and one
-/// per run of posts to the same function (post_run, post_span) rather than one per post.
+/// per run of posts to the same function (post_run) rather than one per post.
 #include <convoy/async/detail/remote_fn.hpp>
 #include <convoy/termination/engine.hpp>
 #include <cstring>
@@ -20,10 +20,6 @@ handler_entry make_handler_entry(F f) {
   e.args_bytes = packed_bytes<A...>;
   if constexpr (!std::is_void_v<R>) e.result_bytes = sizeof(R);
   e.fn = std::make_shared<F>(std::move(f));
-  e.post = [](void* fn, const std::byte* in) {
-    auto args = unpack<std::tuple<A...>>(in, std::index_sequence_for<A...>{});
-    std::apply(*static_cast<F*>(fn), args);
-  };
   e.post_run = [](void* fn, termination::engine& q, termination::item_view& v, std::size_t id_bytes,
                   std::uint32_t id, std::uint64_t& handled) {
     F& user_fn = *static_cast<F*>(fn);
@@ -34,18 +30,6 @@ handler_entry make_handler_entry(F f) {
       const int rc = q.pull(v);
       if (rc <= 0) return rc;
       if (!is_post_of(v.data, id_bytes, id)) return 1;
-    }
-  };
-  e.post_span = [](void* fn, const std::byte* base, std::uint32_t& off, std::uint32_t used,
-                   std::uint32_t stride, std::uint32_t id) {
-    F& user_fn = *static_cast<F*>(fn);
-    while (off < used) {
-      std::uint32_t rid;
-      std::memcpy(&rid, base + off, 4);
-      if (rid != id) return;
-      const std::byte* args = base + off + 4;
-      off += stride;
-      std::apply(user_fn, unpack<std::tuple<A...>>(args, std::index_sequence_for<A...>{}));
     }
   };
   e.invoke = [](void* fn, const std::byte* in, std::byte* out) {

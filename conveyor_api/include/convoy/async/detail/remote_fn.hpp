@@ -53,26 +53,19 @@ Tuple unpack(const std::byte* in, std::index_sequence<I...>) noexcept {
 }
 
 /// A defined remote function, type-erased: invoke(fn, args, result) writes result_bytes
-/// bytes to `result`; post(fn, args) drops the result. The run functions apply a run of
-/// posts to this function in one loop compiled with it (the function inlined, no call
-/// per post), as a hand-written pull loop does:
-/// - post_run(fn, requests, v, id_bytes, id, handled): `v` holds a pulled post request
-///   [u32 token][id: id_bytes][arguments] of this function; applies it and every request
-///   pulled after it while that is a post of this function too. Returns 0 (nothing more to
-///   pull), 1 (`v` holds the first other request, not handled) or the pull's error code.
-/// - post_span(fn, base, off, used, stride, id): applies the local post records
-///   [u32 id][arguments] at base + off, off + stride, ... below `used` while their id is
-///   `id`; `off` is left at the first record not applied (at the one that threw, if any).
-/// Both count what they apply (`handled`, `off`) before it runs, so a post that throws is
-/// consumed, and the caller goes on after it.
+/// bytes to `result`. post_run applies a run of posts to this function in one loop
+/// compiled with it (the function inlined, no call per post), as a hand-written pull loop
+/// does: post_run(fn, requests, v, id_bytes, id, handled): `v` holds a pulled post request
+/// [u32 token][id: id_bytes][arguments] of this function; applies it and every request
+/// pulled after it while that is a post of this function too. Returns 0 (nothing more to
+/// pull), 1 (`v` holds the first other request, not handled) or the pull's error code. It
+/// counts a post (`handled`) before it runs, so a post that throws is consumed, and the
+/// caller goes on after it.
 struct handler_entry {
   std::size_t args_bytes = 0, result_bytes = 0;
   void (*invoke)(void* fn, const std::byte* args, std::byte* result) = nullptr;
-  void (*post)(void* fn, const std::byte* args) = nullptr;
   int (*post_run)(void* fn, termination::engine& requests, termination::item_view& v,
                   std::size_t id_bytes, std::uint32_t id, std::uint64_t& handled) = nullptr;
-  void (*post_span)(void* fn, const std::byte* base, std::uint32_t& off, std::uint32_t used,
-                    std::uint32_t stride, std::uint32_t id) = nullptr;
   std::shared_ptr<void> fn;
   std::uint64_t signature = 0;  ///< sizes of arguments and result, for the cross-rank check
 };
