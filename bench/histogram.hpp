@@ -82,13 +82,14 @@ class histogram_kernel {
       });
       defined_ = true;
     }
-    const std::uint64_t n = opt_.items, seed = opt_.seed + cycle_;
     rt.run([&]() -> async::task<> {
+      const std::uint64_t n = opt_.items, seed = opt_.seed + cycle_, table = opt_.table;
+      const int me = j_.rank, p = j_.n_ranks;
       for (std::uint64_t i = 0; i < n; ++i) {
-        const std::uint64_t x = draw(seed, j_.rank, i);
+        const std::uint64_t x = draw(seed, me, i);
         const int dest = static_cast<int>(
-            below(static_cast<std::uint32_t>(x >> 32), static_cast<std::uint64_t>(j_.n_ranks)));
-        rt.post(dest, add_, below(static_cast<std::uint32_t>(x), opt_.table));
+            below(static_cast<std::uint32_t>(x >> 32), static_cast<std::uint64_t>(p)));
+        rt.post(dest, add_, below(static_cast<std::uint32_t>(x), table));
       }
       co_return;
     });

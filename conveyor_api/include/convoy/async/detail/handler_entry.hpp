@@ -20,16 +20,28 @@ handler_entry make_handler_entry(F f) {
   e.args_bytes = packed_bytes<A...>;
   if constexpr (!std::is_void_v<R>) e.result_bytes = sizeof(R);
   e.fn = std::make_shared<F>(std::move(f));
-  e.post_run = [](void* fn, termination::engine& q, termination::item_view& v, std::size_t id_bytes,
-                  std::uint32_t id, std::uint64_t& handled) {
+  e.post_run = [](void* fn, termination::engine& q, termination::item_view& out,
+                  std::size_t id_bytes, std::uint32_t id, std::uint64_t& handled) {
     F& user_fn = *static_cast<F*>(fn);
+    // The view and the count are locals (registers), written back on the way out: a store
+    // through a reference in the loop would be reloaded after every update the function
+    // makes, since the compiler cannot tell that they do not alias.
+    struct count_back {
+      std::uint64_t& total;
+      std::uint64_t n = 0;
+      ~count_back() { total += n; }
+    } done{handled};
+    termination::item_view v = out;
+    const std::size_t at = k_token_bytes + id_bytes;
     for (;;) {
-      ++handled;
-      std::apply(user_fn, unpack<std::tuple<A...>>(v.data + k_token_bytes + id_bytes,
-                                                   std::index_sequence_for<A...>{}));
+      ++done.n;  // before it runs: a post that throws is consumed
+      std::apply(user_fn, unpack<std::tuple<A...>>(v.data + at, std::index_sequence_for<A...>{}));
       const int rc = q.pull(v);
       if (rc <= 0) return rc;
-      if (!is_post_of(v.data, id_bytes, id)) return 1;
+      if (!is_post_of(v.data, id_bytes, id)) {
+        out = v;
+        return 1;
+      }
     }
   };
   e.invoke = [](void* fn, const std::byte* in, std::byte* out) {
