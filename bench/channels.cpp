@@ -24,6 +24,7 @@ std::vector<std::string> available_kinds() {
   k.emplace_back("mesh");
   k.emplace_back("mesh-1d");
   k.emplace_back("coro");
+  k.emplace_back("coro-each");
 #endif
   k.emplace_back("alltoallv");
   k.emplace_back("naive");
@@ -54,20 +55,24 @@ kind_spec parse_kind(const std::string& name, const options& opt, const job& j) 
       k.mesh = name.substr(5);
       if (k.mesh.empty()) throw std::runtime_error("kind 'mesh:' needs a mesh spec");
     }
-  } else if (name == "coro" || name.rfind("coro:", 0) == 0) {
+  } else if (name == "coro" || name.rfind("coro:", 0) == 0 || name == "coro-each" ||
+             name.rfind("coro-each:", 0) == 0) {
     k.fam = family::coro;
     k.mesh = opt.mesh.empty() ? "auto" : opt.mesh;
-    if (name.size() > 5) {
-      const std::string t = name.substr(5);
+    k.each = name.rfind("coro-each", 0) == 0;
+    const std::size_t colon = name.find(':');
+    if (colon != std::string::npos) {
+      const std::string t = name.substr(colon + 1);
       if (t.empty() || t.find_first_not_of("0123456789") != std::string::npos || t.size() > 9 ||
           std::stoul(t) == 0)
-        throw std::runtime_error("kind '" + name + "': coro:<tasks> needs a whole number >= 1");
+        throw std::runtime_error("kind '" + name + "': " + name.substr(0, colon) +
+                                 ":<tasks> needs a whole number >= 1");
       k.tasks = std::stoul(t);
     }
   } else {
     throw std::runtime_error("unknown kind '" + name +
                              "' (naive, alltoallv, simple, tensor1-3, convey, mesh, mesh-1d, "
-                             "mesh:<spec>, coro, coro:<tasks>)");
+                             "mesh:<spec>, coro, coro:<tasks>, coro-each, coro-each:<tasks>)");
   }
   bool built = true;
 #if !CONVOY_BENCH_HAVE_CONVEY
@@ -430,6 +435,7 @@ coro_channel::coro_channel(MPI_Comm comm, const kind_spec& k, const options& opt
   o.conveyor.capacity_bytes = opt.capacity_bytes;
   o.conveyor.n_buffers = opt.n_buffers;
   if (k.tasks != 0) o.max_tasks = k.tasks;
+  each_ = k.each;
   rt_ = std::make_unique<async::runtime>(comm, o);
 }
 

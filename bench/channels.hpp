@@ -64,6 +64,7 @@ struct kind_spec {
   std::size_t n_local = 1;    ///< convey tensor kinds: --n-local, else ranks per node
   std::string mesh = "auto";  ///< engine: mesh spec
   std::size_t tasks = 0;      ///< coro: tasks in flight at most (0: the runtime's default)
+  bool each = false;          ///< coro-each: one task per item (coro: seed 004's threads)
 };
 
 /// Parses a kind name; throws std::runtime_error naming it if unknown or not built.

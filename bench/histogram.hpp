@@ -69,8 +69,10 @@ class histogram_kernel {
   }
 
 #if CONVOY_BENCH_HAVE_ENGINE
-  /// The same kernel as coroutine code (kind coro): one task per rank posts every update;
-  /// the owner's remote function applies it (seed 004 sec. 4.7, coalesced remote writes).
+  /// The same kernel as coroutine code: `rt.post(owner, add, local)` per update; the owner's
+  /// remote function applies it (seed 004 sec. 4.7, coalesced remote writes). Kind `coro`:
+  /// one task per rank posts every update (a posting task never waits, so one thread is
+  /// seed 004's whole set); kind `coro-each`: one task per update, each posting it.
   void run(coro_channel** ch) {
     async::runtime& rt = ch[0]->rt();
     if (!defined_) {
@@ -81,6 +83,17 @@ class histogram_kernel {
           ++bad_;
       });
       defined_ = true;
+    }
+    if (ch[0]->each()) {
+      const std::uint64_t seed = opt_.seed + cycle_;
+      rt.run_each(opt_.items, [&](std::size_t i) -> async::task<> {
+        const std::uint64_t x = draw(seed, j_.rank, i);
+        rt.post(static_cast<int>(below(static_cast<std::uint32_t>(x >> 32),
+                                       static_cast<std::uint64_t>(j_.n_ranks))),
+                add_, below(static_cast<std::uint32_t>(x), opt_.table));
+        co_return;
+      });
+      return;
     }
     rt.run([&]() -> async::task<> {
       const std::uint64_t n = opt_.items, seed = opt_.seed + cycle_, table = opt_.table;

@@ -1,3 +1,6 @@
+
+
+
 #pragma once
 /// @file
 /// index-gather: every rank reads random entries of a table spread over the ranks
@@ -97,8 +100,11 @@ class index_gather_kernel {
   }
 
 #if CONVOY_BENCH_HAVE_ENGINE
-  /// The same kernel as coroutine code (kind coro): one task per query, each a
-  /// sequential `value = co_await read(owner, local)`; the runtime coalesces them.
+  /// The same kernel as coroutine code: each query a sequential
+  /// `value = co_await rt.call(owner, read, local)`; the runtime coalesces them. Kind `coro`
+  /// is seed 004's threads (sec. 4: a fixed set of threads, each running the task routine
+  /// for one site after another): T tasks, task k taking queries k, k + T, ...; kind
+  /// `coro-each` is one task per query, at most T in flight (T: the runtime's max_tasks).
   void run(coro_channel** ch) {
     async::runtime& rt = ch[0]->rt();
     if (!defined_) {
@@ -113,18 +119,40 @@ class index_gather_kernel {
       });
       defined_ = true;
     }
-    const std::uint64_t seed = opt_.seed + cycle_;
-    rt.run_each(opt_.items, [&](std::size_t i) -> async::task<> {
-      const std::uint64_t x = draw(seed, j_.rank, i);
-      const int dest = static_cast<int>(
-          below(static_cast<std::uint32_t>(x >> 32), static_cast<std::uint64_t>(j_.n_ranks)));
-      const std::uint32_t local = below(static_cast<std::uint32_t>(x), opt_.table);
-      const std::uint64_t v = co_await rt.call(dest, read_, local);
-      if (!check_words(&v, key(dest, local), 1)) [[unlikely]]
-        ++bad_;
-      ++replies_;
-      slot_sum_ += mix64(i);
+    const std::uint64_t seed = opt_.seed + cycle_, n = opt_.items;
+    if (ch[0]->each()) {
+      rt.run_each(n, [&](std::size_t i) -> async::task<> {
+        const query q = query_of(seed, i);
+        take_reply(i, q, co_await rt.call(q.dest, read_, q.local));
+      });
+      return;
+    }
+    const std::size_t threads = ch[0]->threads();
+    rt.run_each(threads, [&](std::size_t k) -> async::task<> {
+      for (std::uint64_t i = k; i < n; i += threads) {
+        const query q = query_of(seed, i);
+        take_reply(i, q, co_await rt.call(q.dest, read_, q.local));
+      }
     });
+  }
+
+  /// Query i of this rank: its owner and the index there.
+  struct query {
+    int dest;
+    std::uint32_t local;
+  };
+  [[nodiscard]] query query_of(std::uint64_t seed, std::uint64_t i) const noexcept {
+    const std::uint64_t x = draw(seed, j_.rank, i);
+    return {static_cast<int>(below(static_cast<std::uint32_t>(x >> 32),
+                                   static_cast<std::uint64_t>(j_.n_ranks))),
+            below(static_cast<std::uint32_t>(x), opt_.table)};
+  }
+  /// Checks the value of query i against the owner's table and counts it.
+  void take_reply(std::uint64_t i, const query& q, std::uint64_t v) noexcept {
+    if (!check_words(&v, key(q.dest, q.local), 1)) [[unlikely]]
+      ++bad_;
+    ++replies_;
+    slot_sum_ += mix64(i);
   }
 #endif
 

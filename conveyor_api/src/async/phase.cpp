@@ -59,6 +59,12 @@ void runtime::run_phase(spawner& s) {
   m.request_record.assign(m.request_bytes + 8, std::byte{0});
   m.reply_record.assign(m.reply_bytes + 8, std::byte{0});
   m.held_record.assign(m.reply_bytes + 8, std::byte{0});
+  m.serve_ctx = {};
+  m.serve_ctx.requests = m.requests.get();
+  m.serve_ctx.replies = m.replies.get();
+  m.serve_ctx.id_bytes = m.id_bytes;
+  m.serve_ctx.reply_bytes = m.reply_bytes;
+  m.serve_ctx.reply_record = m.reply_record.data();
   m.check(m.requests->begin(m.request_bytes), "begin", *m.requests);
   m.check(m.replies->begin(m.reply_bytes), "begin", *m.replies);
   m.first_error.clear();

@@ -103,7 +103,7 @@ void runtime::invoke_local(std::uint32_t id, const std::byte* args, std::byte* r
 }
 
 void runtime::send_call(int rank, std::uint32_t id, const std::byte* args,
-                        detail::call_state& call) {
+                        const detail::call_state& call) {
   auto& m = *impl_;
   if (!m.running) throw convoy::error("convoy::async: a call awaited outside a running phase");
   if (m.in_handler) throw convoy::error("convoy::async: a remote function cannot issue calls");
@@ -113,7 +113,6 @@ void runtime::send_call(int rank, std::uint32_t id, const std::byte* args,
   (void)m.handlers.at(id);
   const std::uint32_t token = m.take_slot(call);
   ++stats_.calls;
-  ++stats_.suspensions;
   m.push_call(rank, token, id, args);
 }
 

@@ -58,6 +58,7 @@ struct runtime::impl {
     check(replies->advance(done), "advance", *replies);
   }
   std::string first_error;
+  detail::serve_context serve_ctx;  // set up per phase (run_phase)
 
   void check(int rc, const char* what, const termination::engine& e) const {
     if (rc >= 0) return;
@@ -72,7 +73,7 @@ struct runtime::impl {
   }
 
   // The slow path's reply slot (the list grows when every slot is taken).
-  std::uint32_t take_slot(detail::call_state& call) {
+  std::uint32_t take_slot(const detail::call_state& call) {
     auto& hot = owner->hot_;
     if (hot.free_slot == detail::k_no_slot) {
       if (hot.slots.size() >= k_error_bit)
@@ -82,7 +83,7 @@ struct runtime::impl {
     }
     const std::uint32_t s = hot.free_slot;
     hot.free_slot = hot.slots[s].next_free;
-    hot.slots[s].call = &call;
+    hot.slots[s].hold(call);
     ++hot.busy_slots;
     return s;
   }
@@ -120,18 +121,6 @@ struct runtime::impl {
     note_error(what);
   }
 
-  // Runs handler `id` on `args` (a call); false (and the phase's error noted) if it threw.
-  [[gnu::always_inline]] bool run_handler(std::uint32_t id, const std::byte* args, std::byte* out) {
-    const auto& h = handlers[id];
-    try {
-      h.invoke(h.fn.get(), args, out);
-      return true;
-    } catch (...) {
-      note_handler_threw(id);
-    }
-    return false;
-  }
-
   // Handles the requests that have arrived, this rank's posts to itself among them; a
   // reply whose path is full is held (the handler never runs twice) and no further request
   // is taken until it has gone. Once a pull finds nothing (the engine hands over its
@@ -145,13 +134,18 @@ struct runtime::impl {
       held.has = false;
     }
     const handler_scope scope(*this);
-    // Counted once per batch: the loop stays short, so that the handlers' memory accesses
+    detail::serve_context& ctx = serve_ctx;
+    // Counted once per batch: the loops stay short, so that the handlers' memory accesses
     // overlap as in a hand-written pull loop.
-    struct counter {
-      std::uint64_t& total;
-      std::uint64_t n = 0;
-      ~counter() { total += n; }
-    } handled{owner->stats_.handled};
+    struct count_back {
+      impl& m;
+      ~count_back() {
+        m.owner->stats_.handled += m.serve_ctx.handled;
+        m.serve_ctx.handled = 0;
+        m.reply_pushes += m.serve_ctx.replies_pushed;
+        m.serve_ctx.replies_pushed = 0;
+      }
+    } counted{*this};
     termination::item_view v;
     bool pulled = false;  // v already holds a request that is not handled yet
     for (;;) {
@@ -163,74 +157,93 @@ struct runtime::impl {
       pulled = false;
       std::uint32_t token;
       std::memcpy(&token, v.data, k_token_bytes);
-      std::uint32_t id = 0;
-      if (id_bytes == 1) {
-        id = static_cast<std::uint32_t>(v.data[k_token_bytes]);
-      } else if (id_bytes == 2) {
-        std::uint16_t id16;
-        std::memcpy(&id16, v.data + k_token_bytes, 2);
-        id = id16;
-      }
-      const std::byte* args = v.data + k_token_bytes + id_bytes;
-      if (token == k_post) {  // this post and the run of posts to the same function after it
-        const auto& h = handlers[id];
-        int rc = 0;
-        try {
-          rc = h.post_run(h.fn.get(), *requests, v, id_bytes, id, handled.n);
-        } catch (...) {  // that post is consumed; the phase ends with its error
-          note_handler_threw(id);
-          continue;
-        }
-        check(rc, "pull request", *requests);
-        if (rc == 0) return drained();
-        pulled = true;  // v holds the next request
+      const std::uint32_t id = detail::id_of(v.data, id_bytes);
+      const auto& h = handlers[id];
+      int rc = 0;
+      // This request and the run of requests of the same kind (posts or calls of one
+      // function) after it, in a loop compiled with the function.
+      try {
+        rc = token == k_post ? h.post_run(h.fn.get(), *requests, v, id_bytes, id, ctx.handled)
+                             : h.call_run(h.fn.get(), ctx, v, id);
+      } catch (...) {  // v is the request that threw, consumed; the phase ends with its error
+        note_handler_threw(id);
+        if (token == k_post) continue;
+        std::memcpy(&token, v.data, k_token_bytes);
+        token |= k_error_bit;  // its caller gets remote_error
+        std::memcpy(reply_record.data(), &token, k_token_bytes);
+        if (!push_reply(v.from)) return;
         continue;
       }
-      ++handled.n;
-      if (!run_handler(id, args, reply_record.data() + k_token_bytes)) token |= k_error_bit;
-      std::memcpy(reply_record.data(), &token, k_token_bytes);
-      reply_countdown = k_reply_advances;
-      const int prc = replies->push(reply_record.data(), v.from);
-      ++reply_pushes;
-      check(prc, "reply", *replies);
-      if (prc == 0) {
+      if (token != k_post) reply_countdown = k_reply_advances;
+      if (rc < 0 && token != k_post && ctx.reply_failed) check(rc, "reply", *replies);
+      check(rc, "pull request", *requests);
+      if (rc == detail::k_run_drained) return drained();
+      if (rc == detail::k_run_held) {
         std::memcpy(held_record.data(), reply_record.data(), reply_bytes);
         held = {true, v.from};
         return;
       }
+      pulled = true;  // v holds the next request
     }
+  }
+
+  // Pushes reply_record to `dest`; false (and the reply held) if its path is full.
+  bool push_reply(int dest) {
+    reply_countdown = k_reply_advances;
+    const int rc = replies->push(reply_record.data(), dest);
+    ++reply_pushes;
+    check(rc, "reply", *replies);
+    if (rc > 0) return true;
+    std::memcpy(held_record.data(), reply_record.data(), reply_bytes);
+    held = {true, dest};
+    return false;
   }
 
   void drained() { owner->hot_.self_posted = false; }
 
-  // Takes the replies that have arrived; their tasks are resumed now or queued.
+  // Takes the replies that have arrived; their tasks are resumed now or queued. In batches
+  // of up to k_resume_batch: each reply's result goes into its task's frame from what its
+  // slot holds (stores only), the frame is prefetched, and the tasks are resumed after the
+  // batch, so that the frames' cache misses overlap instead of stalling each resumption in
+  // turn (a hand-written loop's replies carry their state and have none).
+  static constexpr int k_resume_batch = 32;
   void collect(bool resume_now) {
+    auto& hot = owner->hot_;
     termination::item_view v;
+    void* batch[k_resume_batch];
     for (;;) {
-      const int rc = replies->pull(v);
-      check(rc, "pull reply", *replies);
-      if (rc == 0) return;
-      std::uint32_t token;
-      std::memcpy(&token, v.data, k_token_bytes);
-      const std::uint32_t s = token & ~k_error_bit;
-      auto& hot = owner->hot_;
-      detail::reply_slot& slot = hot.slots[s];
-      detail::call_state& call = *slot.call;
-      if (token & k_error_bit)
-        call.failed = true;
-      else if (call.result_bytes == 8)
-        std::memcpy(call.result, v.data + k_token_bytes, 8);
-      else
-        std::memcpy(call.result, v.data + k_token_bytes, call.result_bytes);
-      const auto h = call.waiting;
-      slot.next_free = hot.free_slot;
-      hot.free_slot = s;
-      --hot.busy_slots;
+      int n = 0;
+      for (; n < k_resume_batch; ++n) {
+        const int rc = replies->pull(v);
+        check(rc, "pull reply", *replies);
+        if (rc == 0) break;
+        std::uint32_t token;
+        std::memcpy(&token, v.data, k_token_bytes);
+        const std::uint32_t s = token & ~k_error_bit;
+        detail::reply_slot& slot = hot.slots[s];
+        if (token & k_error_bit) [[unlikely]]
+          *slot.failed = true;
+        else if (slot.result_bytes == 8)
+          std::memcpy(slot.result, v.data + k_token_bytes, 8);
+        else
+          std::memcpy(slot.result, v.data + k_token_bytes, slot.result_bytes);
+        batch[n] = slot.frame;
+        for (int line = 0; line < 3; ++line)
+          __builtin_prefetch(static_cast<const char*>(slot.frame) + 64 * line);
+        slot.next_free = hot.free_slot;
+        hot.free_slot = s;
+      }
+      if (n == 0) return;
+      hot.busy_slots -= static_cast<std::size_t>(n);
       reply_countdown = k_reply_advances;
-      if (resume_now)
-        h.resume();
-      else
-        ready.push_back(h);
+      for (int k = 0; k < n; ++k) {
+        const auto h = std::coroutine_handle<>::from_address(batch[k]);
+        if (resume_now)
+          h.resume();
+        else
+          ready.push_back(h);
+      }
+      if (n < k_resume_batch) return;
     }
   }
 

@@ -114,9 +114,11 @@ class call_awaiter {
   runtime* rt_;
   int rank_;
   std::uint32_t id_;
-  detail::call_state state_;
-  std::array<std::byte, ArgBytes == 0 ? 1 : ArgBytes> args_{};
-  stored result_{};
+  bool failed_ = false;
+  // Written before they are read (call() packs the arguments, the reply or the function
+  // fills the result), so not zeroed: a call makes no stores it does not need.
+  std::array<std::byte, ArgBytes == 0 ? 1 : ArgBytes> args_;  // NOLINT(cppcoreguidelines-pro-type-member-init)
+  stored result_;  // NOLINT(cppcoreguidelines-pro-type-member-init)
 };
 
 class runtime {
@@ -131,7 +133,11 @@ class runtime {
   [[nodiscard]] int rank() const noexcept { return rank_; }
   [[nodiscard]] int n_ranks() const noexcept { return n_ranks_; }
   [[nodiscard]] const runtime_options& options() const noexcept { return options_; }
-  [[nodiscard]] runtime_stats stats() const noexcept { return stats_; }
+  [[nodiscard]] runtime_stats stats() const noexcept {
+    runtime_stats s = stats_;
+    s.suspensions = s.calls;  // every call sent as a request waits for its reply
+    return s;
+  }
   /// Buffer memory of the two conveyors at most (termination::engine::max_memory_bytes).
   [[nodiscard]] std::size_t max_memory_bytes() const noexcept;
   /// The request conveyor's engine (plan, options, statistics).
@@ -231,17 +237,17 @@ class runtime {
   // ---- used by the awaiters and the task machinery ----
   /// Sends a call request; resumes `call.waiting` once the reply is in `call.result`.
   template <std::size_t N>
-  void suspend_call(int rank, std::uint32_t id, const std::byte* args, detail::call_state& call) {
+  void suspend_call(int rank, std::uint32_t id, const std::byte* args,
+                    const detail::call_state& call) {
     // Hot path: a free reply slot (its index is the token that the reply carries back) and
     // one inline engine push.
     if (fast_request<N>(rank, id) && hot_.free_slot != detail::k_no_slot) [[likely]] {
       const std::uint32_t s = hot_.free_slot;
       detail::reply_slot& slot = hot_.slots[s];
       hot_.free_slot = slot.next_free;
-      slot.call = &call;
+      slot.hold(call);
       ++hot_.busy_slots;
       ++stats_.calls;
-      ++stats_.suspensions;
       const int rc = push_record<N>(rank, s, id, args);
       if (rc <= 0) [[unlikely]]
         call_not_sent(rank, s, id, args, rc);
@@ -262,7 +268,7 @@ class runtime {
     }
     invoke_local(id, args, result);
   }
-  void send_call(int rank, std::uint32_t id, const std::byte* args, detail::call_state& call);
+  void send_call(int rank, std::uint32_t id, const std::byte* args, const detail::call_state& call);
   void invoke_local(std::uint32_t id, const std::byte* args, std::byte* result);
   /// A root task ended by an exception (from its final suspension point): records the
   /// error, frees the frame.
@@ -362,15 +368,17 @@ bool call_awaiter<R, ArgBytes>::await_ready() {
 
 template <class R, std::size_t ArgBytes>
 void call_awaiter<R, ArgBytes>::await_suspend(std::coroutine_handle<> h) {
-  state_.waiting = h;
-  state_.result = reinterpret_cast<std::byte*>(&result_);
-  if constexpr (!std::is_void_v<R>) state_.result_bytes = sizeof(R);
-  rt_->suspend_call<ArgBytes>(rank_, id_, args_.data(), state_);
+  detail::call_state c;
+  c.waiting = h;
+  c.result = reinterpret_cast<std::byte*>(&result_);
+  if constexpr (!std::is_void_v<R>) c.result_bytes = sizeof(R);
+  c.failed = &failed_;
+  rt_->suspend_call<ArgBytes>(rank_, id_, args_.data(), c);
 }
 
 template <class R, std::size_t ArgBytes>
 R call_awaiter<R, ArgBytes>::await_resume() {
-  if (state_.failed) [[unlikely]]
+  if (failed_) [[unlikely]]
     detail::throw_remote_error(id_, rank_);
   if constexpr (!std::is_void_v<R>) return result_;
 }

@@ -14,6 +14,11 @@
 
 namespace convoy::async::detail {
 
+template <class R>
+inline constexpr std::size_t result_size = sizeof(R);
+template <>
+inline constexpr std::size_t result_size<void> = 0;
+
 template <class F, class R, class... A>
 handler_entry make_handler_entry(F f) {
   handler_entry e;
@@ -42,6 +47,52 @@ handler_entry make_handler_entry(F f) {
         out = v;
         return 1;
       }
+    }
+  };
+  e.call_run = [](void* fn, serve_context& ctx, termination::item_view& out,
+                  std::uint32_t id) -> int {
+    F& user_fn = *static_cast<F*>(fn);
+    termination::item_view v = out;  // a local, as in post_run
+    const std::size_t at = k_token_bytes + ctx.id_bytes;
+    constexpr std::size_t rb = k_token_bytes + result_size<R>;
+    const bool exact = ctx.reply_bytes == rb;  // else padded to the phase's reply size
+    ctx.reply_failed = false;
+    try {
+      for (;;) {
+        ++ctx.handled;
+        alignas(8) std::byte rec[rb];
+        std::memcpy(rec, v.data, k_token_bytes);
+        auto args = unpack<std::tuple<A...>>(v.data + at, std::index_sequence_for<A...>{});
+        if constexpr (std::is_void_v<R>) {
+          std::apply(user_fn, args);
+        } else {
+          const R r = std::apply(user_fn, args);
+          std::memcpy(rec + k_token_bytes, &r, sizeof(R));
+        }
+        int rc;
+        if (exact) [[likely]] {
+          rc = ctx.replies->template push<rb>(rec, v.from);
+          if (rc == 0) std::memcpy(ctx.reply_record, rec, rb);
+        } else {
+          std::memcpy(ctx.reply_record, rec, rb);
+          rc = ctx.replies->push(ctx.reply_record, v.from);
+        }
+        ++ctx.replies_pushed;
+        if (rc <= 0) [[unlikely]] {
+          out = v;
+          ctx.reply_failed = rc < 0;
+          return rc < 0 ? rc : k_run_held;
+        }
+        rc = ctx.requests->pull(v);
+        if (rc <= 0) return rc;
+        if (!is_call_of(v.data, ctx.id_bytes, id)) {
+          out = v;
+          return k_run_other;
+        }
+      }
+    } catch (...) {
+      out = v;
+      throw;
     }
   };
   e.invoke = [](void* fn, const std::byte* in, std::byte* out) {

@@ -61,11 +61,35 @@ Tuple unpack(const std::byte* in, std::index_sequence<I...>) noexcept {
 /// pull), 1 (`v` holds the first other request, not handled) or the pull's error code. It
 /// counts a post (`handled`) before it runs, so a post that throws is consumed, and the
 /// caller goes on after it.
+/// What call_run needs besides the function: the two conveyors and the phase's records.
+struct serve_context {
+  termination::engine* requests = nullptr;
+  termination::engine* replies = nullptr;
+  std::size_t id_bytes = 0;
+  std::size_t reply_bytes = 0;        ///< [u32 token][result, max over handlers]
+  std::byte* reply_record = nullptr;  ///< reply_bytes: the reply that found its path full
+  std::uint64_t handled = 0;          ///< requests handled, counted before each runs
+  std::uint64_t replies_pushed = 0;
+  bool reply_failed = false;  ///< a negative code from call_run came from the reply push
+};
+
+/// call_run's results besides a negative engine code.
+inline constexpr int k_run_drained = 0;  ///< nothing more to pull
+inline constexpr int k_run_other = 1;    ///< `v` holds a request of another kind, not handled
+inline constexpr int k_run_held = 2;     ///< the reply to `v` found its path full: it is in
+                                         ///< reply_record, for v.from
 struct handler_entry {
   std::size_t args_bytes = 0, result_bytes = 0;
   void (*invoke)(void* fn, const std::byte* args, std::byte* result) = nullptr;
   int (*post_run)(void* fn, termination::engine& requests, termination::item_view& v,
                   std::size_t id_bytes, std::uint32_t id, std::uint64_t& handled) = nullptr;
+  /// As post_run for calls: `v` holds a pulled call request of this function; answers it
+  /// and every request pulled after it while that is a call of this function too, each
+  /// reply one inline push. Returns k_run_* or a negative engine code. If the function
+  /// throws, `v` is the request it threw on (counted, not answered) and the exception
+  /// propagates.
+  int (*call_run)(void* fn, serve_context& ctx, termination::item_view& v,
+                  std::uint32_t id) = nullptr;
   std::shared_ptr<void> fn;
   std::uint64_t signature = 0;  ///< sizes of arguments and result, for the cross-rank check
 };
@@ -76,6 +100,22 @@ inline constexpr std::uint32_t k_post = 0xFFFFFFFFu;  ///< request token: no rep
 inline constexpr std::uint32_t k_error_bit = 0x80000000u;
 inline constexpr std::size_t k_token_bytes = 4;
 inline constexpr std::uint32_t k_no_slot = 0xFFFFFFFFu;
+
+/// The handler id of the request record at `rec` ([u32 token][id: id_bytes]...).
+inline std::uint32_t id_of(const std::byte* rec, std::size_t id_bytes) noexcept {
+  if (id_bytes == 0) return 0;
+  if (id_bytes == 1) return static_cast<std::uint32_t>(rec[k_token_bytes]);
+  std::uint16_t id16;
+  std::memcpy(&id16, rec + k_token_bytes, 2);
+  return id16;
+}
+
+/// True if the request record at `rec` is a call (not a post) of `id`.
+inline bool is_call_of(const std::byte* rec, std::size_t id_bytes, std::uint32_t id) noexcept {
+  std::uint32_t token;
+  std::memcpy(&token, rec, k_token_bytes);
+  return token != k_post && id_of(rec, id_bytes) == id;
+}
 
 /// True if the request record at `rec` ([u32 token][id: id_bytes]...) is a post of `id`.
 inline bool is_post_of(const std::byte* rec, std::size_t id_bytes, std::uint32_t id) noexcept {
@@ -89,19 +129,33 @@ inline bool is_post_of(const std::byte* rec, std::size_t id_bytes, std::uint32_t
   return id16 == id;
 }
 
-/// A call waiting for its reply: lives in the waiting task's frame (its awaiter).
+/// A call about to wait for its reply, as its awaiter suspends: the task to resume, where
+/// the result goes, and the flag the awaiter reads for a call whose function threw.
 struct call_state {
   std::coroutine_handle<> waiting;
   std::byte* result = nullptr;
   std::uint32_t result_bytes = 0;
-  bool failed = false;
+  bool* failed = nullptr;
 };
 
 /// A request token is the index of a reply slot: the reply finds its call without a
-/// lookup. Free slots form a list through `next_free`.
+/// lookup. Free slots form a list through `next_free`. A slot holds what the reply needs,
+/// so that taking a reply reads no line of the waiting task's frame, which is cold by
+/// then: the runtime writes the result, prefetches the frame and resumes the task a few
+/// replies later (runtime::impl::collect).
 struct reply_slot {
-  call_state* call = nullptr;
+  bool* failed = nullptr;
+  void* frame = nullptr;  ///< the waiting task (coroutine handle address)
+  std::byte* result = nullptr;
+  std::uint32_t result_bytes = 0;
   std::uint32_t next_free = k_no_slot;
+
+  void hold(const call_state& c) noexcept {
+    failed = c.failed;
+    frame = c.waiting.address();
+    result = c.result;
+    result_bytes = c.result_bytes;
+  }
 };
 
 }  // namespace convoy::async::detail
