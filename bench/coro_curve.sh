@@ -78,10 +78,12 @@ plot "$out.dat" using (strcol(1) eq "index-gather" && strcol(2) eq "coro" ? \$3 
      "$out.dat" using (strcol(1) eq "histogram" ? \$3 : 1/0):(\$5/1e6) with linespoints dt 2 title "histogram, loop"
 set ylabel "tasks / loop (items/s, same run)"
 set yrange [0:1.2]
+set key bottom right
 plot "$out.dat" using (strcol(1) eq "index-gather" && strcol(2) eq "coro" ? \$3 : 1/0):6 with linespoints lw 2 title "index-gather, T threads", \
      "$out.dat" using (strcol(1) eq "index-gather" && strcol(2) eq "coro-each" ? \$3 : 1/0):6 with linespoints lw 2 title "index-gather, a task per query", \
      "$out.dat" using (strcol(1) eq "histogram" ? \$3 : 1/0):6 with linespoints lw 2 title "histogram", \
-     0.8 with lines dt 3 title "index-gather target", 0.9 with lines dt 3 title "histogram target"
+     0.8 with lines dt 2 lc rgb "#777777" title "index-gather target 0.8", \
+     0.9 with lines dt 3 lc rgb "#777777" title "histogram target 0.9"
 unset multiplot
 EOF
 echo "wrote $out.dat $out.png"
