@@ -1,6 +1,3 @@
-
-
-
 #pragma once
 /// @file
 /// index-gather: every rank reads random entries of a table spread over the ranks
@@ -143,8 +140,8 @@ class index_gather_kernel {
   };
   [[nodiscard]] query query_of(std::uint64_t seed, std::uint64_t i) const noexcept {
     const std::uint64_t x = draw(seed, j_.rank, i);
-    return {static_cast<int>(below(static_cast<std::uint32_t>(x >> 32),
-                                   static_cast<std::uint64_t>(j_.n_ranks))),
+    return {static_cast<int>(
+                below(static_cast<std::uint32_t>(x >> 32), static_cast<std::uint64_t>(j_.n_ranks))),
             below(static_cast<std::uint32_t>(x), opt_.table)};
   }
   /// Checks the value of query i against the owner's table and counts it.

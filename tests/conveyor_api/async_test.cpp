@@ -193,6 +193,33 @@ task<std::uint64_t> sum_of_reads(dist_array<std::uint64_t>& t, std::uint64_t bas
   co_return s;
 }
 
+// API-78: a remote function may not call or post, whether its call came from another rank
+// (run on the owner's serve loop) or from its own rank (run at once in the caller's task):
+// the phase ends on every rank with that message, and the post is not made.
+TEST(Async, RemoteFunctionCannotPostWhereverItRuns) {
+  runtime rt(MPI_COMM_WORLD);
+  const int me = world_rank(), p = world_size();
+  std::uint64_t applied = 0;
+  auto count = rt.define([&applied](std::uint64_t) { ++applied; });
+  auto poster = rt.define([&](std::uint64_t x) -> std::uint64_t {
+    rt.post(0, count, x);
+    return x;
+  });
+  for (const int step : {0, 1}) {  // this rank, then the next one
+    if (step == 1 && p == 1) break;
+    std::string what;
+    try {
+      rt.run(
+          [&]() -> task<> { (void)co_await rt.call((me + step) % p, poster, std::uint64_t{7}); });
+    } catch (const convoy::error& e) {
+      what = e.what();
+    }
+    EXPECT_NE(what.find("a remote function cannot post"), std::string::npos)
+        << "step " << step << ": " << what;
+  }
+  EXPECT_EQ(applied, 0u);
+}
+
 // API-75: nested tasks and when_all return their values in order.
 TEST(Async, NestedTasksAndWhenAll) {
   runtime rt(MPI_COMM_WORLD, small_buffers(32));

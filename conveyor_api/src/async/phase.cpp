@@ -29,12 +29,17 @@ void check_definitions(MPI_Comm comm, const std::vector<detail::handler_entry>& 
         "same order on every rank before the phase");
 }
 
-// The lowest failing rank's message, on every rank ("" if none failed). Collective.
-std::string agree_on_error(MPI_Comm comm, int rank, int n_ranks, const std::string& mine) {
-  const int candidate = mine.empty() ? n_ranks : rank;
-  int lowest = n_ranks;
-  CONVOY_MPI_CHECK(MPI_Allreduce(&candidate, &lowest, 1, MPI_INT, MPI_MIN, comm));
-  if (lowest == n_ranks) return {};
+// The lowest failing rank's message, on every rank ("" if none failed); a rank whose error
+// is only a failed call's consequence (`secondary`) counts after every rank with a cause.
+// Collective.
+std::string agree_on_error(MPI_Comm comm, int rank, int n_ranks, const std::string& mine,
+                           bool secondary) {
+  const long long n = n_ranks;
+  const long long candidate = mine.empty() ? 2 * n : (secondary ? n : 0) + rank;
+  long long best = 2 * n;
+  CONVOY_MPI_CHECK(MPI_Allreduce(&candidate, &best, 1, MPI_LONG_LONG, MPI_MIN, comm));
+  if (best == 2 * n) return {};
+  const int lowest = static_cast<int>(best % n);
   int len = rank == lowest ? static_cast<int>(mine.size()) : 0;
   CONVOY_MPI_CHECK(MPI_Bcast(&len, 1, MPI_INT, lowest, comm));
   std::string text = rank == lowest ? mine : std::string(static_cast<std::size_t>(len), ' ');
@@ -68,6 +73,7 @@ void runtime::run_phase(spawner& s) {
   m.check(m.requests->begin(m.request_bytes), "begin", *m.requests);
   m.check(m.replies->begin(m.reply_bytes), "begin", *m.replies);
   m.first_error.clear();
+  m.first_error_secondary = false;
   m.held = {};
   m.pending.clear();
   m.running = true;
@@ -124,7 +130,8 @@ void runtime::run_phase(spawner& s) {
   }
   m.check(m.replies->reset(), "reset", *m.replies);
   m.check(m.requests->reset(), "reset", *m.requests);
-  const std::string failed = agree_on_error(m.comm, rank_, n_ranks_, m.first_error);
+  const std::string failed =
+      agree_on_error(m.comm, rank_, n_ranks_, m.first_error, m.first_error_secondary);
   if (!failed.empty()) throw convoy::error("convoy::async phase failed: " + failed);
 }
 

@@ -96,9 +96,10 @@ void runtime::spawn(task<void> t) {
 
 void runtime::invoke_local(std::uint32_t id, const std::byte* args, std::byte* result) {
   if (!impl_->running) throw convoy::error("convoy::async: a call awaited outside a running phase");
-  if (impl_->in_handler) throw convoy::error("convoy::async: a remote function cannot issue calls");
+  if (impl_->in_function())
+    throw convoy::error("convoy::async: a remote function cannot issue calls");
   const auto& h = impl_->handlers.at(id);
-  h.invoke(h.fn.get(), args, result);
+  h.invoke_here(h.fn.get(), args, result, hot_.open);
   ++stats_.local;
 }
 
@@ -106,7 +107,7 @@ void runtime::send_call(int rank, std::uint32_t id, const std::byte* args,
                         const detail::call_state& call) {
   auto& m = *impl_;
   if (!m.running) throw convoy::error("convoy::async: a call awaited outside a running phase");
-  if (m.in_handler) throw convoy::error("convoy::async: a remote function cannot issue calls");
+  if (m.in_function()) throw convoy::error("convoy::async: a remote function cannot issue calls");
   if (rank < 0 || rank >= n_ranks_)
     throw convoy::error("convoy::async: call to rank " + std::to_string(rank) + " of " +
                         std::to_string(n_ranks_));
@@ -127,7 +128,7 @@ void runtime::call_not_sent(int rank, std::uint32_t token, std::uint32_t id, con
 void runtime::send_post(int rank, std::uint32_t id, const std::byte* args) {
   auto& m = *impl_;
   if (!m.running) throw convoy::error("convoy::async: post() outside a running phase");
-  if (m.in_handler) throw convoy::error("convoy::async: a remote function cannot post");
+  if (m.in_function()) throw convoy::error("convoy::async: a remote function cannot post");
   if (rank < 0 || rank >= n_ranks_)
     throw convoy::error("convoy::async: post to rank " + std::to_string(rank) + " of " +
                         std::to_string(n_ranks_));
@@ -140,7 +141,15 @@ void runtime::send_post(int rank, std::uint32_t id, const std::byte* args) {
 
 void runtime::root_failed(std::coroutine_handle<> h, const std::exception_ptr& error) noexcept {
   // Read before the frame (and the promise with it) goes.
-  impl_->note_error("a task on rank " + std::to_string(rank_) + " threw: " + message_of(error));
+  bool secondary = false;  // it threw the remote_error of a failed call: the cause is elsewhere
+  try {
+    std::rethrow_exception(error);
+  } catch (const remote_error&) {
+    secondary = true;
+  } catch (...) {  // NOLINT(bugprone-empty-catch): any other exception is a cause
+  }
+  impl_->note_error("a task on rank " + std::to_string(rank_) + " threw: " + message_of(error),
+                    secondary);
   h.destroy();
   --hot_.root.in_flight;
 }

@@ -36,7 +36,9 @@ struct runtime::impl {
     const std::byte* args;  // in the waiting task's awaiter, alive while it waits
   };
   std::deque<pending_call> pending;
-  bool running = false, in_handler = false;
+  bool running = false;
+  // A remote function runs: during a phase the inline paths are closed only then.
+  [[nodiscard]] bool in_function() const noexcept { return running && !owner->hot_.open; }
   // Advances of the reply conveyor still owed after the last reply traffic. A conveyor
   // that carries nothing must not be advanced in a tight loop: the engine yields the core
   // after a few idle advances (histograms have no replies at all). Only on one-hop plans:
@@ -58,6 +60,7 @@ struct runtime::impl {
     check(replies->advance(done), "advance", *replies);
   }
   std::string first_error;
+  bool first_error_secondary = false;
   detail::serve_context serve_ctx;  // set up per phase (run_phase)
 
   void check(int rc, const char* what, const termination::engine& e) const {
@@ -67,8 +70,14 @@ struct runtime::impl {
     throw convoy::error(m);
   }
 
-  void note_error(std::string what) {
-    if (first_error.empty()) first_error = std::move(what);
+  // The phase's error on this rank: the first one, except that a task failing only because
+  // a call it made failed (`secondary`: its remote_error names no cause) gives way to a
+  // cause noted later here; agree_on_error prefers causes across ranks the same way.
+  void note_error(std::string what, bool secondary = false) {
+    if (first_error.empty() || (first_error_secondary && !secondary)) {
+      first_error = std::move(what);
+      first_error_secondary = secondary;
+    }
     owner->hot_.root.limit = 0;  // no new task starts (start_roots)
   }
 
@@ -90,18 +99,12 @@ struct runtime::impl {
 
   // Handles the requests that have arrived; a reply whose path is full is held (the
   // handler never runs twice) and no further request is taken until it has gone.
-  // While a remote function runs, it may not call or post (both check in_handler, and the
-  // inline paths check hot_.open); restored on every exit.
+  // While a remote function runs, it may not call or post (the slow paths check
+  // in_function(), the inline paths hot_.open); restored on every exit.
   struct handler_scope {
     impl& m;
-    explicit handler_scope(impl& owner_impl) : m(owner_impl) {
-      m.in_handler = true;
-      m.owner->hot_.open = false;
-    }
-    ~handler_scope() {
-      m.in_handler = false;
-      m.owner->hot_.open = true;
-    }
+    explicit handler_scope(impl& owner_impl) : m(owner_impl) { m.owner->hot_.open = false; }
+    ~handler_scope() { m.owner->hot_.open = true; }
     handler_scope(const handler_scope&) = delete;
     handler_scope& operator=(const handler_scope&) = delete;
   };

@@ -117,7 +117,8 @@ class call_awaiter {
   bool failed_ = false;
   // Written before they are read (call() packs the arguments, the reply or the function
   // fills the result), so not zeroed: a call makes no stores it does not need.
-  std::array<std::byte, ArgBytes == 0 ? 1 : ArgBytes> args_;  // NOLINT(cppcoreguidelines-pro-type-member-init)
+  // NOLINTNEXTLINE(cppcoreguidelines-pro-type-member-init)
+  std::array<std::byte, ArgBytes == 0 ? 1 : ArgBytes> args_;
   stored result_;  // NOLINT(cppcoreguidelines-pro-type-member-init)
 };
 
@@ -200,7 +201,8 @@ class runtime {
   /// rank has finished and every request has been handled and answered (the conveyors'
   /// termination; no reduction per task). An exception in a task or a handler anywhere
   /// ends the phase on every rank with a convoy::error carrying its message (the lowest
-  /// failing rank's), after the tasks in flight have finished.
+  /// failing rank's, a cause before a task that failed only through a remote_error), after
+  /// the tasks in flight have finished.
   template <class F>
   void run(F&& root) {
     run_each(1, [&](std::size_t) { return root(); });
@@ -262,7 +264,10 @@ class runtime {
   void call_local(std::uint32_t id, const std::byte* args, std::byte* result) {
     if (hot_.open && id < hot_.n_handlers) [[likely]] {
       const detail::handler_entry& e = hot_.handlers[id];
-      e.invoke(e.fn.get(), args, result);
+      // As on its owner's serve loop, the function may not call or post: invoke_here closes
+      // the inline paths while it runs (restored if it throws), so those reach the slow
+      // paths' check. Done in the thunk, not here, to keep this path as short as it was.
+      e.invoke_here(e.fn.get(), args, result, hot_.open);
       ++stats_.local;
       return;
     }
@@ -310,7 +315,7 @@ class runtime {
     std::size_t id_bytes = 0;
     std::uint32_t since_serve = 0;
     std::uint32_t serve_every = 4096;
-    bool open = false;
+    bool open = false;           ///< a phase runs and no remote function does (else closed)
     bool calls_waiting = false;  ///< calls wait for a full path: later requests queue behind
     detail::root_link root;      ///< root tasks in flight (their final_suspend counts down)
     std::vector<detail::reply_slot> slots;  ///< kept from phase to phase

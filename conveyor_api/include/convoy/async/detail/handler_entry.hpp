@@ -95,7 +95,12 @@ handler_entry make_handler_entry(F f) {
       throw;
     }
   };
-  e.invoke = [](void* fn, const std::byte* in, std::byte* out) {
+  e.invoke_here = [](void* fn, const std::byte* in, std::byte* out, bool& open) {
+    struct closed {
+      bool& open;
+      ~closed() { open = true; }
+    } reopen{open};
+    open = false;
     auto args = unpack<std::tuple<A...>>(in, std::index_sequence_for<A...>{});
     if constexpr (std::is_void_v<R>) {
       std::apply(*static_cast<F*>(fn), args);

@@ -52,8 +52,8 @@ Tuple unpack(const std::byte* in, std::index_sequence<I...>) noexcept {
   return t;
 }
 
-/// A defined remote function, type-erased: invoke(fn, args, result) writes result_bytes
-/// bytes to `result`. post_run applies a run of posts to this function in one loop
+/// A defined remote function, type-erased: invoke_here runs a call to this rank at once;
+/// post_run applies a run of posts to this function in one loop
 /// compiled with it (the function inlined, no call per post), as a hand-written pull loop
 /// does: post_run(fn, requests, v, id_bytes, id, handled): `v` holds a pulled post request
 /// [u32 token][id: id_bytes][arguments] of this function; applies it and every request
@@ -80,7 +80,10 @@ inline constexpr int k_run_held = 2;     ///< the reply to `v` found its path fu
                                          ///< reply_record, for v.from
 struct handler_entry {
   std::size_t args_bytes = 0, result_bytes = 0;
-  void (*invoke)(void* fn, const std::byte* args, std::byte* result) = nullptr;
+  /// Runs a call at once in its caller's task: writes result_bytes bytes to `result`;
+  /// `open` (the runtime's inline paths) is false while the function runs, so that it
+  /// cannot call or post.
+  void (*invoke_here)(void* fn, const std::byte* args, std::byte* result, bool& open) = nullptr;
   int (*post_run)(void* fn, termination::engine& requests, termination::item_view& v,
                   std::size_t id_bytes, std::uint32_t id, std::uint64_t& handled) = nullptr;
   /// As post_run for calls: `v` holds a pulled call request of this function; answers it
