@@ -24,6 +24,20 @@ class histogram_kernel {
     if (item_bytes < 8) throw std::runtime_error("histogram items are at least 8 bytes");
   }
 
+  /// Update i of `rank` (of `ranks`): its owner and the index there. One draw decides both
+  /// for the loop, the tasks and the verification.
+  struct update {
+    int dest;
+    std::uint32_t local;
+  };
+  [[nodiscard]] static constexpr update update_of(std::uint64_t seed, int rank, int ranks,
+                                                  std::uint64_t table, std::uint64_t i) noexcept {
+    const std::uint64_t x = draw(seed, rank, i);
+    return {static_cast<int>(
+                below(static_cast<std::uint32_t>(x >> 32), static_cast<std::uint64_t>(ranks))),
+            below(static_cast<std::uint32_t>(x), table)};
+  }
+
   void prepare() {
     std::fill(counts_.begin(), counts_.end(), 0);
     bad_ = 0;
@@ -42,16 +56,14 @@ class histogram_kernel {
     c.begin(item_bytes_);
     while (c.advance(i == n)) {
       for (; i < n; ++i) {
-        const std::uint64_t x = draw(seed, j_.rank, i);
-        const int dest = static_cast<int>(
-            below(static_cast<std::uint32_t>(x >> 32), static_cast<std::uint64_t>(j_.n_ranks)));
-        const std::uint64_t local = below(static_cast<std::uint32_t>(x), opt_.table);
+        const update u = update_of(seed, j_.rank, j_.n_ranks, opt_.table, i);
+        const std::uint64_t local = u.local;
         if (words == 1) {
           std::memcpy(item, &local, 8);
         } else {
           fill_words(item, local, words);
         }
-        if (!c.push(item, dest)) break;
+        if (!c.push(item, u.dest)) break;
       }
       int from;
       while (const std::byte* p = c.pull(from)) {
@@ -87,10 +99,8 @@ class histogram_kernel {
     if (ch[0]->each()) {
       const std::uint64_t seed = opt_.seed + cycle_;
       rt.run_each(opt_.items, [&](std::size_t i) -> async::task<> {
-        const std::uint64_t x = draw(seed, j_.rank, i);
-        rt.post(static_cast<int>(below(static_cast<std::uint32_t>(x >> 32),
-                                       static_cast<std::uint64_t>(j_.n_ranks))),
-                add_, below(static_cast<std::uint32_t>(x), opt_.table));
+        const update u = update_of(seed, j_.rank, j_.n_ranks, opt_.table, i);
+        rt.post(u.dest, add_, u.local);
         co_return;
       });
       return;
@@ -99,10 +109,8 @@ class histogram_kernel {
       const std::uint64_t n = opt_.items, seed = opt_.seed + cycle_, table = opt_.table;
       const int me = j_.rank, p = j_.n_ranks;
       for (std::uint64_t i = 0; i < n; ++i) {
-        const std::uint64_t x = draw(seed, me, i);
-        const int dest = static_cast<int>(
-            below(static_cast<std::uint32_t>(x >> 32), static_cast<std::uint64_t>(p)));
-        rt.post(dest, add_, below(static_cast<std::uint32_t>(x), table));
+        const update u = update_of(seed, me, p, table, i);
+        rt.post(u.dest, add_, u.local);
       }
       co_return;
     });
@@ -116,12 +124,11 @@ class histogram_kernel {
     const std::uint64_t seed = opt_.seed + cycle_;
     offrank_ = 0;
     for (std::uint64_t i = 0; i < opt_.items; ++i) {
-      const std::uint64_t x = draw(seed, j_.rank, i);
-      const auto dest = below(static_cast<std::uint32_t>(x >> 32), p);
-      const std::uint64_t local = below(static_cast<std::uint32_t>(x), opt_.table);
+      const update u = update_of(seed, j_.rank, j_.n_ranks, opt_.table, i);
+      const auto dest = static_cast<std::size_t>(u.dest);
       sent[2 * dest] += 1;
-      sent[2 * dest + 1] += mix64(local);
-      if (static_cast<int>(dest) != j_.rank) ++offrank_;
+      sent[2 * dest + 1] += mix64(u.local);
+      if (u.dest != j_.rank) ++offrank_;
     }
     MPI_Alltoall(sent.data(), 2, MPI_UINT64_T, got.data(), 2, MPI_UINT64_T, j_.comm);
     std::uint64_t want_count = 0, want_sum = 0, have_count = 0, have_sum = 0;

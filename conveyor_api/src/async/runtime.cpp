@@ -83,10 +83,6 @@ std::uint32_t runtime::add_handler(detail::handler_entry e) {
   return static_cast<std::uint32_t>(impl_->handlers.size() - 1);
 }
 
-const detail::handler_entry& runtime::handler(std::uint32_t id) const {
-  return impl_->handlers.at(id);
-}
-
 void runtime::spawn(task<void> t) {
   if (!impl_->running) throw convoy::error("convoy::async: spawn() outside a running phase");
   auto h = t.release();

@@ -181,11 +181,7 @@ struct runtime::impl {
       if (rc < 0 && token != k_post && ctx.reply_failed) check(rc, "reply", *replies);
       check(rc, "pull request", *requests);
       if (rc == detail::k_run_drained) return drained();
-      if (rc == detail::k_run_held) {
-        std::memcpy(held_record.data(), reply_record.data(), reply_bytes);
-        held = {true, v.from};
-        return;
-      }
+      if (rc == detail::k_run_held) return hold_reply(v.from);
       pulled = true;  // v holds the next request
     }
   }
@@ -197,9 +193,14 @@ struct runtime::impl {
     ++reply_pushes;
     check(rc, "reply", *replies);
     if (rc > 0) return true;
+    hold_reply(dest);
+    return false;
+  }
+
+  // reply_record found its path full: it is held and pushed before anything else (serve).
+  void hold_reply(int dest) {
     std::memcpy(held_record.data(), reply_record.data(), reply_bytes);
     held = {true, dest};
-    return false;
   }
 
   void drained() { owner->hot_.self_posted = false; }

@@ -278,7 +278,6 @@ class runtime {
   /// A root task ended by an exception (from its final suspension point): records the
   /// error, frees the frame.
   void root_failed(std::coroutine_handle<> h, const std::exception_ptr& error) noexcept;
-  [[nodiscard]] const detail::handler_entry& handler(std::uint32_t id) const;
 
  private:
   struct spawner {

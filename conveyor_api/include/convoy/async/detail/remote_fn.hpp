@@ -52,15 +52,6 @@ Tuple unpack(const std::byte* in, std::index_sequence<I...>) noexcept {
   return t;
 }
 
-/// A defined remote function, type-erased: invoke_here runs a call to this rank at once;
-/// post_run applies a run of posts to this function in one loop
-/// compiled with it (the function inlined, no call per post), as a hand-written pull loop
-/// does: post_run(fn, requests, v, id_bytes, id, handled): `v` holds a pulled post request
-/// [u32 token][id: id_bytes][arguments] of this function; applies it and every request
-/// pulled after it while that is a post of this function too. Returns 0 (nothing more to
-/// pull), 1 (`v` holds the first other request, not handled) or the pull's error code. It
-/// counts a post (`handled`) before it runs, so a post that throws is consumed, and the
-/// caller goes on after it.
 /// What call_run needs besides the function: the two conveyors and the phase's records.
 struct serve_context {
   termination::engine* requests = nullptr;
@@ -78,6 +69,16 @@ inline constexpr int k_run_drained = 0;  ///< nothing more to pull
 inline constexpr int k_run_other = 1;    ///< `v` holds a request of another kind, not handled
 inline constexpr int k_run_held = 2;     ///< the reply to `v` found its path full: it is in
                                          ///< reply_record, for v.from
+
+/// A defined remote function, type-erased: invoke_here runs a call to this rank at once;
+/// post_run applies a run of posts to this function in one loop compiled with it (the
+/// function inlined, no call per post), as a hand-written pull loop does:
+/// post_run(fn, requests, v, id_bytes, id, handled): `v` holds a pulled post request
+/// [u32 token][id: id_bytes][arguments] of this function; applies it and every request
+/// pulled after it while that is a post of this function too. Returns 0 (nothing more to
+/// pull), 1 (`v` holds the first other request, not handled) or the pull's error code. It
+/// counts a post (`handled`) before it runs, so a post that throws is consumed, and the
+/// caller goes on after it.
 struct handler_entry {
   std::size_t args_bytes = 0, result_bytes = 0;
   /// Runs a call at once in its caller's task: writes result_bytes bytes to `result`;
@@ -124,12 +125,7 @@ inline bool is_call_of(const std::byte* rec, std::size_t id_bytes, std::uint32_t
 inline bool is_post_of(const std::byte* rec, std::size_t id_bytes, std::uint32_t id) noexcept {
   std::uint32_t token;
   std::memcpy(&token, rec, k_token_bytes);
-  if (token != k_post) return false;
-  if (id_bytes == 0) return true;
-  if (id_bytes == 1) return static_cast<std::uint32_t>(rec[k_token_bytes]) == id;
-  std::uint16_t id16;
-  std::memcpy(&id16, rec + k_token_bytes, 2);
-  return id16 == id;
+  return token == k_post && id_of(rec, id_bytes) == id;
 }
 
 /// A call about to wait for its reply, as its awaiter suspends: the task to resume, where
