@@ -367,6 +367,49 @@ TEST(Async, MisuseIsAClearError) {
   EXPECT_NE(what.find("call to rank"), std::string::npos) << what;
 }
 
+// API-78: a remote function is valid only with the runtime that defined it; a handle that
+// was never defined, or another runtime's, is a clear error in a task (ending the phase
+// with its message) and outside one, for calls and posts alike.
+TEST(Async, ForeignOrUndefinedRemoteFunctionIsAClearError) {
+  runtime rt(MPI_COMM_WORLD), other(MPI_COMM_WORLD);
+  auto mine = rt.define([](std::uint64_t x) { return x + 1; });
+  auto theirs = other.define([](std::uint64_t x) { return x + 2; });
+  const convoy::async::remote_fn<std::uint64_t, std::uint64_t> never;
+  const auto phase_error = [&](auto body) {
+    std::string what;
+    try {
+      rt.run(body);
+    } catch (const convoy::error& e) {
+      what = e.what();
+    }
+    return what;
+  };
+  std::string what = phase_error([&]() -> task<> { (void)co_await rt.call(0, never, 1ul); });
+  EXPECT_NE(what.find("call of a remote function that was never defined"), std::string::npos)
+      << what;
+  what = phase_error([&]() -> task<> { (void)co_await rt.call(0, theirs, 1ul); });
+  EXPECT_NE(what.find("call of a remote function defined on another runtime"), std::string::npos)
+      << what;
+  what = phase_error([&]() -> task<> {
+    rt.post(0, theirs, 1ul);
+    co_return;
+  });
+  EXPECT_NE(what.find("post of a remote function defined on another runtime"), std::string::npos)
+      << what;
+  try {
+    rt.post(0, never, 1ul);
+    ADD_FAILURE() << "post of an undefined function accepted";
+  } catch (const convoy::error& e) {
+    EXPECT_NE(std::string(e.what()).find("never defined"), std::string::npos) << e.what();
+  }
+  // Both runtimes still work, each with its own function.
+  std::uint64_t got = 0, got_other = 0;
+  rt.run([&]() -> task<> { got = co_await rt.call(world_size() - 1, mine, 40ul); });
+  other.run([&]() -> task<> { got_other = co_await other.call(0, theirs, 40ul); });
+  EXPECT_EQ(got, 41u);
+  EXPECT_EQ(got_other, 42u);
+}
+
 // API-71: memory stays bounded with many tasks: frames alive <= max_tasks (+ children).
 TEST(Async, FramesBoundedByMaxTasks) {
   runtime rt(MPI_COMM_WORLD, small_buffers(64));

@@ -8,6 +8,20 @@ namespace convoy::async {
 
 namespace {
 
+// Throws convoy::error naming a remote function identifier that this runtime did not give
+// out (runtime::id_here).
+void check_defined(std::uint32_t id, std::size_t n_handlers, const char* what) {
+  if (id < n_handlers) return;
+  std::string m = std::string("convoy::async: ") + what + " of a remote function ";
+  if (id == detail::k_foreign_fn)
+    m += "defined on another runtime";
+  else if (id == detail::k_undefined_fn)
+    m += "that was never defined (a default-constructed remote_fn)";
+  else
+    m += "#" + std::to_string(id) + ", which this runtime did not define";
+  throw convoy::error(m);
+}
+
 std::string message_of(const std::exception_ptr& e) {
   try {
     std::rethrow_exception(e);
@@ -91,10 +105,11 @@ void runtime::spawn(task<void> t) {
 }
 
 void runtime::invoke_local(std::uint32_t id, const std::byte* args, std::byte* result) {
+  check_defined(id, impl_->handlers.size(), "call");
   if (!impl_->running) throw convoy::error("convoy::async: a call awaited outside a running phase");
   if (impl_->in_function())
     throw convoy::error("convoy::async: a remote function cannot issue calls");
-  const auto& h = impl_->handlers.at(id);
+  const auto& h = impl_->handlers[id];
   h.invoke_here(h.fn.get(), args, result, hot_.open);
   ++stats_.local;
 }
@@ -102,12 +117,12 @@ void runtime::invoke_local(std::uint32_t id, const std::byte* args, std::byte* r
 void runtime::send_call(int rank, std::uint32_t id, const std::byte* args,
                         const detail::call_state& call) {
   auto& m = *impl_;
+  check_defined(id, m.handlers.size(), "call");
   if (!m.running) throw convoy::error("convoy::async: a call awaited outside a running phase");
   if (m.in_function()) throw convoy::error("convoy::async: a remote function cannot issue calls");
   if (rank < 0 || rank >= n_ranks_)
     throw convoy::error("convoy::async: call to rank " + std::to_string(rank) + " of " +
                         std::to_string(n_ranks_));
-  (void)m.handlers.at(id);
   const std::uint32_t token = m.take_slot(call);
   ++stats_.calls;
   m.push_call(rank, token, id, args);
@@ -123,12 +138,12 @@ void runtime::call_not_sent(int rank, std::uint32_t token, std::uint32_t id, con
 
 void runtime::send_post(int rank, std::uint32_t id, const std::byte* args) {
   auto& m = *impl_;
+  check_defined(id, m.handlers.size(), "post");
   if (!m.running) throw convoy::error("convoy::async: post() outside a running phase");
   if (m.in_function()) throw convoy::error("convoy::async: a remote function cannot post");
   if (rank < 0 || rank >= n_ranks_)
     throw convoy::error("convoy::async: post to rank " + std::to_string(rank) + " of " +
                         std::to_string(n_ranks_));
-  (void)m.handlers.at(id);
   m.write_request(k_post, id, args);
   ++stats_.posts;
   m.push_request(rank);  // may serve while its path is full: the flag goes up only after

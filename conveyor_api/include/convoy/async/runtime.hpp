@@ -52,6 +52,10 @@ class remote_error : public convoy::error {
 namespace detail {
 /// Throws the remote_error of a call whose handler threw (kept out of the inline path).
 [[noreturn]] void throw_remote_error(std::uint32_t id, int rank);
+/// The identifiers a call or post carries for a remote_fn that was never defined (a
+/// default-constructed one) or that another runtime defined: beyond every defined one, so
+/// that they fail the inline paths' range check and reach the slow paths, which name them.
+inline constexpr std::uint32_t k_undefined_fn = ~0u, k_foreign_fn = ~0u - 1;
 }  // namespace detail
 
 struct runtime_options {
@@ -84,7 +88,9 @@ struct runtime_stats {
   std::uint64_t blocked_rounds = 0;  ///< progress rounds spent waiting for such paths
 };
 
-/// Handle of a remote function defined on every rank: R fn(A...).
+/// Handle of a remote function defined on every rank: R fn(A...). Valid with the runtime
+/// that defined it; calling or posting it on another (or a default-constructed handle)
+/// throws convoy::error.
 template <class R, class... A>
 class remote_fn {
  public:
@@ -93,8 +99,9 @@ class remote_fn {
 
  private:
   friend class runtime;
-  explicit remote_fn(std::uint32_t id) : id_(id) {}
+  remote_fn(std::uint32_t id, const runtime* owner) : id_(id), owner_(owner) {}
   std::uint32_t id_ = ~0u;
+  const runtime* owner_ = nullptr;
 };
 
 class runtime;
@@ -164,7 +171,7 @@ class runtime {
   template <class R, class... A, class... Args>
   [[nodiscard]] auto call(int rank, const remote_fn<R, A...>& fn, Args&&... args) {
     static_assert(sizeof...(A) == sizeof...(Args), "call: wrong number of arguments");
-    call_awaiter<R, detail::packed_bytes<A...>> aw(*this, rank, fn.id());
+    call_awaiter<R, detail::packed_bytes<A...>> aw(*this, rank, id_here(fn));
     detail::pack<A...>(aw.args_.data(), static_cast<A>(std::forward<Args>(args))...);
     return aw;
   }
@@ -178,7 +185,7 @@ class runtime {
     constexpr std::size_t n = detail::packed_bytes<A...>;
     std::array<std::byte, n == 0 ? 1 : n> b{};
     detail::pack<A...>(b.data(), static_cast<A>(std::forward<Args>(args))...);
-    const std::uint32_t id = fn.id();
+    const std::uint32_t id = id_here(fn);
     // Hot path: one inline engine push of a record whose size is known at compile time, to
     // any rank. A post to this rank takes the engine's loopback lane like any other (no
     // branch on the destination, which is random in a histogram: half of them mispredict
@@ -294,9 +301,16 @@ class runtime {
     static_assert(std::is_void_v<R> || std::is_trivially_copyable_v<R>,
                   "remote function results must be trivially copyable");
     static_assert(detail::packed_bytes<A...> <= 1024, "remote function arguments above 1 KiB");
-    return remote_fn<R, A...>(add_handler(detail::make_handler_entry<F, R, A...>(std::move(f))));
+    return remote_fn<R, A...>(add_handler(detail::make_handler_entry<F, R, A...>(std::move(f))),
+                              this);
   }
   std::uint32_t add_handler(detail::handler_entry e);
+  /// fn's identifier if this runtime defined it, else k_foreign_fn (k_undefined_fn for a
+  /// default-constructed one): a select, no branch on the inline paths.
+  template <class R, class... A>
+  [[nodiscard]] std::uint32_t id_here(const remote_fn<R, A...>& fn) const noexcept {
+    return fn.owner_ == this || fn.owner_ == nullptr ? fn.id_ : detail::k_foreign_fn;
+  }
   void send_post(int rank, std::uint32_t id, const std::byte* args);
   /// A call whose inline push failed (rc 0: path full, it waits in order; < 0: throws).
   void call_not_sent(int rank, std::uint32_t token, std::uint32_t id, const std::byte* args,
