@@ -111,7 +111,9 @@ template <class R, std::size_t ArgBytes>
 class call_awaiter {
  public:
   bool await_ready();
-  void await_suspend(std::coroutine_handle<> h);
+  // Forced into the task's body: GCC otherwise keeps it an out-of-line call with its own
+  // frame set-up on every suspension (index-gather `coro` 3.5 % faster inlined, bench/README).
+  [[gnu::always_inline]] void await_suspend(std::coroutine_handle<> h);
   R await_resume();
 
  private:
@@ -385,7 +387,7 @@ bool call_awaiter<R, ArgBytes>::await_ready() {
 }
 
 template <class R, std::size_t ArgBytes>
-void call_awaiter<R, ArgBytes>::await_suspend(std::coroutine_handle<> h) {
+inline void call_awaiter<R, ArgBytes>::await_suspend(std::coroutine_handle<> h) {
   detail::call_state c;
   c.waiting = h;
   c.result = reinterpret_cast<std::byte*>(&result_);
