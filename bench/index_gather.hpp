@@ -105,15 +105,7 @@ class index_gather_kernel {
   void run(coro_channel** ch) {
     async::runtime& rt = ch[0]->rt();
     if (!defined_) {
-      read_ = rt.define([this](std::uint32_t local) {
-        if (local >= opt_.table) [[unlikely]] {
-          ++bad_;
-          local = 0;
-        }
-        std::uint64_t v;
-        std::memcpy(&v, table_.data() + std::size_t{local} * 8, 8);
-        return v;
-      });
+      read_ = rt.define(table_read{this});
       defined_ = true;
     }
     const std::uint64_t seed = opt_.seed + cycle_, n = opt_.items;
@@ -132,6 +124,22 @@ class index_gather_kernel {
       }
     });
   }
+
+  /// The remote function of the coroutine kinds: value `local` of this rank's table. A
+  /// named type, so that the kernel can keep the handle define() returns, with which a
+  /// call to this rank runs it inline (a lambda's handle could only be kept type-erased).
+  struct table_read {
+    index_gather_kernel* k;
+    std::uint64_t operator()(std::uint32_t local) const noexcept {
+      if (local >= k->opt_.table) [[unlikely]] {
+        ++k->bad_;
+        local = 0;
+      }
+      std::uint64_t v;
+      std::memcpy(&v, k->table_.data() + std::size_t{local} * 8, 8);
+      return v;
+    }
+  };
 
   /// Query i of this rank: its owner and the index there.
   struct query {
@@ -181,7 +189,7 @@ class index_gather_kernel {
   std::uint64_t bad_ = 0, replies_ = 0, slot_sum_ = 0, cycle_ = 0, offrank_ = 0;
 #if CONVOY_BENCH_HAVE_ENGINE
   bool defined_ = false;
-  async::remote_fn<std::uint64_t, std::uint32_t> read_;
+  async::defined_fn<table_read, std::uint64_t, std::uint32_t> read_;
 #endif
 };
 

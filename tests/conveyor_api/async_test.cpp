@@ -55,6 +55,41 @@ TEST(Async, CallRunsOnOwnerAndReturnsItsResult) {
   }
 }
 
+// API-70 for both kinds of handle: the one define() returns (a call to this rank runs the
+// function inline in the task) and the type-erased remote_fn it converts to (through the
+// function's entry); a noexcept function is defined like any other.
+TEST(Async, TypedAndErasedHandlesCallAlike) {
+  runtime rt(MPI_COMM_WORLD, small_buffers(16));
+  const int me = world_rank(), p = world_size();
+  std::uint64_t ran = 0;
+  auto typed = rt.define([&ran, me](std::uint64_t x) noexcept {
+    ++ran;
+    return x * 10 + static_cast<std::uint64_t>(me);
+  });
+  const convoy::async::remote_fn<std::uint64_t, std::uint64_t> erased = typed;
+  const std::size_t n = 1000;
+  std::vector<std::uint64_t> a(n, 0), b(n, 0);
+  const auto owner = [&](std::size_t k) {
+    return static_cast<int>(mix(k + static_cast<std::uint64_t>(me)) %
+                            static_cast<std::uint64_t>(p));
+  };
+  rt.run_each(n, [&](std::size_t k) -> task<> {
+    a[k] = co_await rt.call(owner(k), typed, std::uint64_t{k});
+    b[k] = co_await rt.call(owner(k), erased, std::uint64_t{k});
+  });
+  std::uint64_t here = 0;
+  for (std::size_t k = 0; k < n; ++k) {
+    const std::uint64_t want = k * 10 + static_cast<std::uint64_t>(owner(k));
+    ASSERT_EQ(a[k], want) << "typed, task " << k;
+    ASSERT_EQ(b[k], want) << "erased, task " << k;
+    here += owner(k) == me ? 2 : 0;
+  }
+  EXPECT_EQ(rt.stats().local, here);  // both kinds ran the calls to this rank here
+  std::uint64_t all = 0;
+  MPI_Allreduce(&ran, &all, 1, MPI_UINT64_T, MPI_SUM, MPI_COMM_WORLD);
+  EXPECT_EQ(all, 2 * n * static_cast<std::uint64_t>(p));  // each call ran once, somewhere
+}
+
 // API-70 with functions of different sizes in one phase: only calls whose arguments fill
 // the phase's request record take the inline push (the others take the slow path), and
 // replies of 0, 4, 8 and 16 bytes each land in their own caller (token = reply slot).

@@ -34,10 +34,7 @@ class dist_array {
     extra_ = n_ % p_;
     first_ = begin_of(static_cast<std::uint64_t>(rt.rank()));
     local_.resize(begin_of(static_cast<std::uint64_t>(rt.rank()) + 1) - first_);
-    read_ = rt.define([this](std::uint64_t local) -> T {
-      if (local >= local_.size()) throw convoy::error("dist_array: index out of range");
-      return local_[local];
-    });
+    read_ = rt.define(reader{this});
   }
   dist_array(const dist_array&) = delete;
   dist_array& operator=(const dist_array&) = delete;
@@ -89,10 +86,20 @@ class dist_array {
                           std::to_string(n_));
   }
 
+  // The read function: a named type, so that the array keeps the handle define() returns,
+  // with which a read of an element this rank owns runs inline in the task.
+  struct reader {
+    dist_array* a;
+    T operator()(std::uint64_t local) const {
+      if (local >= a->local_.size()) throw convoy::error("dist_array: index out of range");
+      return a->local_[local];
+    }
+  };
+
   runtime& rt_;
   std::uint64_t n_, p_, base_ = 0, extra_ = 0, first_ = 0;
   std::vector<T> local_;
-  remote_fn<T, std::uint64_t> read_;
+  defined_fn<reader, T, std::uint64_t> read_;
 };
 
 }  // namespace convoy::async

@@ -99,20 +99,39 @@ class remote_fn {
 
  private:
   friend class runtime;
+  template <class, class, class...>
+  friend class defined_fn;
   remote_fn(std::uint32_t id, const runtime* owner) : id_(id), owner_(owner) {}
   std::uint32_t id_ = ~0u;
   const runtime* owner_ = nullptr;
 };
 
+/// What runtime::define returns: a remote_fn<R, A...> that also knows the function's type
+/// F, so that a call to this rank runs the function inline in the task, with no indirect
+/// call through its entry (index-gather's `coro` about 2 % faster, conveyor_api/README.md).
+/// It converts to remote_fn<R, A...> where F cannot be named (a class member holding a
+/// lambda's handle); calls through that handle are the same, a local one through the entry.
+template <class F, class R, class... A>
+class defined_fn : public remote_fn<R, A...> {
+ public:
+  defined_fn() = default;
+
+ private:
+  friend class runtime;
+  defined_fn(std::uint32_t id, const runtime* owner) : remote_fn<R, A...>(id, owner) {}
+};
+
 class runtime;
 
-/// `co_await rt.call(...)`: see runtime::call.
-template <class R, std::size_t ArgBytes>
+/// `co_await rt.call(...)`: see runtime::call. `Local` (detail::local_call) runs the
+/// function inline when the call is to this rank; void: through the function's entry.
+template <class R, std::size_t ArgBytes, class Local = void>
 class call_awaiter {
  public:
-  bool await_ready();
-  // Forced into the task's body: GCC otherwise keeps it an out-of-line call with its own
-  // frame set-up on every suspension (index-gather `coro` 3.5 % faster inlined, bench/README).
+  // Both forced into the task's body: GCC otherwise may keep them out-of-line calls with
+  // their own frame set-up on every call (index-gather `coro` 3.5 % faster with
+  // await_suspend inlined, bench/README).
+  [[gnu::always_inline]] bool await_ready();
   [[gnu::always_inline]] void await_suspend(std::coroutine_handle<> h);
   R await_resume();
 
@@ -174,6 +193,15 @@ class runtime {
   [[nodiscard]] auto call(int rank, const remote_fn<R, A...>& fn, Args&&... args) {
     static_assert(sizeof...(A) == sizeof...(Args), "call: wrong number of arguments");
     call_awaiter<R, detail::packed_bytes<A...>> aw(*this, rank, id_here(fn));
+    detail::pack<A...>(aw.args_.data(), static_cast<A>(std::forward<Args>(args))...);
+    return aw;
+  }
+  /// As above, with the handle define() returned: a call to this rank runs fn inline.
+  template <class F, class R, class... A, class... Args>
+  [[nodiscard]] auto call(int rank, const defined_fn<F, R, A...>& fn, Args&&... args) {
+    static_assert(sizeof...(A) == sizeof...(Args), "call: wrong number of arguments");
+    call_awaiter<R, detail::packed_bytes<A...>, detail::local_call<F, R, A...>> aw(*this, rank,
+                                                                                   id_here(fn));
     detail::pack<A...>(aw.args_.data(), static_cast<A>(std::forward<Args>(args))...);
     return aw;
   }
@@ -282,6 +310,19 @@ class runtime {
     }
     invoke_local(id, args, result);
   }
+  /// As call_local, with the function's type known (a handle from define()): inline.
+  template <class Local>
+  void call_here(std::uint32_t id, const std::byte* args, std::byte* result) {
+    if (hot_.open && id < hot_.n_handlers) [[likely]] {
+      // The entry's function is an F: define() made it from this handle's type (and
+      // id_here() gave a foreign handle an id that fails the check above).
+      Local::run(*static_cast<typename Local::fn_type*>(hot_.handlers[id].fn.get()), args, result,
+                 hot_.open);
+      ++stats_.local;
+      return;
+    }
+    invoke_local(id, args, result);
+  }
   void send_call(int rank, std::uint32_t id, const std::byte* args, const detail::call_state& call);
   void invoke_local(std::uint32_t id, const std::byte* args, std::byte* result);
   /// A root task ended by an exception (from its final suspension point): records the
@@ -297,14 +338,14 @@ class runtime {
   struct impl;
 
   template <class F, class R, class... A>
-  remote_fn<R, A...> define_impl(F f, R*, std::tuple<A...>*) {
+  defined_fn<F, R, A...> define_impl(F f, R*, std::tuple<A...>*) {
     static_assert((std::is_trivially_copyable_v<A> && ...),
                   "remote function arguments must be trivially copyable");
     static_assert(std::is_void_v<R> || std::is_trivially_copyable_v<R>,
                   "remote function results must be trivially copyable");
     static_assert(detail::packed_bytes<A...> <= 1024, "remote function arguments above 1 KiB");
-    return remote_fn<R, A...>(add_handler(detail::make_handler_entry<F, R, A...>(std::move(f))),
-                              this);
+    return defined_fn<F, R, A...>(add_handler(detail::make_handler_entry<F, R, A...>(std::move(f))),
+                                  this);
   }
   std::uint32_t add_handler(detail::handler_entry e);
   /// fn's identifier if this runtime defined it, else k_foreign_fn (k_undefined_fn for a
@@ -379,15 +420,19 @@ class runtime {
 
 // ---- call_awaiter ---------------------------------------------------------------------
 
-template <class R, std::size_t ArgBytes>
-bool call_awaiter<R, ArgBytes>::await_ready() {
+template <class R, std::size_t ArgBytes, class Local>
+inline bool call_awaiter<R, ArgBytes, Local>::await_ready() {
   if (rank_ != rt_->rank() || !rt_->can_call_here()) return false;
-  rt_->call_local(id_, args_.data(), reinterpret_cast<std::byte*>(&result_));
+  auto* out = reinterpret_cast<std::byte*>(&result_);
+  if constexpr (std::is_void_v<Local>)
+    rt_->call_local(id_, args_.data(), out);
+  else
+    rt_->template call_here<Local>(id_, args_.data(), out);
   return true;
 }
 
-template <class R, std::size_t ArgBytes>
-inline void call_awaiter<R, ArgBytes>::await_suspend(std::coroutine_handle<> h) {
+template <class R, std::size_t ArgBytes, class Local>
+inline void call_awaiter<R, ArgBytes, Local>::await_suspend(std::coroutine_handle<> h) {
   detail::call_state c;
   c.waiting = h;
   c.result = reinterpret_cast<std::byte*>(&result_);
@@ -396,8 +441,8 @@ inline void call_awaiter<R, ArgBytes>::await_suspend(std::coroutine_handle<> h) 
   rt_->suspend_call<ArgBytes>(rank_, id_, args_.data(), c);
 }
 
-template <class R, std::size_t ArgBytes>
-R call_awaiter<R, ArgBytes>::await_resume() {
+template <class R, std::size_t ArgBytes, class Local>
+R call_awaiter<R, ArgBytes, Local>::await_resume() {
   if (failed_) [[unlikely]]
     detail::throw_remote_error(id_, rank_);
   if constexpr (!std::is_void_v<R>) return result_;

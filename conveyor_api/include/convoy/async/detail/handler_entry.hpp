@@ -19,6 +19,30 @@ inline constexpr std::size_t result_size = sizeof(R);
 template <>
 inline constexpr std::size_t result_size<void> = 0;
 
+/// Runs F(A...) -> R on the caller's rank, from packed arguments to the result's bytes: the
+/// entry's invoke_here, and inline in the task for a handle that knows F (defined_fn). As
+/// on its owner's serve loop, the function may not call or post: the inline paths are
+/// closed while it runs (`open`, restored if it throws), so those reach the slow paths'
+/// check.
+template <class F, class R, class... A>
+struct local_call {
+  using fn_type = F;
+  static void run(F& f, const std::byte* in, std::byte* out, bool& open) {
+    struct closed {
+      bool& open;
+      ~closed() { open = true; }
+    } reopen{open};
+    open = false;
+    auto args = unpack<std::tuple<A...>>(in, std::index_sequence_for<A...>{});
+    if constexpr (std::is_void_v<R>) {
+      std::apply(f, args);
+    } else {
+      R r = std::apply(f, args);
+      std::memcpy(out, &r, sizeof(R));
+    }
+  }
+};
+
 template <class F, class R, class... A>
 handler_entry make_handler_entry(F f) {
   handler_entry e;
@@ -96,18 +120,7 @@ handler_entry make_handler_entry(F f) {
     }
   };
   e.invoke_here = [](void* fn, const std::byte* in, std::byte* out, bool& open) {
-    struct closed {
-      bool& open;
-      ~closed() { open = true; }
-    } reopen{open};
-    open = false;
-    auto args = unpack<std::tuple<A...>>(in, std::index_sequence_for<A...>{});
-    if constexpr (std::is_void_v<R>) {
-      std::apply(*static_cast<F*>(fn), args);
-    } else {
-      R r = std::apply(*static_cast<F*>(fn), args);
-      std::memcpy(out, &r, sizeof(R));
-    }
+    local_call<F, R, A...>::run(*static_cast<F*>(fn), in, out, open);
   };
   std::uint64_t sig = mix_signature(0, e.result_bytes + 1);
   ((sig = mix_signature(sig, sizeof(A))), ...);

@@ -27,11 +27,17 @@ struct fn_traits<R (C::*)(A...) const> {
 };
 template <class C, class R, class... A>
 struct fn_traits<R (C::*)(A...)> : fn_traits<R (C::*)(A...) const> {};
+template <class C, class R, class... A>
+struct fn_traits<R (C::*)(A...) const noexcept> : fn_traits<R (C::*)(A...) const> {};
+template <class C, class R, class... A>
+struct fn_traits<R (C::*)(A...) noexcept> : fn_traits<R (C::*)(A...) const> {};
 template <class R, class... A>
 struct fn_traits<R (*)(A...)> {
   using result = R;
   using args = std::tuple<std::decay_t<A>...>;
 };
+template <class R, class... A>
+struct fn_traits<R (*)(A...) noexcept> : fn_traits<R (*)(A...)> {};
 
 template <class... A>
 inline constexpr std::size_t packed_bytes = (std::size_t{0} + ... + sizeof(A));
