@@ -90,6 +90,46 @@ TEST(Async, TypedAndErasedHandlesCallAlike) {
   EXPECT_EQ(all, 2 * n * static_cast<std::uint64_t>(p));  // each call ran once, somewhere
 }
 
+// API-70 and API-73 for records assembled in a register (at most 8 bytes: a u32 token, a
+// handler id of 0, 1 or 2 bytes as 1, 3 or 301 functions are defined, and small
+// arguments): every call's argument and function reach the owner intact, every post once.
+TEST(Async, SmallRecordsOfEveryIdWidthArriveIntact) {
+  const int me = world_rank(), p = world_size();
+  const auto P = static_cast<std::uint64_t>(p);
+  for (const std::size_t n_fns : {std::size_t{1}, std::size_t{2}, std::size_t{300}}) {
+    const bool posts = n_fns > 1;  // one function alone: records without an id
+    runtime rt(MPI_COMM_WORLD, small_buffers(64));
+    std::vector<convoy::async::remote_fn<std::uint32_t, std::uint16_t>> fns;
+    for (std::size_t j = 0; j < n_fns; ++j)
+      fns.push_back(rt.define([j, me](std::uint16_t x) {
+        return static_cast<std::uint32_t>(x) * 100000u + static_cast<std::uint32_t>(j) * 10u +
+               static_cast<std::uint32_t>(me);
+      }));
+    std::uint64_t posted = 0;
+    convoy::async::remote_fn<void, std::uint8_t> add;  // 1 byte of arguments
+    if (posts) add = rt.define([&posted](std::uint8_t x) { posted += x; });
+    const std::size_t n = 2000;
+    std::vector<std::uint32_t> got(n, 0);
+    rt.run_each(n, [&](std::size_t k) -> task<> {
+      const auto x = static_cast<std::uint16_t>(mix(k) & 0xFFFF);
+      const int r = static_cast<int>(mix(k + 5 * static_cast<std::uint64_t>(me)) % P);
+      if (posts) rt.post(r, add, static_cast<std::uint8_t>(k & 0xFF));
+      got[k] = co_await rt.call(r, fns[k % n_fns], x);
+    });
+    std::uint64_t want_posted = 0;
+    for (std::size_t k = 0; k < n; ++k) {
+      const std::uint32_t x = mix(k) & 0xFFFF;
+      const auto r = static_cast<std::uint32_t>(mix(k + 5 * static_cast<std::uint64_t>(me)) % P);
+      ASSERT_EQ(got[k], x * 100000u + static_cast<std::uint32_t>(k % n_fns) * 10u + r)
+          << n_fns << " functions, task " << k;
+      want_posted += k & 0xFF;
+    }
+    std::uint64_t all = 0;
+    MPI_Allreduce(&posted, &all, 1, MPI_UINT64_T, MPI_SUM, MPI_COMM_WORLD);
+    EXPECT_EQ(all, posts ? want_posted * P : 0) << n_fns << " functions";
+  }
+}
+
 // API-70 with functions of different sizes in one phase: only calls whose arguments fill
 // the phase's request record take the inline push (the others take the slow path), and
 // replies of 0, 4, 8 and 16 bytes each land in their own caller (token = reply slot).
