@@ -350,7 +350,9 @@ class runtime {
   }
   std::uint32_t add_handler(detail::handler_entry e);
   /// fn's identifier if this runtime defined it, else k_foreign_fn (k_undefined_fn for a
-  /// default-constructed one): a select, no branch on the inline paths.
+  /// default-constructed one). Two compares that always go the same way in a correct
+  /// program; a foreign id then fails the inline paths' range check, so the slow paths
+  /// alone need to name the problem.
   template <class R, class... A>
   [[nodiscard]] std::uint32_t id_here(const remote_fn<R, A...>& fn) const noexcept {
     return fn.owner_ == this || fn.owner_ == nullptr ? fn.id_ : detail::k_foreign_fn;
