@@ -97,18 +97,6 @@ struct runtime::impl {
     return s;
   }
 
-  // Handles the requests that have arrived; a reply whose path is full is held (the
-  // handler never runs twice) and no further request is taken until it has gone.
-  // While a remote function runs, it may not call or post (the slow paths check
-  // in_function(), the inline paths hot_.open); restored on every exit.
-  struct handler_scope {
-    impl& m;
-    explicit handler_scope(impl& owner_impl) : m(owner_impl) { m.owner->hot_.open = false; }
-    ~handler_scope() { m.owner->hot_.open = true; }
-    handler_scope(const handler_scope&) = delete;
-    handler_scope& operator=(const handler_scope&) = delete;
-  };
-
   // Called from a catch block: handler `id` threw; the phase's error names it, this rank
   // and, for a std::exception, its message.
   void note_handler_threw(std::uint32_t id) {
@@ -136,7 +124,9 @@ struct runtime::impl {
       if (rc == 0) return;
       held.has = false;
     }
-    const handler_scope scope(*this);
+    // While a remote function runs, it may not call or post (the slow paths check
+    // in_function(), the inline paths hot_.open).
+    const detail::inline_paths_closed closed(owner->hot_.open);
     detail::serve_context& ctx = serve_ctx;
     // Counted once per batch: the loops stay short, so that the handlers' memory accesses
     // overlap as in a hand-written pull loop.

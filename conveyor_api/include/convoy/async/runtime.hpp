@@ -192,19 +192,12 @@ class runtime {
   /// the handler threw on its rank.
   template <class R, class... A, class... Args>
   [[nodiscard]] auto call(int rank, const remote_fn<R, A...>& fn, Args&&... args) {
-    static_assert(sizeof...(A) == sizeof...(Args), "call: wrong number of arguments");
-    call_awaiter<R, detail::packed_bytes<A...>> aw(*this, rank, id_here(fn));
-    detail::pack<A...>(aw.args_.data(), static_cast<A>(std::forward<Args>(args))...);
-    return aw;
+    return make_call<void>(rank, fn, std::forward<Args>(args)...);
   }
   /// As above, with the handle define() returned: a call to this rank runs fn inline.
   template <class F, class R, class... A, class... Args>
   [[nodiscard]] auto call(int rank, const defined_fn<F, R, A...>& fn, Args&&... args) {
-    static_assert(sizeof...(A) == sizeof...(Args), "call: wrong number of arguments");
-    call_awaiter<R, detail::packed_bytes<A...>, detail::local_call<F, R, A...>> aw(*this, rank,
-                                                                                   id_here(fn));
-    detail::pack<A...>(aw.args_.data(), static_cast<A>(std::forward<Args>(args))...);
-    return aw;
+    return make_call<detail::local_call<F, R, A...>>(rank, fn, std::forward<Args>(args)...);
   }
 
   /// Fire-and-forget: fn(args...) runs on `rank`; its result is dropped. Applied before
@@ -298,27 +291,22 @@ class runtime {
   /// True if a call to this rank can run its function at once: no post of this rank to
   /// itself waits to be applied (else the call goes through the loopback lane behind them).
   [[nodiscard]] bool can_call_here() const noexcept { return !hot_.self_posted; }
-  /// Runs handler `id` here (a call to this rank): writes its result to `result`.
-  void call_local(std::uint32_t id, const std::byte* args, std::byte* result) {
-    if (hot_.open && id < hot_.n_handlers) [[likely]] {
-      const detail::handler_entry& e = hot_.handlers[id];
-      // As on its owner's serve loop, the function may not call or post: invoke_here closes
-      // the inline paths while it runs (restored if it throws), so those reach the slow
-      // paths' check. Done in the thunk, not here, to keep this path as short as it was.
-      e.invoke_here(e.fn.get(), args, result, hot_.open);
-      ++stats_.local;
-      return;
-    }
-    invoke_local(id, args, result);
-  }
-  /// As call_local, with the function's type known (a handle from define()): inline.
+  /// Runs handler `id` here (a call to this rank): writes its result to `result`. With
+  /// Local = void, through the entry's invoke_here; else (a handle from define(), which
+  /// knows the function's type) inline. As on its owner's serve loop, the function may not
+  /// call or post: local_call closes the inline paths while it runs (restored if it
+  /// throws), so those reach the slow paths' check.
   template <class Local>
   void call_here(std::uint32_t id, const std::byte* args, std::byte* result) {
     if (hot_.open && id < hot_.n_handlers) [[likely]] {
-      // The entry's function is an F: define() made it from this handle's type (and
-      // id_here() gave a foreign handle an id that fails the check above).
-      Local::run(*static_cast<typename Local::fn_type*>(hot_.handlers[id].fn.get()), args, result,
-                 hot_.open);
+      const detail::handler_entry& e = hot_.handlers[id];
+      if constexpr (std::is_void_v<Local>) {
+        e.invoke_here(e.fn.get(), args, result, hot_.open);
+      } else {
+        // The entry's function is an F: define() made it from this handle's type (and
+        // id_here() gave a foreign handle an id that fails the check above).
+        Local::run(*static_cast<typename Local::fn_type*>(e.fn.get()), args, result, hot_.open);
+      }
       ++stats_.local;
       return;
     }
@@ -349,6 +337,14 @@ class runtime {
                                   this);
   }
   std::uint32_t add_handler(detail::handler_entry e);
+  /// The awaiter of call(): arguments packed, `Local` as in call_awaiter.
+  template <class Local, class R, class... A, class... Args>
+  auto make_call(int rank, const remote_fn<R, A...>& fn, Args&&... args) {
+    static_assert(sizeof...(A) == sizeof...(Args), "call: wrong number of arguments");
+    call_awaiter<R, detail::packed_bytes<A...>, Local> aw(*this, rank, id_here(fn));
+    detail::pack<A...>(aw.args_.data(), static_cast<A>(std::forward<Args>(args))...);
+    return aw;
+  }
   /// fn's identifier if this runtime defined it, else k_foreign_fn (k_undefined_fn for a
   /// default-constructed one). Two compares that always go the same way in a correct
   /// program; a foreign id then fails the inline paths' range check, so the slow paths
@@ -445,11 +441,7 @@ class runtime {
 template <class R, std::size_t ArgBytes, class Local>
 inline bool call_awaiter<R, ArgBytes, Local>::await_ready() {
   if (rank_ != rt_->rank() || !rt_->can_call_here()) return false;
-  auto* out = reinterpret_cast<std::byte*>(&result_);
-  if constexpr (std::is_void_v<Local>)
-    rt_->call_local(id_, args_.data(), out);
-  else
-    rt_->template call_here<Local>(id_, args_.data(), out);
+  rt_->template call_here<Local>(id_, args_.data(), reinterpret_cast<std::byte*>(&result_));
   return true;
 }
 

@@ -19,6 +19,20 @@ inline constexpr std::size_t result_size = sizeof(R);
 template <>
 inline constexpr std::size_t result_size<void> = 0;
 
+/// Closes the runtime's inline paths (`open`, runtime::hot_path) for its lifetime, while a
+/// remote function runs, on its owner's serve loop or at once in a caller's task; reopens
+/// them on every exit, an exception included.
+class inline_paths_closed {
+ public:
+  explicit inline_paths_closed(bool& open) noexcept : open_(open) { open_ = false; }
+  ~inline_paths_closed() { open_ = true; }
+  inline_paths_closed(const inline_paths_closed&) = delete;
+  inline_paths_closed& operator=(const inline_paths_closed&) = delete;
+
+ private:
+  bool& open_;
+};
+
 /// Runs F(A...) -> R on the caller's rank, from packed arguments to the result's bytes: the
 /// entry's invoke_here, and inline in the task for a handle that knows F (defined_fn). As
 /// on its owner's serve loop, the function may not call or post: the inline paths are
@@ -28,11 +42,7 @@ template <class F, class R, class... A>
 struct local_call {
   using fn_type = F;
   static void run(F& f, const std::byte* in, std::byte* out, bool& open) {
-    struct closed {
-      bool& open;
-      ~closed() { open = true; }
-    } reopen{open};
-    open = false;
+    const inline_paths_closed closed(open);
     auto args = unpack<std::tuple<A...>>(in, std::index_sequence_for<A...>{});
     if constexpr (std::is_void_v<R>) {
       std::apply(f, args);
