@@ -57,10 +57,10 @@ int engine::begin(std::size_t item_bytes) {
   if (state_.check(call::begin) != verdict::proceed) return error_state;
   if (item_bytes == 0 && !options_.elastic) return error_size;
   if (item_bytes > max_item_bytes()) return error_size;
-  item_bytes_ = item_bytes;
+  hot_.item_bytes = item_bytes;
   impl_->start_cycle(item_bytes);
   state_.begin();
-  fast_push_ = !options_.elastic && first_hops_ != nullptr;
+  hot_.push_ok = !options_.elastic && hot_.first_hops != nullptr;
   ++impl_->now.begins;
   ++impl_->life.begins;
   return 1;
@@ -69,12 +69,12 @@ int engine::begin(std::size_t item_bytes) {
 int engine::push_slow(const void* item, int dest) noexcept {
   if (state_.check(call::push) != verdict::proceed) [[unlikely]]
     return error_state;
-  if (options_.elastic) return epush(item, item_bytes_, dest);
+  if (options_.elastic) return epush(item, hot_.item_bytes, dest);
   if (static_cast<unsigned>(dest) >= static_cast<unsigned>(n_ranks())) [[unlikely]]
     return error_rank;
   if (!item) [[unlikely]]
     return error_argument;
-  return impl_->push_item(item, item_bytes_, dest);
+  return impl_->push_item(item, hot_.item_bytes, dest);
 }
 
 void engine::lane_full(std::uint32_t lane) noexcept {
@@ -107,7 +107,7 @@ int engine::pull_slow(item_view& out, bool rigid) noexcept {
     if (m.ready.empty() && !m.flush_loopback()) return 0;
     if (m.ready.empty()) return 0;
     const int rc = m.take_ready(out, rigid);
-    if (rc > 0) ++pulls_;
+    if (rc > 0) ++hot_.pulls;
     return rc;
   } catch (const std::exception& ex) {
     last_message_ = ex.what();
@@ -120,9 +120,9 @@ int engine::unpull() noexcept {
   if (v == verdict::illegal) return error_state;
   if (v == verdict::fail) return 0;  // COMPLETE: legal, but there is nothing to put back
   auto& m = *impl_;
-  if (window_.pulled) {
-    window_.cur -= window_.stride;
-    window_.pulled = false;
+  if (hot_.window.pulled) {
+    hot_.window.cur -= hot_.window.stride;
+    hot_.window.pulled = false;
   } else if (m.last.valid) {
     m.unpull_record();
   } else {
@@ -165,7 +165,7 @@ int engine::advance(bool done) noexcept {
     last_message_ = ex.what();
     return error_transport;
   }
-  if (m.counting.done_pushing()) fast_push_ = false;
+  if (m.counting.done_pushing()) hot_.push_ok = false;
   const bool delivered =
       m.counting.done_pushing() && m.counting.everything_received() && m.transport->idle();
   return state_.after_advance(m.counting.done_pushing(), delivered,
@@ -204,7 +204,7 @@ int engine::reset() noexcept {
     return error_transport;
   }
   state_.reset();
-  fast_push_ = false;
+  hot_.push_ok = false;
   return 1;
 }
 

@@ -66,9 +66,9 @@ engine::impl::impl(engine& owner, std::unique_ptr<agg::transport> t)
   if (!first_hops.empty() && !elastic()) use_step_tables();
   now.stages.resize(static_cast<std::size_t>(route.n_stages()));
   life.stages.resize(static_cast<std::size_t>(route.n_stages()));
-  e.lanes_ = lanes.data();
-  e.first_hops_ = first_hops.empty() ? nullptr : first_hops.data();
-  e.n_ranks_u_ = static_cast<unsigned>(layout.n_ranks);
+  e.hot_.lanes = lanes.data();
+  e.hot_.first_hops = first_hops.empty() ? nullptr : first_hops.data();
+  e.hot_.n_ranks = static_cast<unsigned>(layout.n_ranks);
 }
 
 // Plans small enough for a first-hop table also get the per-link tables of ROUTE-24: rigid
@@ -94,7 +94,7 @@ void engine::impl::start_cycle(std::size_t item_bytes) {
   now = {};
   now.stages.resize(static_cast<std::size_t>(route.n_stages()));
   ready.clear();
-  e.window_ = {};
+  e.hot_.window = {};
   lanes.start_cycle(item_bytes);
   for (auto& l : ins) {
     l.ready = false;
@@ -115,9 +115,9 @@ void engine::impl::start_cycle(std::size_t item_bytes) {
 
 // Folds this cycle's hot-path counters into the lifetime statistics.
 void engine::impl::fold_counters() noexcept {
-  life.pushes += e.pushes_;
-  life.pulls += e.pulls_;
-  e.pushes_ = e.pulls_ = 0;
+  life.pushes += e.hot_.pushes;
+  life.pulls += e.hot_.pulls;
+  e.hot_.pushes = e.hot_.pulls = 0;
   const auto& outs = route.out_links();
   for (std::size_t k = 0; k < outs.size(); ++k)
     life.stages[static_cast<std::size_t>(outs[k].stage)].items +=
@@ -127,8 +127,8 @@ void engine::impl::fold_counters() noexcept {
 
 engine_stats engine::impl::stats(bool cumulative) const {
   engine_stats s = cumulative ? life : now;
-  s.pushes += e.pushes_;
-  s.pulls += e.pulls_;
+  s.pushes += e.hot_.pushes;
+  s.pulls += e.hot_.pulls;
   const auto& outs = route.out_links();
   for (std::size_t k = 0; k < outs.size(); ++k)
     s.stages[static_cast<std::size_t>(outs[k].stage)].items += lanes[static_cast<int>(k)].items;
@@ -148,7 +148,7 @@ std::size_t engine::impl::fixed_bytes(bool at_most) const noexcept {
 
 // Everything that shows progress, summed (only compared for change).
 std::uint64_t engine::impl::activity() const noexcept {
-  return e.pushes_ + e.pulls_ + life.buffers_sent + life.buffers_received + life.unpulls;
+  return e.hot_.pushes + e.hot_.pulls + life.buffers_sent + life.buffers_received + life.unpulls;
 }
 
 }  // namespace convoy::termination

@@ -21,7 +21,7 @@ namespace agg = convoy::aggregation;
 // must not decode a new head or ready the link.
 void engine::impl::examine(int id) {
   in_link& l = ins[static_cast<std::size_t>(id)];
-  if (e.window_.in_link == id) return;           // its front buffer is being pulled
+  if (e.hot_.window.in_link == id) return;           // its front buffer is being pulled
   if (last.valid && last.in_link == id) return;  // its last pull may be unpulled
   while (!l.queue.empty()) {
     if (l.queue.offset >= l.queue.front_bytes()) {
@@ -53,7 +53,7 @@ bool engine::impl::forward_record(int id) {
   in_link& l = ins[static_cast<std::size_t>(id)];
   const agg::received& r = l.queue.front();
   const agg::record rec =
-      agg::get_record(r.data + l.queue.offset, l.tag_bytes, elastic(), e.item_bytes_);
+      agg::get_record(r.data + l.queue.offset, l.tag_bytes, elastic(), e.hot_.item_bytes);
   const router::step s =
       l.loopback ? router::step{-1, 0, e.rank_, e.rank_} : route.next(id, rec.tag);
   if (s.deliver()) {
@@ -68,7 +68,7 @@ bool engine::impl::forward_record(int id) {
 }
 
 engine::impl::run_end engine::impl::forward_run_any(int id) {
-  switch (e.item_bytes_) {
+  switch (e.hot_.item_bytes) {
     case 8:
       return forward_run<8>(id);
     case 16:
@@ -109,7 +109,7 @@ template <std::size_t N>
 engine::impl::run_end engine::impl::forward_run(int id) {
   in_link& l = ins[static_cast<std::size_t>(id)];
   const agg::received& r = l.queue.front();
-  const std::size_t item = e.item_bytes_;
+  const std::size_t item = e.hot_.item_bytes;
   const auto tb = static_cast<std::size_t>(l.tag_bytes);
   const std::size_t stride = tb + item;
   std::byte* const base = r.data;
@@ -160,7 +160,7 @@ engine::impl::run_end engine::impl::forward_run(int id) {
 void engine::impl::forward_all() {
   for (std::size_t id = 0; id < ins.size(); ++id) {
     const in_link& l = ins[id];
-    if (!l.ready && e.window_.in_link != static_cast<int>(id) && !l.queue.empty())
+    if (!l.ready && e.hot_.window.in_link != static_cast<int>(id) && !l.queue.empty())
       examine(static_cast<int>(id));
   }
 }

@@ -47,7 +47,7 @@ struct engine::impl final : link_layer {
     }
   };
 
-  // Where the last per-record pull came from, for unpull (window pulls: window_.pulled).
+  // Where the last per-record pull came from, for unpull (window pulls: hot_.window.pulled).
   struct last_pull {
     bool valid = false;
     int in_link = -1;

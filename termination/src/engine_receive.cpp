@@ -25,8 +25,8 @@ void engine::impl::release_pending() {
 
 // The window's buffer is fully pulled: give it back and look at the link's next one.
 void engine::impl::close_window() {
-  const int id = e.window_.in_link;
-  e.window_ = {};
+  const int id = e.hot_.window.in_link;
+  e.hot_.window = {};
   in_link& l = ins[static_cast<std::size_t>(id)];
   release_buffer(l.queue.front());
   l.queue.pop_front();
@@ -37,8 +37,8 @@ void engine::impl::close_window() {
 // Makes the last pull final (no unpull can follow any more): frees its space and looks at
 // the next record of the link it came from (TERM-11).
 void engine::impl::settle() {
-  e.window_.pulled = false;
-  if (e.window_.in_link >= 0 && e.window_.cur >= e.window_.end) close_window();
+  e.hot_.window.pulled = false;
+  if (e.hot_.window.in_link >= 0 && e.hot_.window.cur >= e.hot_.window.end) close_window();
   const bool valid = last.valid;
   const int id = last.in_link;
   last = {};
@@ -93,8 +93,8 @@ void engine::impl::open_window(int id) {
     first = r.data + agg::header_bytes;
     stop = r.data + l.kept;
   }
-  agg::delivery_window& w = e.window_;
-  w.stride = tb + e.item_bytes_;
+  agg::delivery_window& w = e.hot_.window;
+  w.stride = tb + e.hot_.item_bytes;
   w.cur = first + tb;
   w.end = stop + tb;
   w.from = l.whole_from;
@@ -126,13 +126,13 @@ int engine::impl::take_ready(item_view& out, bool rigid) {
     ready.pop_front();
     l.ready = false;
     open_window(id);
-    agg::delivery_window& w = e.window_;
-    out = {w.cur, e.item_bytes_, w.source()};
+    agg::delivery_window& w = e.hot_.window;
+    out = {w.cur, e.hot_.item_bytes, w.source()};
     w.cur += w.stride;
     w.pulled = true;
     return 1;
   }
-  if (rigid && elastic() && l.head.bytes != e.item_bytes_) return error_elastic;
+  if (rigid && elastic() && l.head.bytes != e.hot_.item_bytes) return error_elastic;
   ready.pop_front();
   l.ready = false;
   out = {l.head.payload, l.head.bytes, l.head_src};

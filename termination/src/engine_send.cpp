@@ -68,7 +68,7 @@ int engine::impl::push_item(const void* item, std::size_t n, int dest) noexcept 
     return error_transport;
   }
   if (!appended) return 0;
-  ++e.pushes_;
+  ++e.hot_.pushes;
   return 1;
 }
 

@@ -20,6 +20,7 @@
 #include <convoy/aggregation/delivery_window.hpp>
 #include <convoy/aggregation/packing.hpp>
 #include <convoy/aggregation/send_lanes.hpp>
+#include <convoy/base/settings.hpp>
 #include <convoy/router/forwarding.hpp>
 #include <convoy/router/route_plan.hpp>
 #include <convoy/termination/state_machine.hpp>
@@ -35,7 +36,7 @@ namespace convoy::termination {
 struct engine_options {
   /// Bytes per buffer, 16-byte header included. An item (tag + size field + payload)
   /// must fit in one buffer.
-  std::size_t capacity_bytes = 16384;
+  std::size_t capacity_bytes = base::default_buffer_bytes;
   /// Buffers per link on each side (1, 2, 4, ...).
   int n_buffers = 2;
   /// Steady (TRAM periodic dispatch, seed 000 sec. 3.6): a partly filled buffer is sent
@@ -80,6 +81,22 @@ struct item_view {
   int from = -1;
 };
 
+/// What push() and pull() read and write inline: the lanes and first hops, the delivery
+/// window, the per-cycle counts. Its layout is published: <convoy/convey_view.h> declares
+/// the same bytes as `convey_view_t`, which the C façade's inline `convey_push` and
+/// `convey_pull` use, and conveyor_api checks every offset against it at compile time
+/// (termination/README.md, "Hot path"). Change both together, with CONVEY_VIEW_VERSION.
+struct hot_state {
+  /// An inline push may proceed: WORKING, rigid items, a first-hop table, not done pushing.
+  bool push_ok = false;
+  unsigned n_ranks = 0;
+  std::size_t item_bytes = 0;
+  aggregation::send_lane* lanes = nullptr;        // the impl's send lanes
+  const router::first_hop* first_hops = nullptr;  // the impl's table, per destination
+  aggregation::delivery_window window;
+  std::uint64_t pushes = 0, pulls = 0;  // this cycle
+};
+
 class engine {
  public:
   /// Sets up the engine of `rank` over `plan` and opens `transport` (collective for MPI
@@ -104,13 +121,13 @@ class engine {
   [[nodiscard]] int push(const void* item, int dest) noexcept {
     // Hot path (rigid, WORKING, first-hop table present): one table load and a copy into
     // the lane toward the first hop; everything else goes through push_slow().
-    if (fast_push_ && static_cast<unsigned>(dest) < n_ranks_u_ && item &&
-        (N == 0 || N == item_bytes_)) [[likely]] {
-      const router::first_hop h = first_hops_[static_cast<std::size_t>(dest)];
-      aggregation::send_lane& lane = lanes_[h.out_link];
+    if (hot_.push_ok && static_cast<unsigned>(dest) < hot_.n_ranks && item &&
+        (N == 0 || N == hot_.item_bytes)) [[likely]] {
+      const router::first_hop h = hot_.first_hops[static_cast<std::size_t>(dest)];
+      aggregation::send_lane& lane = hot_.lanes[h.out_link];
       if (lane.used <= lane.limit) [[likely]] {
-        ++pushes_;
-        const bool full = lane.put_rigid<N>(h.tag, item, item_bytes_);
+        ++hot_.pushes;
+        const bool full = lane.put_rigid<N>(h.tag, item, hot_.item_bytes);
         if (full) [[unlikely]]
           lane_full(h.out_link);
         return 1;
@@ -118,6 +135,13 @@ class engine {
     }
     return push_slow(item, dest);
   }
+  /// Posts lane `lane`, which a push outside this class (the C façade's inline push, over
+  /// hot()) has filled past its limit: what push() itself does when put_rigid says full.
+  void lane_full(std::uint32_t lane) noexcept;
+  /// The inline paths' state, for callers that inline push and pull themselves (the C
+  /// façade): they must do exactly what push() and pull() do with it.
+  [[nodiscard]] hot_state& hot() noexcept { return hot_; }
+
   /// Elastic push of `bytes` bytes (0 allowed). Returns as push(), plus error_elastic on
   /// a rigid engine and error_size if the item cannot fit in a buffer.
   [[nodiscard]] int epush(const void* item, std::size_t bytes, int dest) noexcept;
@@ -128,13 +152,13 @@ class engine {
   [[nodiscard]] int pull(item_view& out, bool rigid = true) noexcept {
     // Hot path: the next item of the delivery window (rigid items for this rank: last-stage
     // buffers, their source from the link or a one-byte tag, and items to self).
-    if (window_.cur < window_.end) [[likely]] {
-      out.data = window_.cur;
-      out.bytes = item_bytes_;
-      out.from = window_.source();
-      window_.cur += window_.stride;
-      window_.pulled = true;
-      ++pulls_;
+    if (hot_.window.cur < hot_.window.end) [[likely]] {
+      out.data = hot_.window.cur;
+      out.bytes = hot_.item_bytes;
+      out.from = hot_.window.source();
+      hot_.window.cur += hot_.window.stride;
+      hot_.window.pulled = true;
+      ++hot_.pulls;
       return 1;
     }
     return pull_slow(out, rigid);
@@ -163,7 +187,7 @@ class engine {
   [[nodiscard]] state current_state() const noexcept { return state_.current(); }
   [[nodiscard]] int rank() const noexcept { return rank_; }
   [[nodiscard]] int n_ranks() const noexcept;
-  [[nodiscard]] std::size_t item_bytes() const noexcept { return item_bytes_; }
+  [[nodiscard]] std::size_t item_bytes() const noexcept { return hot_.item_bytes; }
   [[nodiscard]] const engine_options& options() const noexcept { return options_; }
   [[nodiscard]] const router::route_plan& plan() const noexcept { return *plan_; }
   /// Largest item (payload bytes) that fits in a buffer on every stage.
@@ -182,16 +206,8 @@ class engine {
 
   [[nodiscard]] int push_slow(const void* item, int dest) noexcept;
   [[nodiscard]] int pull_slow(item_view& out, bool rigid) noexcept;
-  void lane_full(std::uint32_t lane) noexcept;
 
-  // Hot-path state first (one or two cache lines).
-  bool fast_push_ = false;  // WORKING, rigid, first-hop table present
-  unsigned n_ranks_u_ = 0;
-  std::size_t item_bytes_ = 0;
-  aggregation::send_lane* lanes_ = nullptr;        // impl's send lanes
-  const router::first_hop* first_hops_ = nullptr;  // impl's table, per destination
-  aggregation::delivery_window window_;
-  std::uint64_t pushes_ = 0, pulls_ = 0;  // this cycle
+  hot_state hot_;  // first: the hot path's one or two cache lines
 
   std::shared_ptr<const router::route_plan> plan_;
   int rank_;
