@@ -33,7 +33,8 @@ untyped_biconveyor::untyped_biconveyor(untyped_conveyor queries, untyped_conveyo
 
 int untyped_biconveyor::begin(std::size_t query_bytes, std::size_t reply_bytes,
                               answer_function answer) {
-  if (state_ != termination::state::dormant) return termination::error_state;
+  if (state_.check(termination::call::begin) != termination::verdict::proceed)
+    return termination::error_state;
   if (!answer) return termination::error_argument;
   if (query_bytes == 0 || reply_bytes == 0) return termination::error_size;
   // Before the window is allocated: a reply above a buffer would make it huge.
@@ -65,12 +66,13 @@ int untyped_biconveyor::begin(std::size_t query_bytes, std::size_t reply_bytes,
   answer_ = std::move(answer);
   head_ = tail_ = 0;
   pending_ = false;
-  state_ = termination::state::working;
+  state_.begin();
   return 1;
 }
 
 int untyped_biconveyor::push(const void* query, int dest) noexcept {
-  if (state_ != termination::state::working) return termination::error_state;
+  if (state_.check(termination::call::push) != termination::verdict::proceed)
+    return termination::error_state;
   if (dest < 0 || dest >= n_ranks()) return termination::error_rank;
   if (!query) return termination::error_argument;
   if (tail_ - head_ == window) return 0;
@@ -86,7 +88,8 @@ int untyped_biconveyor::push(const void* query, int dest) noexcept {
 }
 
 int untyped_biconveyor::pull(void* reply) noexcept {
-  if (state_ == termination::state::dormant) return termination::error_state;
+  if (state_.check(termination::call::pull) == termination::verdict::illegal)
+    return termination::error_state;
   if (!reply) return termination::error_argument;
   if (head_ == tail_) return 0;
   const std::uint64_t slot = head_ & (window - 1);
@@ -135,10 +138,12 @@ int untyped_biconveyor::collect() noexcept {
 }
 
 int untyped_biconveyor::advance(bool done) {
-  using termination::state;
-  if (state_ == state::dormant) return termination::error_state;
-  if (state_ == state::complete) return termination::done;
-  done = done || state_ != state::working;  // advance(false) after advance(true): true
+  using termination::call;
+  using termination::verdict;
+  done = done || state_.current() != termination::state::working;  // after advance(true): true
+  const verdict legal = state_.check(done ? call::advance_done : call::advance);
+  if (legal == verdict::illegal) return termination::error_state;  // DORMANT
+  if (legal == verdict::fail) return termination::done;            // COMPLETE
   int rc = serve();
   if (rc < 0) return rc;
   const int rq = queries_.advance(done);
@@ -153,22 +158,21 @@ int untyped_biconveyor::advance(bool done) {
   if (rr == termination::done || rr == termination::near) {
     // Never done while replies remain to be pulled.
     const bool drained = rr == termination::done && head_ == tail_;
-    state_ = drained ? state::complete : state::cleanup;
-    return drained ? termination::done : termination::near;
+    return state_.after_advance(true, true, drained);  // CLEANUP or COMPLETE
   }
-  if (done) state_ = state::endgame;
-  return termination::ok;
+  return state_.after_advance(done, false, false);  // WORKING or ENDGAME
 }
 
 int untyped_biconveyor::reset() {
-  if (state_ == termination::state::dormant) return 1;
-  if (state_ != termination::state::complete) return termination::error_state;
+  const termination::verdict legal = state_.check(termination::call::reset);
+  if (legal == termination::verdict::no_op) return 1;  // DORMANT
+  if (legal == termination::verdict::illegal) return termination::error_state;
   // Replies before queries: with dynamic buffers, the replies' were taken last (LIFO).
   int rc = replies_.reset();
   if (rc < 0) return rc;
   rc = queries_.reset();
   if (rc < 0) return rc;
-  state_ = termination::state::dormant;
+  state_.reset();
   return 1;
 }
 

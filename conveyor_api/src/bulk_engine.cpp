@@ -1,5 +1,5 @@
-// The bulk-synchronous engine kind (seed 000 sec. 4.1): the state machine and the
-// collective decision of advance(); the buffers and the exchange are aggregation's
+// The bulk-synchronous engine kind (seed 000 sec. 4.1): its calls checked against the
+// state machine (termination::conveyor_state) and the collective decision of advance(); the buffers and the exchange are aggregation's
 // bulk_exchange. Behaviour reference: the C façade's simple conveyor.
 #include <algorithm>
 #include <convoy/base/error.hpp>
@@ -26,7 +26,7 @@ bulk_engine::bulk_engine(std::unique_ptr<aggregation::bulk_exchange> exchange, o
 bulk_engine::~bulk_engine() = default;
 
 int bulk_engine::begin(std::size_t item_bytes) {
-  if (state_ != term::state::dormant) return term::error_state;
+  if (state_.check(term::call::begin) != term::verdict::proceed) return term::error_state;
   if (item_bytes == 0 || item_bytes > exchange_->capacity_bytes()) return term::error_size;
   try {
     exchange_->acquire_buffers();
@@ -53,13 +53,13 @@ int bulk_engine::begin(std::size_t item_bytes) {
   mark_ = exchange_->stats();
   ++now_.begins;
   ++life_.begins;
-  state_ = term::state::working;
+  state_.begin();
   accepting_ = true;
   return 1;
 }
 
 int bulk_engine::push_slow(const void* item, int dest) noexcept {
-  if (state_ != term::state::working) return term::error_state;
+  if (state_.check(term::call::push) != term::verdict::proceed) return term::error_state;
   if (static_cast<unsigned>(dest) >= n_ranks_u_) return term::error_rank;
   if (!item) return term::error_argument;
   return term::error_size;  // push<N> with N != item_bytes()
@@ -74,7 +74,7 @@ void bulk_engine::open_window(std::size_t src) noexcept {
 }
 
 int bulk_engine::pull_slow(term::item_view& out) noexcept {
-  if (state_ == term::state::dormant) return term::error_state;
+  if (state_.check(term::call::pull) == term::verdict::illegal) return term::error_state;
   pulled_ = false;  // a pull that finds nothing makes the last one final (as the engine)
   while (next_src_ < in_counts_.size() && in_counts_[next_src_] == 0) ++next_src_;
   if (next_src_ == in_counts_.size()) return 0;
@@ -83,8 +83,9 @@ int bulk_engine::pull_slow(term::item_view& out) noexcept {
 }
 
 int bulk_engine::unpull() noexcept {
-  if (state_ == term::state::dormant) return term::error_state;
-  if (state_ == term::state::complete) return 0;
+  const term::verdict v = state_.check(term::call::unpull);
+  if (v == term::verdict::illegal) return term::error_state;
+  if (v == term::verdict::fail) return 0;  // COMPLETE
   if (!pulled_) return term::error_unpull;
   cur_ -= item_bytes_;
   pulled_ = false;
@@ -103,12 +104,7 @@ std::size_t bulk_engine::pending() const noexcept {
 int bulk_engine::finish() noexcept {
   finished_ = true;
   accepting_ = false;
-  if (pending() > 0) {
-    state_ = term::state::cleanup;
-    return term::near;
-  }
-  state_ = term::state::complete;
-  return term::done;
+  return state_.after_advance(true, true, pending() == 0);  // CLEANUP or COMPLETE
 }
 
 void bulk_engine::run_exchange() {
@@ -121,18 +117,9 @@ void bulk_engine::run_exchange() {
 }
 
 int bulk_engine::advance(bool done) noexcept {
-  switch (state_) {
-    case term::state::dormant:
-      return term::error_state;
-    case term::state::complete:
-      return term::done;
-    case term::state::endgame:
-    case term::state::cleanup:
-      if (!done) return term::error_state;
-      break;
-    case term::state::working:
-      break;
-  }
+  const term::verdict v = state_.check(done ? term::call::advance_done : term::call::advance);
+  if (v == term::verdict::illegal) return term::error_state;
+  if (v == term::verdict::fail) return term::done;  // COMPLETE
   ++now_.advances;
   ++life_.advances;
   pulled_ = false;
@@ -152,25 +139,23 @@ int bulk_engine::advance(bool done) noexcept {
     last_message_ = ex.what();
     return term::error_transport;
   }
-  if (done_) {
-    accepting_ = false;
-    state_ = term::state::endgame;
-  }
-  return term::ok;
+  if (done_) accepting_ = false;
+  return state_.after_advance(done_, false, false);  // WORKING or ENDGAME
 }
 
 int bulk_engine::flush() noexcept {
-  if (state_ != term::state::working && state_ != term::state::endgame) return term::error_state;
+  if (state_.check(term::call::flush) != term::verdict::proceed) return term::error_state;
   flush_ = true;
   return 1;
 }
 
 int bulk_engine::reset() noexcept {
-  if (state_ == term::state::dormant) return 1;
-  if (state_ != term::state::complete) return term::error_state;
+  const term::verdict v = state_.check(term::call::reset);
+  if (v == term::verdict::no_op) return 1;  // DORMANT
+  if (v == term::verdict::illegal) return term::error_state;
   exchange_->end_cycle();
   if (options_.dynamic) exchange_->release_buffers();
-  state_ = term::state::dormant;
+  state_.reset();
   accepting_ = false;
   return 1;
 }

@@ -45,6 +45,9 @@ const char* error_string(int code) noexcept {
 
 // Seed 000 sec. 3.2, state by state.
 verdict conveyor_state::check(call c) const noexcept {
+  if (c == call::destroy)  // DORMANT or COMPLETE: nothing in flight
+    return now_ == state::dormant || now_ == state::complete ? verdict::proceed : verdict::illegal;
+  if (c == call::configure) return now_ == state::dormant ? verdict::proceed : verdict::illegal;
   switch (now_) {
     case state::dormant:  // begin, reset (does nothing), free
       if (c == call::begin) return verdict::proceed;

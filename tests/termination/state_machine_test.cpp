@@ -30,24 +30,28 @@ conveyor_state reach(state s) {
 // with pull and unpull failing and advance returning done.
 TEST(StateMachine, EveryCallInEveryState) {
   const verdict P = verdict::proceed, F = verdict::fail, N = verdict::no_op, X = verdict::illegal;
-  const call calls[] = {call::begin,   call::push,         call::pull,  call::unpull,
-                        call::advance, call::advance_done, call::flush, call::reset};
+  const call calls[] = {call::begin, call::push,  call::pull,      call::unpull, call::advance,
+                        call::advance_done, call::flush, call::reset, call::configure,
+                        call::destroy};
   struct row {
     state s;
-    verdict v[8];
+    verdict v[10];
   };
+  // configure (a codec) only between cycles; destroy when nothing is in flight.
   const row table[] = {
-      {state::dormant, {P, X, X, X, X, X, X, N}},  {state::working, {X, P, P, P, P, P, P, X}},
-      {state::endgame, {X, X, P, P, X, P, P, X}},  {state::cleanup, {X, X, P, P, X, P, X, X}},
-      {state::complete, {X, X, F, F, F, F, X, P}},
+      {state::dormant, {P, X, X, X, X, X, X, N, P, P}},
+      {state::working, {X, P, P, P, P, P, P, X, X, X}},
+      {state::endgame, {X, X, P, P, X, P, P, X, X, X}},
+      {state::cleanup, {X, X, P, P, X, P, X, X, X, X}},
+      {state::complete, {X, X, F, F, F, F, X, P, X, P}},
   };
   for (const row& r : table) {
     const conveyor_state m = reach(r.s);
     ASSERT_EQ(m.current(), r.s);
-    for (int c = 0; c < 8; ++c)
+    for (int c = 0; c < 10; ++c)
       EXPECT_EQ(m.check(calls[c]), r.v[c])
           << t::to_string(r.s) << " call " << c << " (begin, push, pull, unpull, advance, "
-          << "advance(true), flush, reset)";
+          << "advance(true), flush, reset, configure, destroy)";
   }
 }
 
@@ -73,6 +77,25 @@ TEST(StateMachine, AdvanceTransitions) {
   // And to CLEANUP.
   m = reach(state::working);
   EXPECT_EQ(m.after_advance(true, true, false), t::near);
+  EXPECT_EQ(m.current(), state::cleanup);
+}
+
+// A conveyor that follows an engine takes the state its advance status names.
+TEST(StateMachine, FollowTakesTheStateAStatusNames) {
+  conveyor_state m = reach(state::working);
+  m.follow(t::ok, false);
+  EXPECT_EQ(m.current(), state::working);
+  m.follow(t::ok, true);
+  EXPECT_EQ(m.current(), state::endgame);
+  m.follow(t::near, true);
+  EXPECT_EQ(m.current(), state::cleanup);
+  m.follow(t::done, true);
+  EXPECT_EQ(m.current(), state::complete);
+  m = reach(state::working);
+  m.follow(t::done, false);  // done implies done pushing
+  EXPECT_EQ(m.current(), state::complete);
+  m = reach(state::working);
+  m.follow(t::near, false);
   EXPECT_EQ(m.current(), state::cleanup);
 }
 

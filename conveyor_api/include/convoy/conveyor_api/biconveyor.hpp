@@ -74,7 +74,7 @@ class untyped_biconveyor {
   /// COMPLETE -> DORMANT (DORMANT: 1), collective. Returns 1 or error_state.
   int reset();
 
-  [[nodiscard]] termination::state current_state() const noexcept { return state_; }
+  [[nodiscard]] termination::state current_state() const noexcept { return state_.current(); }
   [[nodiscard]] int rank() const noexcept { return queries_.rank(); }
   [[nodiscard]] int n_ranks() const noexcept { return queries_.n_ranks(); }
   /// Query and reply bytes of the current cycle (0 before the first begin).
@@ -92,7 +92,7 @@ class untyped_biconveyor {
 
   untyped_conveyor queries_;
   untyped_conveyor replies_;  // after queries_: destroyed first (LIFO buffers)
-  termination::state state_ = termination::state::dormant;
+  termination::conveyor_state state_;
   std::size_t query_bytes_ = 0, reply_bytes_ = 0;
   answer_function answer_;
   std::vector<std::byte> query_item_, reply_item_, ring_;  // [slot][payload]; the window

@@ -100,7 +100,7 @@ class bulk_engine {
   /// or error_state.
   int reset() noexcept;
 
-  [[nodiscard]] termination::state current_state() const noexcept { return state_; }
+  [[nodiscard]] termination::state current_state() const noexcept { return state_.current(); }
   [[nodiscard]] int rank() const noexcept { return exchange_->rank(); }
   [[nodiscard]] int n_ranks() const noexcept { return exchange_->n_ranks(); }
   [[nodiscard]] std::size_t item_bytes() const noexcept { return item_bytes_; }
@@ -147,7 +147,7 @@ class bulk_engine {
 
   std::unique_ptr<aggregation::bulk_exchange> exchange_;
   options options_;
-  termination::state state_ = termination::state::dormant;
+  termination::conveyor_state state_;
   std::vector<int> out_counts_, in_counts_;
   std::size_t next_src_ = 0;  // the source after the window's
   bool done_ = false, finished_ = false, flush_ = false;

@@ -26,8 +26,9 @@ enum engine_error : int {
 [[nodiscard]] const char* error_string(int code) noexcept;
 
 /// The calls whose legality depends on the state. `advance` is advance(false),
-/// `advance_done` advance(true).
-enum class call { begin, push, pull, unpull, advance, advance_done, flush, reset };
+/// `advance_done` advance(true); `configure` changes a setting between cycles (a codec),
+/// `destroy` frees the conveyor.
+enum class call { begin, push, pull, unpull, advance, advance_done, flush, reset, configure, destroy };
 
 /// What a call may do in the current state (TERM-9).
 enum class verdict {
@@ -37,7 +38,9 @@ enum class verdict {
   illegal,  ///< misuse: returns error_state and changes nothing
 };
 
-/// One rank's conveyor state.
+/// One rank's conveyor state: the one table of legal calls (TERM-9) and the transitions,
+/// used by every engine kind (streaming, bulk) and by the conveyors over them (the C
+/// façade, biconveyors).
 class conveyor_state {
  public:
   [[nodiscard]] state current() const noexcept { return now_; }
@@ -53,6 +56,11 @@ class conveyor_state {
   int after_advance(bool done_pushing, bool all_delivered, bool nothing_to_pull) noexcept;
   /// COMPLETE -> DORMANT. Precondition: check(call::reset) == verdict::proceed.
   void reset() noexcept { now_ = state::dormant; }
+  /// The state an advance's status leads to (ok, near, done), for a conveyor that follows
+  /// an engine: after_advance with what the status says.
+  void follow(int status, bool done_pushing) noexcept {
+    (void)after_advance(done_pushing || status != ok, status != ok, status == done);
+  }
 
  private:
   state now_ = state::dormant;
