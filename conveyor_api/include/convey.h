@@ -38,8 +38,11 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include <string.h>
+
 #include "convey_alc8r.h"
 #include "convey_codec.h"
+#include "convoy/convey_view.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -172,6 +175,17 @@ convey_t* convey_new_etensor(size_t buffer_bytes, size_t monster_bytes, int orde
 
 /* ---- Methods ---- */
 
+/* convey_push, convey_pull and convey_apull are inline (static inline, below) unless
+ * CONVOY_NO_INLINE is defined: their common case is a few loads and a copy over the
+ * conveyor's view (convoy/convey_view.h); every other case calls the library, which does
+ * the whole call. The library also exports them as functions, for objects compiled
+ * against another convey.h. */
+#if defined(CONVOY_NO_INLINE) || defined(CONVOY_LIBCONVEY_SOURCE)
+#define CONVOY_HOT_
+#else
+#define CONVOY_HOT_ static inline
+#endif
+
 /** DORMANT -> WORKING, collective. Sets the item size (> 0) and the alignment of
  *  pointers from apull/epull: `align` if it is a power of two dividing `item_bytes`
  *  and at most CONVEY_MAX_ALIGN, else the largest such power of two. Returns convey_OK
@@ -180,7 +194,7 @@ int convey_begin(convey_t* c, size_t item_bytes, size_t align);
 
 /** Copies `item` (item_bytes) into the conveyor for `pe`. WORKING only. Returns OK, FAIL
  *  (no room: advance, pull, retry) or negative (STATE, RANGE). Never allocates. */
-int convey_push(convey_t* c, const void* item, int64_t pe);
+CONVOY_HOT_ int convey_push(convey_t* c, const void* item, int64_t pe);
 
 /** Elastic push of `bytes` bytes (0 allowed, up to the item bound: convey_new_elastic's
  *  item_bound; etensor: a buffer's worth, or monster_bytes). As convey_push(); negative
@@ -191,12 +205,12 @@ int convey_epush(convey_t* c, size_t bytes, const void* item, int64_t pe);
  *  NULL). Legal unless DORMANT. Returns OK, FAIL (nothing ready now) or negative; on an
  *  elastic conveyor MISFIT when the next item's size is not item_bytes (it stays first,
  *  for epull). */
-int convey_pull(convey_t* c, void* item, int64_t* from);
+CONVOY_HOT_ int convey_pull(convey_t* c, void* item, int64_t* from);
 
 /** As convey_pull(), returning a pointer aligned as set by begin, valid until the next
  *  pull or unpull; NULL on failure. Rigid tensor, twohop and mesh conveyors give a pointer
  *  into the delivered buffer when it is aligned, else a copy. */
-void* convey_apull(convey_t* c, int64_t* from);
+CONVOY_HOT_ void* convey_apull(convey_t* c, int64_t* from);
 
 /** Elastic pull: fills `*result` (size, aligned pointer valid until the next pull or
  *  unpull, source). Returns OK, FAIL (also in DORMANT, with result->data NULL, as bale),
@@ -239,6 +253,125 @@ int64_t convey_statistic(convey_t* c, int which);
 
 /** A description of any return value (`c` may be NULL). */
 const char* convey_error_string(convey_t* c, int error);
+
+/* ---- The inline calls (convoy/convey_view.h) ---- */
+
+/** The library's whole calls behind the inline ones, named by the view's version. */
+int convoy_v1_push(convey_t* c, const void* item, int64_t pe);
+int convoy_v1_lane_full(convey_t* c, uint32_t lane);
+int convoy_v1_pull(convey_t* c, void* item, int64_t* from);
+void* convoy_v1_apull(convey_t* c, int64_t* from);
+
+#if !defined(CONVOY_NO_INLINE) || defined(CONVOY_LIBCONVEY_SOURCE)
+#ifdef __cplusplus
+#define CONVOY_RCAST_(T, x) reinterpret_cast<T>(x)
+#define CONVOY_SCAST_(T, x) static_cast<T>(x)
+#else
+#define CONVOY_RCAST_(T, x) ((T)(x))
+#define CONVOY_SCAST_(T, x) ((T)(x))
+#endif
+
+/* An item of `n` bytes: the common sizes as fixed-size moves. */
+static inline void convoy_copy_(void* to, const void* from, size_t n) {
+#if defined(__GNUC__)
+  /* Hides both ends from GCC's bounds analysis, which otherwise warns about the larger
+     sizes' branches when this is inlined for a smaller item. */
+  __asm__("" : "+r"(to), "+r"(from));
+#endif
+  if (n == 8) {
+    memcpy(to, from, 8);
+    return;
+  }
+  switch (n) {
+    case 4: memcpy(to, from, 4); return;
+    case 16: memcpy(to, from, 16); return;
+    case 24: memcpy(to, from, 24); return;
+    case 32: memcpy(to, from, 32); return;
+    default: memcpy(to, from, n); return;
+  }
+}
+
+static inline convey_view_t* convoy_view_(convey_t* c) {
+  return CONVOY_RCAST_(convey_head_t*, c)->view;
+}
+
+static inline int convoy_push_inline_(convey_t* c, const void* item, int64_t pe) {
+  if (c && item) {
+    convey_view_t* const v = convoy_view_(c);
+    if (v->push_ok && CONVOY_SCAST_(uint64_t, pe) < v->n_pes) {
+      const convey_hop_t h = v->hops[pe];
+      convey_lane_t* const l = v->lanes + h.lane;
+      const uint32_t used = l->used;
+      if (used <= l->limit) {
+        unsigned char* const p = l->buf + used;
+        const uint64_t tag = h.tag;
+        const uint32_t tag_bytes = l->tag_bytes;
+        const size_t n = v->item_bytes;
+        /* Bookkeeping before the copy, which may alias anything. */
+        const uint32_t next = used + l->record_bytes;
+        const int full = next > l->limit;
+        l->used = next;
+        ++l->items;
+        ++v->pushes;
+        memcpy(p, &tag, sizeof tag);
+        convoy_copy_(p + tag_bytes, item, n);
+        return full ? convoy_v1_lane_full(c, h.lane) : convey_OK;
+      }
+    }
+  }
+  return convoy_v1_push(c, item, pe);
+}
+
+/* The next item of the delivery window, or NULL (then the library does the call). */
+static inline const unsigned char* convoy_take_(convey_view_t* v, int64_t* from) {
+  convey_window_t* const w = &v->window;
+  const unsigned char* const p = w->cur;
+  int src;
+  if (p >= w->end) return NULL;
+  src = w->from >= 0 ? w->from : w->source_of_tag[p[-1]];
+  w->cur = p + w->stride;
+  w->pulled = true;
+  ++v->pulls;
+  if (from) *from = src;
+  return p;
+}
+
+static inline int convoy_pull_inline_(convey_t* c, void* item, int64_t* from) {
+  if (c && item) {
+    convey_view_t* const v = convoy_view_(c);
+    const unsigned char* const p = convoy_take_(v, from);
+    if (p) {
+      convoy_copy_(item, p, v->item_bytes);
+      return convey_OK;
+    }
+  }
+  return convoy_v1_pull(c, item, from);
+}
+
+static inline void* convoy_apull_inline_(convey_t* c, int64_t* from) {
+  if (c) {
+    const convey_head_t* const h = CONVOY_RCAST_(const convey_head_t*, c);
+    const unsigned char* const cur = h->view->window.cur;
+    if ((CONVOY_RCAST_(uintptr_t, cur) & h->align_mask) == 0) {
+      const unsigned char* const p = convoy_take_(h->view, from);
+      if (p) return CONVOY_RCAST_(void*, CONVOY_RCAST_(uintptr_t, p));
+    }
+  }
+  return convoy_v1_apull(c, from);
+}
+
+#if !defined(CONVOY_NO_INLINE) && !defined(CONVOY_LIBCONVEY_SOURCE)
+static inline int convey_push(convey_t* c, const void* item, int64_t pe) {
+  return convoy_push_inline_(c, item, pe);
+}
+static inline int convey_pull(convey_t* c, void* item, int64_t* from) {
+  return convoy_pull_inline_(c, item, from);
+}
+static inline void* convey_apull(convey_t* c, int64_t* from) {
+  return convoy_apull_inline_(c, from);
+}
+#endif
+#endif
 
 #ifdef __cplusplus
 }

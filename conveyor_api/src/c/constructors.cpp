@@ -70,7 +70,7 @@ convey_t* build_chosen(const convoy::layout_request& lr, const convey_alc8r_t* a
       kept.reset(lr.elastic ? cf::make_elastic(r, alloc, options)
                             : cf::make_streaming(r, alloc, options));
     }
-    return kept->max_memory_bytes_();
+    return kept->ops->max_memory_bytes_();
   });
   return kept.release();
 }

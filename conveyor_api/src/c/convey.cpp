@@ -2,34 +2,94 @@
 // the codes bale returns for each misuse (CAPI-2, the table in conveyor_api/README.md),
 // statistics, and convoy's C extensions (convoy/convey_ext.h).
 //
-// Rigid engine conveyors (c->streaming) take push, pull, apull and unpull straight to their
-// core's inline hot paths; one call each, its code translated only when it fails (CAPI-3).
+// push, pull and apull are inline in convey.h over the conveyor's view (the streaming
+// engine's hot state, convoy/convey_view.h); the convoy_v1_* functions here do every call
+// the inline code does not take, and the exported convey_push/pull/apull run the same
+// inline code for objects compiled against another convey.h (CAPI-3).
 #include <convey.h>
 #include <convoy/convey_ext.h>
 
 #include <convoy/aggregation/packing.hpp>
 #include <convoy/base/error.hpp>
+#include <cstddef>
 #include <cstring>
 #include <exception>
 #include <new>
+#include <type_traits>
 
 #include "facade.hpp"
 
 using convoy::facade::misaligned;
-using convoy::facade::state;
+using convoy::termination::call;
+using convoy::termination::verdict;
 using convoy::facade::to_convey;
 
 extern "C" const char convey_version[] = "0.5.0";
 
-conveyor::conveyor(const char* k, std::uint64_t opts) : options(opts), kind(k) {
+// ---- The view's layout is the engine's hot state (convoy/convey_view.h) ----
+namespace {
+namespace agg = convoy::aggregation;
+namespace term = convoy::termination;
+template <class T>
+constexpr std::size_t size_of = sizeof(T);
+#define CONVOY_SAME_FIELD(C, Cpp, cf, cppf)              \
+  static_assert(offsetof(C, cf) == offsetof(Cpp, cppf) && \
+                size_of<decltype(C::cf)> == size_of<decltype(Cpp::cppf)>)
+static_assert(std::is_standard_layout_v<agg::send_lane> && sizeof(convey_lane_t) == sizeof(agg::send_lane));
+CONVOY_SAME_FIELD(convey_lane_t, agg::send_lane, buf, buf);
+CONVOY_SAME_FIELD(convey_lane_t, agg::send_lane, used, used);
+CONVOY_SAME_FIELD(convey_lane_t, agg::send_lane, limit, limit);
+CONVOY_SAME_FIELD(convey_lane_t, agg::send_lane, record_bytes, record_bytes);
+CONVOY_SAME_FIELD(convey_lane_t, agg::send_lane, tag_bytes, tag_bytes);
+CONVOY_SAME_FIELD(convey_lane_t, agg::send_lane, items, items);
+static_assert(sizeof(convey_hop_t) == sizeof(convoy::router::first_hop));
+CONVOY_SAME_FIELD(convey_hop_t, convoy::router::first_hop, lane, out_link);
+CONVOY_SAME_FIELD(convey_hop_t, convoy::router::first_hop, tag, tag);
+static_assert(std::is_standard_layout_v<agg::delivery_window> &&
+              sizeof(convey_window_t) == sizeof(agg::delivery_window));
+CONVOY_SAME_FIELD(convey_window_t, agg::delivery_window, cur, cur);
+CONVOY_SAME_FIELD(convey_window_t, agg::delivery_window, end, end);
+CONVOY_SAME_FIELD(convey_window_t, agg::delivery_window, stride, stride);
+CONVOY_SAME_FIELD(convey_window_t, agg::delivery_window, source_of_tag, source_of_tag);
+CONVOY_SAME_FIELD(convey_window_t, agg::delivery_window, from, from);
+CONVOY_SAME_FIELD(convey_window_t, agg::delivery_window, in_link, in_link);
+CONVOY_SAME_FIELD(convey_window_t, agg::delivery_window, pulled, pulled);
+static_assert(std::is_standard_layout_v<term::hot_state> &&
+              sizeof(convey_view_t) == sizeof(term::hot_state));
+CONVOY_SAME_FIELD(convey_view_t, term::hot_state, push_ok, push_ok);
+CONVOY_SAME_FIELD(convey_view_t, term::hot_state, n_pes, n_ranks);
+CONVOY_SAME_FIELD(convey_view_t, term::hot_state, item_bytes, item_bytes);
+CONVOY_SAME_FIELD(convey_view_t, term::hot_state, lanes, lanes);
+CONVOY_SAME_FIELD(convey_view_t, term::hot_state, hops, first_hops);
+CONVOY_SAME_FIELD(convey_view_t, term::hot_state, window, window);
+CONVOY_SAME_FIELD(convey_view_t, term::hot_state, pushes, pushes);
+CONVOY_SAME_FIELD(convey_view_t, term::hot_state, pulls, pulls);
+#undef CONVOY_SAME_FIELD
+}  // namespace
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Winvalid-offsetof"
+static_assert(offsetof(conveyor, head) == 0, "convey.h reads a convey_head_t at a convey_t's start");
+#pragma GCC diagnostic pop
+
+convey_view_t conveyor::closed_view{};
+
+conveyor::conveyor(const char* kind_name, std::uint64_t opts) : options(opts), kind(kind_name) {
+  head.view = &closed_view;
   my_pe = convoy::facade::world_rank();
   n_pes = convoy::facade::world_size();
 }
 
 conveyor::~conveyor() = default;
 
+void conveyor::refresh_view() noexcept {
+  term::engine* const e = streaming ? core.engine() : nullptr;
+  // The engine's hot state is the view (the static_asserts above); the C code reads it
+  // through convey_view_t, never through the C++ types.
+  head.view = e ? reinterpret_cast<convey_view_t*>(&e->hot()) : &closed_view;
+}
+
 namespace {
-enum counter { k_begins = 0, k_pushes, k_pulls, k_unpulls, k_advances };
+enum counter { k_begins = 0, k_pushes, k_pulls, k_unpulls, k_advances, k_retakes };
 
 int internal_failure(conveyor* c, const char* where, const std::exception* e) noexcept {
   const bool mpi = e && dynamic_cast<const convoy::error*>(e) != nullptr;
@@ -50,90 +110,71 @@ int guarded(conveyor* c, const char* where, F&& call) noexcept {
   }
 }
 
-// A push that failed (0: the path is full) with a convey code.
-[[gnu::cold, gnu::noinline]] int push_failed(conveyor* c, int rc) noexcept {
-  return rc == 0 ? convey_FAIL : c->panic("convey_push", rc);
-}
-
-// convey_push off its fast path: misuse, a kind without the inline path, a failure.
-[[gnu::noinline]] int push_checked(conveyor* c, const void* item, std::int64_t pe) noexcept {
-  if (!c) return convey_error_NULL;
-  if (c->state != state::working) return c->panic("convey_push", convey_error_STATE);
-  if (!(c->options & convey_opt_RECKLESS)) {
-    if (pe < 0 || pe >= c->n_pes) return c->panic("convey_push", convey_error_RANGE);
-    if (!item) return c->panic("convey_push", convey_error_NULL);
-  }
-  const int rc =
-      c->streaming ? to_convey(c->core.push(item, static_cast<int>(pe))) : c->push_(item, pe);
-  if (rc > 0) {
-    ++c->life[k_pushes];
-    return convey_OK;
-  }
-  return push_failed(c, rc);
-}
-
-// A pull or apull from a streaming kind whose engine pull returned `got` <= 0.
-[[gnu::noinline]] int pull_failed(conveyor* c, const char* where, int got) noexcept {
-  c->held = nullptr;
-  c->retaken = false;
-  return got == 0 ? convey_FAIL : c->panic(where, to_convey(got));
-}
-
 // Hands out the pulled item `v` of a streaming kind: apull (dest == nullptr) in place when
 // it is aligned, else from an aligned scratch copy (CAPI-7); pull copies it to `dest`.
-[[gnu::always_inline]] inline const void* hand_out(conveyor* c,
-                                                   const convoy::termination::item_view& v,
-                                                   void* dest, std::int64_t* from) noexcept {
+const void* hand_out(conveyor* c, const term::item_view& v, void* dest,
+                     std::int64_t* from) noexcept {
   const void* p = v.data;
-  c->held = nullptr;
-  c->retaken = false;
   if (dest) {
-    convoy::aggregation::copy_item(dest, p, c->item_bytes);
-  } else if (misaligned(p, c->align)) [[unlikely]] {
+    agg::copy_item(dest, p, c->item_bytes);
+  } else if (misaligned(p, c->align)) {
     std::memcpy(c->scratch.get(), p, c->item_bytes);
     p = c->scratch.get();
-  } else {
-    c->held = p;
   }
   if (from) *from = v.from;
-  ++c->life[k_pulls];
   return p;
 }
 
-// convey_pull (dest: where the item goes) and convey_apull (dest == nullptr) off their fast
-// paths: misuse, COMPLETE, kinds without the inline path. Returns the item or nullptr,
-// with the call's code in *rc.
-[[gnu::noinline]] const void* pull_checked(conveyor* c, const char* where, void* dest,
-                                           std::int64_t* from, int* rc) noexcept {
+// convey_pull (dest: where the item goes) and convey_apull (dest == nullptr) when the
+// inline call did not take the item: misuse, an empty window, a misaligned item, COMPLETE,
+// kinds without the inline path. Returns the item or nullptr, with the call's code in *rc.
+const void* pull_checked(conveyor* c, const char* where, void* dest, std::int64_t* from,
+                         int* rc) noexcept {
   *rc = convey_FAIL;
-  if (c->state == state::dormant) {
+  if (!c) {
+    *rc = convey_error_NULL;
+    return nullptr;
+  }
+  const verdict legal = c->state.check(call::pull);
+  if (legal == verdict::illegal) {  // DORMANT
     *rc = c->panic(where, convey_error_STATE);
     return nullptr;
   }
-  if (c->state == state::complete) return nullptr;
-  if (c->streaming) {
-    convoy::termination::item_view v;
+  if (legal == verdict::fail) return nullptr;  // COMPLETE
+  c->held = nullptr;
+  c->retaken = false;
+  if (c->streaming) {  // counted by the engine
+    term::item_view v;
     const int got = c->core.pull(v);
     if (got <= 0) {
-      *rc = pull_failed(c, where, got);
+      if (got < 0) *rc = c->panic(where, to_convey(got));
       return nullptr;
     }
     *rc = convey_OK;
     return hand_out(c, v, dest, from);
   }
-  c->held = nullptr;
-  c->retaken = false;
   std::int64_t src = -1;
-  const void* p = c->pull_(&src, rc, dest == nullptr);
+  const void* p = c->ops->pull_(&src, rc, dest == nullptr);
   if (!p) {
     if (*rc < 0) *rc = c->panic(where, *rc);
     return nullptr;
   }
-  if (dest) convoy::aggregation::copy_item(dest, p, c->item_bytes);
+  if (dest) agg::copy_item(dest, p, c->item_bytes);
   if (from) *from = src;
   ++c->life[k_pulls];
   *rc = convey_OK;
   return p;
+}
+
+// The engine's count of `which` (k_pushes or k_pulls) for a streaming kind, less the pulls
+// an advance took back and pulled again; 0 for other kinds (counted in life).
+std::uint64_t engine_count(const conveyor* c, counter which, bool cumulative) {
+  if (!c->streaming) return 0;
+  const term::engine_stats s = c->core.stats(cumulative);
+  if (which == k_pushes) return s.pushes;
+  const std::uint64_t retakes =
+      cumulative ? c->life[k_retakes] : c->life[k_retakes] - c->mark[k_retakes];
+  return s.pulls - retakes;
 }
 
 }  // namespace
@@ -142,44 +183,59 @@ extern "C" {
 
 int convey_begin(convey_t* c, size_t item_bytes, size_t align) {
   if (!c) return convey_error_NULL;
-  if (c->state != state::dormant) return c->panic("convey_begin", convey_error_STATE);
+  if (c->state.check(call::begin) != verdict::proceed)
+    return c->panic("convey_begin", convey_error_STATE);
   if (item_bytes == 0) return c->panic("convey_begin", convey_error_ZERO);
   if (align == 0 || (align & (align - 1)) != 0 || item_bytes % align != 0 ||
       align > CONVEY_MAX_ALIGN)
     align = convoy::facade::natural_align(item_bytes);
-  const int rc = guarded(c, "convey_begin", [&] { return c->begin_(item_bytes, align); });
+  const int rc = guarded(c, "convey_begin", [&] { return c->ops->begin_(item_bytes, align); });
+  c->refresh_view();  // a dynamic conveyor's engine exists from begin
   if (rc < 0) return c->panic("convey_begin", rc);
   std::memcpy(c->mark, c->life, sizeof c->life);
   ++c->life[k_begins];
   c->item_bytes = item_bytes;
   c->align = align;
+  c->head.align_mask = align - 1;
   c->held = nullptr;
   c->retaken = false;
-  c->set_state(state::working);
+  c->state.begin();
   return convey_OK;
 }
 
 int convey_push(convey_t* c, const void* item, int64_t pe) {
-  // A legal push to a streaming kind: one inline engine push (CAPI-3). Everything else,
-  // and every failure, is settled by push_checked, with bale's codes.
-  if (c && c->fast_push && item &&
-      static_cast<std::uint64_t>(pe) < static_cast<std::uint64_t>(c->n_pes)) [[likely]] {
-    const int dest = static_cast<int>(pe);
-    // 8-byte items (bale's common case) get the engine's fixed-size copy.
-    const int rc = c->item_bytes == 8 ? c->core.push<8>(item, dest) : c->core.push(item, dest);
-    if (rc > 0) [[likely]] {
-      ++c->life[k_pushes];
-      return convey_OK;
-    }
-    return push_failed(c, to_convey(rc));
+  return convoy_push_inline_(c, item, pe);
+}
+
+int convoy_v1_push(convey_t* c, const void* item, int64_t pe) {
+  if (!c) return convey_error_NULL;
+  if (c->state.check(call::push) != verdict::proceed)
+    return c->panic("convey_push", convey_error_STATE);
+  if (!(c->options & convey_opt_RECKLESS)) {
+    if (pe < 0 || pe >= c->n_pes) return c->panic("convey_push", convey_error_RANGE);
+    if (!item) return c->panic("convey_push", convey_error_NULL);
   }
-  return push_checked(c, item, pe);
+  if (c->streaming) {  // counted by the engine
+    const int rc = to_convey(c->core.push(item, static_cast<int>(pe)));
+    return rc >= 0 ? rc : c->panic("convey_push", rc);
+  }
+  const int rc = c->ops->push_(item, pe);
+  if (rc > 0) {
+    ++c->life[k_pushes];
+    return convey_OK;
+  }
+  return rc == 0 ? convey_FAIL : c->panic("convey_push", rc);
+}
+
+int convoy_v1_lane_full(convey_t* c, uint32_t lane) {
+  c->core.engine()->lane_full(lane);  // only the engine's view lets the inline push run
+  return convey_OK;
 }
 
 int convey_epush(convey_t* c, size_t bytes, const void* item, int64_t pe) {
   if (!c) return convey_error_NULL;
   if (!(c->features & convey_ELASTIC)) return c->panic("convey_epush", convey_error_RIGID);
-  if (c->state != state::working) [[unlikely]]
+  if (c->state.check(call::push) != verdict::proceed) [[unlikely]]
     return c->panic("convey_epush", convey_error_STATE);
   if (!(c->options & convey_opt_RECKLESS)) {
     if (pe < 0 || pe >= c->n_pes) [[unlikely]]
@@ -187,7 +243,7 @@ int convey_epush(convey_t* c, size_t bytes, const void* item, int64_t pe) {
     if (!item && bytes > 0) [[unlikely]]
       return c->panic("convey_epush", convey_error_NULL);
   }
-  const int rc = c->epush_(bytes, item, pe);
+  const int rc = c->ops->epush_(bytes, item, pe);
   if (rc > 0) [[likely]] {
     ++c->life[k_pushes];
     return rc;
@@ -196,34 +252,21 @@ int convey_epush(convey_t* c, size_t bytes, const void* item, int64_t pe) {
 }
 
 int convey_pull(convey_t* c, void* item, int64_t* from) {
-  // The next item of a streaming kind's delivery window, copied out (CAPI-3).
-  if (c && c->fast_pull && item) [[likely]] {
-    convoy::termination::item_view v;
-    const int got = c->core.pull(v);
-    if (got > 0) [[likely]] {
-      hand_out(c, v, item, from);
-      return convey_OK;
-    }
-    return pull_failed(c, "convey_pull", got);
-  }
+  return convoy_pull_inline_(c, item, from);
+}
+
+int convoy_v1_pull(convey_t* c, void* item, int64_t* from) {
   if (!c) return convey_error_NULL;
-  if (!item && c->state != state::dormant) return c->panic("convey_pull", convey_error_NULL);
+  if (!item && c->state.check(call::pull) != verdict::illegal)
+    return c->panic("convey_pull", convey_error_NULL);
   int rc = 0;
   pull_checked(c, "convey_pull", item, from, &rc);
   return rc;
 }
 
-void* convey_apull(convey_t* c, int64_t* from) {
-  // The next item in place (CAPI-3), or an aligned copy of it (CAPI-7).
-  if (c && c->fast_pull) [[likely]] {
-    convoy::termination::item_view v;
-    const int got = c->core.pull(v);
-    if (got > 0) [[likely]]
-      return const_cast<void*>(hand_out(c, v, nullptr, from));
-    pull_failed(c, "convey_apull", got);
-    return nullptr;
-  }
-  if (!c) return nullptr;
+void* convey_apull(convey_t* c, int64_t* from) { return convoy_apull_inline_(c, from); }
+
+void* convoy_v1_apull(convey_t* c, int64_t* from) {
   int rc = 0;
   return const_cast<void*>(pull_checked(c, "convey_apull", nullptr, from, &rc));
 }
@@ -233,13 +276,13 @@ int convey_epull(convey_t* c, convey_item_t* result) {
   if (!(c->features & convey_ELASTIC)) return c->panic("convey_epull", convey_error_RIGID);
   if (!result) [[unlikely]]
     return c->panic("convey_epull", convey_error_NULL);
-  if (c->state == state::dormant || c->state == state::complete) {
+  if (c->state.check(call::pull) != verdict::proceed) {  // DORMANT, COMPLETE
     result->data = nullptr;  // bale: nothing to pull, not an error (CAPI-2)
     return convey_FAIL;
   }
   c->held = nullptr;
   c->retaken = false;
-  const int rc = c->epull_(result);
+  const int rc = c->ops->epull_(result);
   if (rc > 0) {
     ++c->life[k_pulls];
     return rc;
@@ -249,55 +292,60 @@ int convey_epull(convey_t* c, convey_item_t* result) {
 
 int convey_unpull(convey_t* c) {
   if (!c) return convey_error_NULL;
-  if (c->state == state::dormant) return c->panic("convey_unpull", convey_error_STATE);
-  if (c->state == state::complete) return convey_FAIL;
+  const verdict legal = c->state.check(call::unpull);
+  if (legal == verdict::illegal) return c->panic("convey_unpull", convey_error_STATE);
+  if (legal == verdict::fail) return convey_FAIL;  // COMPLETE
   c->held = nullptr;
-  if (c->retaken) return convey_FAIL;  // the last pull was before an advance (CAPI-7)
-  const int rc = c->streaming ? to_convey(c->core.unpull()) : c->unpull_();
+  // The last pull was before an advance (CAPI-7): no pull since, inline or not.
+  if (c->retaken && c->head.view->pulls == c->retake_mark) return convey_FAIL;
+  const int rc = c->streaming ? to_convey(c->core.unpull()) : c->ops->unpull_();
   if (rc > 0) ++c->life[k_unpulls];
   return rc < 0 ? c->panic("convey_unpull", rc) : rc;
 }
 
 int convey_advance(convey_t* c, bool done) {
   if (!c) return convey_error_NULL;
-  if (c->state == state::dormant) return c->panic("convey_advance", convey_error_STATE);
-  if (c->state == state::complete) {
+  // After advance(true), done stays true: bale takes a false as true rather than reject
+  // it, since a PE that stops advancing could deadlock the others (CAPI-2).
+  done = done || c->state.current() != convoy::termination::state::working;
+  const verdict legal = c->state.check(done ? call::advance_done : call::advance);
+  if (legal == verdict::illegal) return c->panic("convey_advance", convey_error_STATE);
+  if (legal == verdict::fail) {  // COMPLETE
     ++c->life[k_advances];
     return convey_DONE;
   }
-  // After advance(true), done stays true: bale takes a false as true rather than reject
-  // it, since a PE that stops advancing could deadlock the others (CAPI-2).
-  done = done || c->state != state::working;
   // An apull/epull pointer stays valid until the next pull or unpull (bale), the engine's
   // only until the next advance: put the item back, so that its buffer stays, and take it
   // again. It is first in line, so the same bytes come back in the same place (CAPI-7).
-  const void* const held = c->held;
-  const bool put_back = held && c->core.unpull() > 0;
-  const int rc = guarded(c, "convey_advance", [&] { return c->advance_(done); });
+  // A streaming kind's pulls may be inline, unseen here: its last pull goes back whenever
+  // the engine can still unpull it.
+  const bool put_back = (c->streaming || c->held) && c->core.unpull() > 0;
+  const convey_window_t& w = c->head.view->window;
+  const void* const expect = !put_back ? nullptr : c->streaming ? (w.cur < w.end ? w.cur : nullptr) : c->held;
+  const int rc = guarded(c, "convey_advance", [&] { return c->ops->advance_(done); });
   if (put_back) {
-    convoy::termination::item_view v;
-    if (c->core.pull(v, false) <= 0 || v.data != held)
+    term::item_view v;
+    if (c->core.pull(v, false) <= 0 || (expect && v.data != expect))
       return c->panic("convey_advance", convey_error_INTERNAL, "the held item moved");
     c->retaken = true;
+    c->retake_mark = c->head.view->pulls;
+    if (c->streaming) ++c->life[k_retakes];
   }
   if (rc < 0) return c->panic("convey_advance", rc);
   ++c->life[k_advances];
-  if (rc == convey_DONE)
-    c->set_state(state::complete);
-  else if (rc == convey_NEAR)
-    c->set_state(state::cleanup);
-  else if (done && c->state == state::working)
-    c->set_state(state::endgame);
+  c->state.follow(rc, done);
   return rc;
 }
 
 int convey_reset(convey_t* c) {
   if (!c) return convey_error_NULL;
-  if (c->state == state::dormant) return convey_OK;
-  if (c->state != state::complete) return c->panic("convey_reset", convey_error_STATE);
-  const int rc = guarded(c, "convey_reset", [&] { return c->reset_(); });
+  const verdict legal = c->state.check(call::reset);
+  if (legal == verdict::no_op) return convey_OK;  // DORMANT
+  if (legal == verdict::illegal) return c->panic("convey_reset", convey_error_STATE);
+  const int rc = guarded(c, "convey_reset", [&] { return c->ops->reset_(); });
+  c->refresh_view();  // a dynamic conveyor's engine goes at reset
   if (rc < 0) return c->panic("convey_reset", rc);
-  c->set_state(state::dormant);
+  c->state.reset();
   c->item_bytes = 0;
   c->held = nullptr;
   return convey_OK;
@@ -305,7 +353,7 @@ int convey_reset(convey_t* c) {
 
 int convey_free(convey_t* c) {
   if (!c) return convey_OK;
-  if (c->state != state::dormant && c->state != state::complete)
+  if (c->state.check(call::destroy) != verdict::proceed)
     return c->panic("convey_free", convey_error_STATE);
   try {
     delete c;
@@ -317,18 +365,19 @@ int convey_free(convey_t* c) {
 
 int convey_set_codec(convey_t* c, const convey_codec_t* codec, void* arg) {
   if (!c) return convey_error_NULL;
-  if (c->state != state::dormant) return c->panic("convey_set_codec", convey_error_STATE);
+  if (c->state.check(call::configure) != verdict::proceed)
+    return c->panic("convey_set_codec", convey_error_STATE);
   if (!(c->features & convey_THRIFTY)) return convey_FAIL;
   if (codec && !codec->plan) return convey_FAIL;  // bale: no plan, no compression
   if (codec && (!codec->compress || !codec->decompress))
     return c->panic("convey_set_codec", convey_error_NOFUNC,
                     "a codec with plan needs compress and decompress");
-  const int rc = guarded(c, "convey_set_codec", [&] { return c->set_codec_(codec, arg); });
+  const int rc = guarded(c, "convey_set_codec", [&] { return c->ops->set_codec_(codec, arg); });
   return rc < 0 ? c->panic("convey_set_codec", rc) : rc;
 }
 
 size_t convey_item_size(convey_t* c) {
-  return (c && c->state != state::dormant) ? c->item_bytes : 0;
+  return (c && c->state.current() != convoy::termination::state::dormant) ? c->item_bytes : 0;
 }
 
 uint64_t convey_features(convey_t* c) { return c ? c->features : 0; }
@@ -340,9 +389,17 @@ int64_t convey_statistic(convey_t* c, int which) {
   const int base = which % convey_CUMULATIVE;
   if (base <= convey_ADVANCES) {
     const auto b = static_cast<std::size_t>(base);
-    return static_cast<int64_t>(cumulative ? c->life[b] : c->life[b] - c->mark[b]);
+    std::uint64_t n = cumulative ? c->life[b] : c->life[b] - c->mark[b];
+    if (base == convey_PUSHES || base == convey_PULLS) {
+      try {
+        n += engine_count(c, base == convey_PUSHES ? k_pushes : k_pulls, cumulative);
+      } catch (...) {
+        return -1;
+      }
+    }
+    return static_cast<int64_t>(n);
   }
-  return c->comm_statistic_(base, cumulative);
+  return c->ops->comm_statistic_(base, cumulative);
 }
 
 // ---- convoy/convey_ext.h ----
@@ -351,8 +408,8 @@ const char* convoy_convey_kind(convey_t* c) { return c ? c->kind : ""; }
 int convoy_convey_order(convey_t* c) { return c ? c->order : 0; }
 size_t convoy_convey_n_local(convey_t* c) { return c ? c->n_local : 0; }
 size_t convoy_convey_buffer_bytes(convey_t* c) { return c ? c->buffer_bytes : 0; }
-size_t convoy_convey_memory_bytes(convey_t* c) { return c ? c->memory_bytes_() : 0; }
-size_t convoy_convey_max_memory_bytes(convey_t* c) { return c ? c->max_memory_bytes_() : 0; }
+size_t convoy_convey_memory_bytes(convey_t* c) { return c ? c->ops->memory_bytes_() : 0; }
+size_t convoy_convey_max_memory_bytes(convey_t* c) { return c ? c->ops->max_memory_bytes_() : 0; }
 int64_t convoy_convey_n_pes(convey_t* c) { return c ? c->n_pes : 0; }
 int64_t convoy_convey_my_pe(convey_t* c) { return c ? c->my_pe : -1; }
 

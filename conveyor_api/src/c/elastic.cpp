@@ -24,18 +24,19 @@ namespace {
 namespace term = convoy::termination;
 namespace agg = convoy::aggregation;
 
-class elastic_conveyor final : public ::conveyor {
+class elastic_conveyor final : public kind {
  public:
-  elastic_conveyor(const engine_request& r, const convey_alc8r_t* alloc, std::uint64_t opts)
-      : ::conveyor("etensor", opts),
+  elastic_conveyor(::conveyor& conv, const engine_request& r, const convey_alc8r_t* alloc,
+                   std::uint64_t opts)
+      : kind(conv),
         memory_(make_buffer_source(alloc)),
         dynamic_((opts & convey_opt_DYNAMIC) != 0) {
-    core = untyped_conveyor(MPI_COMM_WORLD, engine_options_for(r, alloc, opts));
-    order = r.layout.kind == layout_kind::mesh ? core.plan()->max_hops() : r.layout.order;
-    n_local = r.layout.kind == layout_kind::tensor && r.layout.order >= 2 ? r.layout.n_local : 1;
-    buffer_bytes = r.layout.capacity;
-    features |= convey_ELASTIC | convey_STEADY;
-    const std::size_t max_item = core.max_item_bytes();
+    c.core = untyped_conveyor(MPI_COMM_WORLD, engine_options_for(r, alloc, opts));
+    c.order = r.layout.kind == layout_kind::mesh ? c.core.plan()->max_hops() : r.layout.order;
+    c.n_local = r.layout.kind == layout_kind::tensor && r.layout.order >= 2 ? r.layout.n_local : 1;
+    c.buffer_bytes = r.layout.capacity;
+    c.features |= convey_ELASTIC | convey_STEADY;
+    const std::size_t max_item = c.core.max_item_bytes();
     if (max_item < 26)
       throw error("buffer_bytes " + std::to_string(r.layout.capacity) +
                   " is too small for elastic items (a buffer must hold a 25-byte ticket)");
@@ -48,18 +49,18 @@ class elastic_conveyor final : public ::conveyor {
     large_ = agg::resolve_large_kind(MPI_COMM_WORLD,
                                      base::settings::from_env(MPI_COMM_WORLD).large_or_auto(),
                                      memory_ != nullptr);
-    scratch = make_aligned(std::max<std::size_t>(max_item, 64));
+    c.scratch = make_aligned(std::max<std::size_t>(max_item, 64));
     if (!dynamic_) build();  // after the engine's link buffers (LIFO)
   }
 
   int begin_(std::size_t bytes, std::size_t) override {
     if (bytes > bound_) return convey_error_OFLO;
     if (dynamic_) {
-      core.attach();  // the engine's link buffers first (one grab, T11), then the channel's
+      c.core.attach();  // the engine's link buffers first (one grab, T11), then the channel's
       try {
         build();
       } catch (const std::bad_alloc&) {
-        core.detach();
+        c.core.detach();
         return convey_error_ALLOC;
       }
     }
@@ -70,7 +71,7 @@ class elastic_conveyor final : public ::conveyor {
   }
 
   int push_(const void* item, std::int64_t pe) noexcept override {
-    return epush_(item_bytes, item, pe);
+    return epush_(c.item_bytes, item, pe);
   }
 
   int epush_(std::size_t bytes, const void* item, std::int64_t pe) noexcept override {
@@ -103,7 +104,7 @@ class elastic_conveyor final : public ::conveyor {
 
   int unpull_() noexcept override { return to_convey(ee_->unpull()); }
 
-  int advance_(bool done) override { return advance_code(ee_->advance(done), *ee_); }
+  int advance_(bool done) override { return c.advance_code(ee_->advance(done), *ee_); }
 
   int reset_() override {
     const int rc = to_convey(ee_->reset());
@@ -116,10 +117,10 @@ class elastic_conveyor final : public ::conveyor {
   std::int64_t comm_statistic_(int which, bool cumulative) const noexcept override {
     if (which == convey_SYNCS) return 0;  // asynchronous: no collective synchronization
     try {
-      const term::engine_stats s = core.stats(cumulative);
-      const agg::large_channel::statistics c = channel_stats();
+      const term::engine_stats s = c.core.stats(cumulative);
+      const agg::large_channel::statistics ch = channel_stats();
       const bool comms = which == convey_COMMS;
-      std::uint64_t large = comms ? c.sent : c.sent_bytes;
+      std::uint64_t large = comms ? ch.sent : ch.sent_bytes;
       if (!cumulative) large -= comms ? mark_.sent : mark_.sent_bytes;
       return static_cast<std::int64_t>((comms ? s.buffers_sent : s.bytes_sent) + large);
     } catch (...) {
@@ -127,12 +128,12 @@ class elastic_conveyor final : public ::conveyor {
     }
   }
   std::size_t memory_bytes_() const noexcept override {
-    return ee_ ? ee_->memory_bytes() : core.memory_bytes();
+    return ee_ ? ee_->memory_bytes() : c.core.memory_bytes();
   }
   std::size_t max_memory_bytes_() const noexcept override {
     const std::size_t control =
         large_ == base::large_kind::rendezvous ? agg::rma_large_channel::control_bytes : 0;
-    return core.max_memory_bytes() + (bound_ > small_max_ ? 2 * bound_ + control : 0);
+    return c.core.max_memory_bytes() + (bound_ > small_max_ ? 2 * bound_ + control : 0);
   }
 
  private:
@@ -141,25 +142,25 @@ class elastic_conveyor final : public ::conveyor {
   void build() {
     std::unique_ptr<agg::large_channel> channel;
     if (bound_ > small_max_) {
-      agg::mpi_large_channel::options c;
-      c.max_item_bytes = bound_;
-      c.memory = memory_;
-      channel = agg::make_large_channel(MPI_COMM_WORLD, large_, c);
+      agg::mpi_large_channel::options o;
+      o.max_item_bytes = bound_;
+      o.memory = memory_;
+      channel = agg::make_large_channel(MPI_COMM_WORLD, large_, o);
     }
-    ee_ = std::make_unique<elastic_engine>(core.engine(), std::move(channel), bound_);
+    ee_ = std::make_unique<elastic_engine>(c.core.engine(), std::move(channel), bound_);
   }
   // DYNAMIC: the channel's statistics stay, its buffers and the engine's go (LIFO).
   void drop() noexcept {
     retired_ = channel_stats();
     ee_.reset();
-    core.detach();
+    c.core.detach();
   }
   [[nodiscard]] agg::large_channel::statistics channel_stats() const noexcept {
     agg::large_channel::statistics s = retired_;
     if (ee_ && ee_->channel()) {
-      const auto& c = ee_->channel()->stats();
-      s.sent += c.sent;
-      s.sent_bytes += c.sent_bytes;
+      const auto& ch = ee_->channel()->stats();
+      s.sent += ch.sent;
+      s.sent_bytes += ch.sent_bytes;
     }
     return s;
   }
@@ -169,11 +170,11 @@ class elastic_conveyor final : public ::conveyor {
   const std::byte* hand_out(const term::item_view& v) noexcept {
     const bool large = v.bytes > small_max_;
     if (large) return v.data;
-    if (v.bytes == 0 || misaligned(v.data, align)) {
-      if (v.bytes) std::memcpy(scratch.get(), v.data, v.bytes);
-      return scratch.get();
+    if (v.bytes == 0 || misaligned(v.data, c.align)) {
+      if (v.bytes) std::memcpy(c.scratch.get(), v.data, v.bytes);
+      return c.scratch.get();
     }
-    held = v.data;
+    c.held = v.data;
     return v.data;
   }
 
@@ -190,7 +191,7 @@ class elastic_conveyor final : public ::conveyor {
 
 ::conveyor* make_elastic(const engine_request& r, const convey_alc8r_t* alloc,
                          std::uint64_t options) {
-  return new elastic_conveyor(r, alloc, options);
+  return make_kind<elastic_conveyor>("etensor", options, r, alloc, options);
 }
 
 }  // namespace convoy::facade

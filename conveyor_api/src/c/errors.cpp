@@ -43,7 +43,7 @@ int conveyor::panic(const char* where, int code, const char* detail) noexcept {
   if (options & convey_opt_QUIET) return code;
   std::fprintf(stderr, "convey: %s on PE %lld: %s (%s conveyor, state %s)%s%s\n", where,
                static_cast<long long>(my_pe), convey_error_string(this, code), kind,
-               convoy::termination::to_string(state), detail ? ": " : "", detail ? detail : "");
+               convoy::termination::to_string(state.current()), detail ? ": " : "", detail ? detail : "");
   std::fflush(stderr);
   return code;
 }

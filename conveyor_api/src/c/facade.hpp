@@ -4,15 +4,15 @@
 /// files share. Not installed.
 ///
 /// A convey_t is a `struct conveyor` (global namespace, as the C header declares it). It
-/// owns a convoy::untyped_conveyor, the C++ core of every engine conveyor: for the rigid
-/// streaming kinds (tensor, twohop, mesh) push, pull, apull and unpull call its inline
-/// hot paths with no virtual call (CAPI-3). The kinds the engine does not carry yet
-/// (simple, elastic with monster items) are the exception: their virtual methods take
-/// those calls. The dispatch functions (convey.cpp) track the state
-/// (convoy::termination::state) and check legality first (seed 000 sec. 3.2), so a
-/// kind's method is only ever called when the call is legal.
+/// begins with the convey_head_t of convoy/convey_view.h, whose view convey.h's inline
+/// push, pull and apull use (the streaming engine's hot state, CAPI-3); it owns a
+/// convoy::untyped_conveyor, the C++ core of every engine conveyor, and its kind's methods
+/// (`ops`, a facade::kind). The dispatch functions (convey.cpp) track the state
+/// (convoy::termination::state) and check legality first (seed 000 sec. 3.2), so a kind's
+/// method is only ever called when the call is legal.
 #include <convey.h>
 #include <convey_codec.h>
+#include <convoy/convey_view.h>
 #include <mpi.h>
 
 #include <convoy/aggregation/codec.hpp>
@@ -24,6 +24,7 @@
 #include <memory>
 #include <new>
 #include <string>
+#include <utility>
 
 namespace convoy::facade {
 
@@ -89,75 +90,61 @@ aligned_bytes make_aligned(std::size_t bytes);
 
 }  // namespace convoy::facade
 
-/// The object behind convey_t. Kinds derive from it.
+namespace convoy::facade {
+class kind;
+}
+
+/// The object behind convey_t: what every kind has, the state of the calls (seed 000
+/// sec. 3.2), the counters; its kind's methods in `ops`. Not polymorphic, so that it begins
+/// with the convey_head_t that convey.h's inline calls read (convoy/convey_view.h).
 struct conveyor {
-  conveyor(const char* kind, std::uint64_t options);
-  virtual ~conveyor();
+  /// `kind_name`: "tensor", "mesh", "simple", "etensor" (convoy_convey_kind).
+  conveyor(const char* kind_name, std::uint64_t options);
+  ~conveyor();
   conveyor(const conveyor&) = delete;
   conveyor& operator=(const conveyor&) = delete;
 
-  // ---- Hot fields first ----
+  /// First: the inline calls' view (the engine's hot state, or closed_view) and apull's
+  /// alignment. Kept by refresh_view() and begin.
+  convey_head_t head{};
   /// The engine conveyor (a placeholder for kinds without one).
   convoy::untyped_conveyor core;
-  /// push/pull/apull/unpull go straight to `core` (rigid engine kinds).
+  /// The kind's methods (called by the dispatch functions only when legal).
+  std::unique_ptr<convoy::facade::kind> ops;
+  /// push/pull/apull/unpull go straight to `core`, and inline through the engine's hot
+  /// state (rigid engine kinds: tensor, twohop, mesh). Their pushes and pulls are counted
+  /// by the engine; other kinds' by `life`.
   bool streaming = false;
-  /// A push (pull) that passes the inline checks of convey.cpp goes straight to `core`: a
-  /// streaming kind in WORKING (in WORKING, ENDGAME or CLEANUP). Kept by set_state().
-  bool fast_push = false;
-  bool fast_pull = false;
-  convoy::termination::state state = convoy::termination::state::dormant;
+  /// The calls' state, checked against the one table (termination::conveyor_state).
+  convoy::termination::conveyor_state state;
   std::uint64_t options;
   std::size_t item_bytes = 0;
   std::size_t align = 1;
   std::int64_t n_pes = 1;
-  /// Lifetime counters of BEGINS..UNPULLS, ADVANCES; and their values at the last begin.
-  std::uint64_t life[5] = {0, 0, 0, 0, 0};
-  std::uint64_t mark[5] = {0, 0, 0, 0, 0};
+  /// Lifetime counters of BEGINS..UNPULLS, ADVANCES, and the pulls an advance took back
+  /// and pulled again (CAPI-7: not the user's); their values at the last begin.
+  std::uint64_t life[6] = {0, 0, 0, 0, 0, 0};
+  std::uint64_t mark[6] = {0, 0, 0, 0, 0, 0};
   /// An aligned copy of the last apull'ed item when the engine's was misaligned
-  /// (max_item bytes; streaming kinds).
+  /// (max_item bytes).
   convoy::facade::aligned_bytes scratch;
-  /// The pointer the last apull/epull returned when it points into the core's buffers (no
-  /// pull or unpull since), else null. bale keeps it valid until the next pull or unpull;
-  /// the engine only until the next advance, so advance puts the item back and takes it
-  /// again (CAPI-7). Kinds' pull_/epull_ set it; the dispatch functions clear it.
+  /// Non-streaming kinds: the pointer the last apull/epull returned when it points into the
+  /// core's buffers (no pull or unpull since), else null. bale keeps it valid until the next
+  /// pull or unpull; the engine only until the next advance, so advance puts the item back
+  /// and takes it again (CAPI-7). Streaming kinds: advance does so whenever the engine can
+  /// unpull, since their pulls may be inline.
   const void* held = nullptr;
-  /// The held item was taken back after an advance: an unpull now fails, as it would
-  /// after an advance without a held item.
+  /// The last pull was taken back and pulled again by an advance, and no pull came since
+  /// (the engine's pull count is still retake_mark): an unpull now fails, as it would after
+  /// an advance without a held item.
   bool retaken = false;
+  std::uint64_t retake_mark = 0;
 
-  // ---- Per-kind methods (called by the dispatch functions only when legal) ----
-  /// Returns convey_OK or a negative convey code; on failure nothing changed.
-  virtual int begin_(std::size_t item_bytes, std::size_t align) = 0;
-  /// Non-streaming kinds only; convey codes.
-  virtual int push_(const void*, std::int64_t) noexcept { return convey_error_INTERNAL; }
-  virtual int epush_(std::size_t, const void*, std::int64_t) noexcept { return convey_error_RIGID; }
-  /// Non-streaming kinds: rigid pull, returning a pointer to the item (aligned per `align`
-  /// if `aligned`), valid until the next pull/unpull, or nullptr with *rc = 0 (nothing
-  /// ready) or negative.
-  virtual const void* pull_(std::int64_t*, int* rc, bool) noexcept {
-    *rc = convey_error_INTERNAL;
-    return nullptr;
-  }
-  virtual int epull_(convey_item_t*) noexcept { return convey_error_RIGID; }
-  /// Non-streaming kinds: OK or FAIL.
-  virtual int unpull_() noexcept { return convey_error_INTERNAL; }
-  /// Returns convey_OK, convey_NEAR, convey_DONE or negative.
-  virtual int advance_(bool done) = 0;
-  virtual int reset_() = 0;
-  /// Returns OK, FAIL (not THRIFTY) or negative.
-  virtual int set_codec_(const convey_codec_t*, void*) { return convey_FAIL; }
-  /// COMMS, SYNCS, BYTES counted by the kind.
-  virtual std::int64_t comm_statistic_(int which, bool cumulative) const noexcept = 0;
-  virtual std::size_t memory_bytes_() const noexcept { return core.memory_bytes(); }
-  virtual std::size_t max_memory_bytes_() const noexcept { return core.max_memory_bytes(); }
-
-  /// The state machine's move (seed 000 sec. 3.2); keeps fast_push and fast_pull.
-  void set_state(convoy::termination::state s) noexcept {
-    using convoy::termination::state;
-    this->state = s;
-    fast_push = streaming && s == state::working;
-    fast_pull = streaming && s != state::dormant && s != state::complete;
-  }
+  /// Points head.view at the engine's hot state when the inline calls may use it (a
+  /// streaming kind with an engine), else at closed_view. After construction, begin, reset.
+  void refresh_view() noexcept;
+  /// The view of conveyors without inline calls: no push, an empty window; never written.
+  static convey_view_t closed_view;
 
   /// Reports `code` (negative) from `where` once per code unless QUIET; returns it.
   int panic(const char* where, int code, const char* detail = nullptr) noexcept;
@@ -179,6 +166,59 @@ struct conveyor {
   std::size_t buffer_bytes = 0;
   std::uint64_t suppressed = 0;  ///< bit k: code -k already printed
 };
+
+namespace convoy::facade {
+
+/// A kind's methods over its conveyor `c` (set up by the kind's constructor). Called by the
+/// dispatch functions only when legal.
+class kind {
+ public:
+  explicit kind(::conveyor& conv) noexcept : c(conv) {}
+  virtual ~kind() = default;
+  kind(const kind&) = delete;
+  kind& operator=(const kind&) = delete;
+
+  /// Returns convey_OK or a negative convey code; on failure nothing changed.
+  virtual int begin_(std::size_t item_bytes, std::size_t align) = 0;
+  /// Non-streaming kinds only; convey codes.
+  virtual int push_(const void*, std::int64_t) noexcept { return convey_error_INTERNAL; }
+  virtual int epush_(std::size_t, const void*, std::int64_t) noexcept { return convey_error_RIGID; }
+  /// Non-streaming kinds: rigid pull, returning a pointer to the item (aligned per `align`
+  /// if `aligned`), valid until the next pull/unpull, or nullptr with *rc = 0 (nothing
+  /// ready) or negative.
+  virtual const void* pull_(std::int64_t*, int* rc, bool) noexcept {
+    *rc = convey_error_INTERNAL;
+    return nullptr;
+  }
+  virtual int epull_(convey_item_t*) noexcept { return convey_error_RIGID; }
+  /// Non-streaming kinds: OK or FAIL.
+  virtual int unpull_() noexcept { return convey_error_INTERNAL; }
+  /// Returns convey_OK, convey_NEAR, convey_DONE or negative.
+  virtual int advance_(bool done) = 0;
+  virtual int reset_() = 0;
+  /// Returns OK, FAIL (not THRIFTY) or negative.
+  virtual int set_codec_(const convey_codec_t*, void*) { return convey_FAIL; }
+  /// COMMS, SYNCS, BYTES counted by the kind.
+  [[nodiscard]] virtual std::int64_t comm_statistic_(int which, bool cumulative) const noexcept = 0;
+  [[nodiscard]] virtual std::size_t memory_bytes_() const noexcept { return c.core.memory_bytes(); }
+  [[nodiscard]] virtual std::size_t max_memory_bytes_() const noexcept {
+    return c.core.max_memory_bytes();
+  }
+
+ protected:
+  ::conveyor& c;
+};
+
+/// A new conveyor of kind `K`: `K(conveyor&, args...)` sets it up.
+template <class K, class... A>
+::conveyor* make_kind(const char* kind_name, std::uint64_t options, A&&... args) {
+  auto c = std::make_unique<::conveyor>(kind_name, options);
+  c->ops = std::make_unique<K>(*c, std::forward<A>(args)...);
+  c->refresh_view();
+  return c.release();
+}
+
+}  // namespace convoy::facade
 
 namespace convoy::facade {
 

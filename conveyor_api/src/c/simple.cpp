@@ -12,10 +12,11 @@ namespace {
 
 namespace term = convoy::termination;
 
-class simple_conveyor final : public ::conveyor {
+class simple_conveyor final : public kind {
  public:
-  simple_conveyor(std::size_t capacity, const convey_alc8r_t* alloc, std::uint64_t opts)
-      : ::conveyor("simple", opts) {
+  simple_conveyor(::conveyor& conv, std::size_t capacity, const convey_alc8r_t* alloc,
+                  std::uint64_t opts)
+      : kind(conv) {
     if (capacity == 0) throw error("capacity must be positive");
     engine_request r;
     r.layout.kind = layout_kind::bulk;
@@ -23,27 +24,27 @@ class simple_conveyor final : public ::conveyor {
     r.steady = (opts & convey_opt_PROGRESS) != 0;
     conveyor_options o = engine_options_for(r, alloc, opts);  // + DYNAMIC, the allocator
     if (opts & convey_opt_COMPRESS) {
-      features |= convey_THRIFTY;
+      c.features |= convey_THRIFTY;
       o.codec = codec_;
     }
-    if (o.steady) features |= convey_STEADY;
-    core = untyped_conveyor(MPI_COMM_WORLD, std::move(o));
-    order = 1;
-    n_local = 1;
-    buffer_bytes = capacity;
+    if (o.steady) c.features |= convey_STEADY;
+    c.core = untyped_conveyor(MPI_COMM_WORLD, std::move(o));
+    c.order = 1;
+    c.n_local = 1;
+    c.buffer_bytes = capacity;
   }
 
-  int begin_(std::size_t bytes, std::size_t) override { return to_convey(core.begin(bytes)); }
+  int begin_(std::size_t bytes, std::size_t) override { return to_convey(c.core.begin(bytes)); }
 
   int push_(const void* item, std::int64_t pe) noexcept override {
-    return to_convey(core.push(item, static_cast<int>(pe)));
+    return to_convey(c.core.push(item, static_cast<int>(pe)));
   }
 
   // Items are packed at item_bytes in 64-byte aligned buffers, and begin's alignment
   // divides item_bytes: the pointer is aligned as asked (CAPI-7).
   const void* pull_(std::int64_t* from, int* rc, bool) noexcept override {
     term::item_view v;
-    const int got = core.pull(v);
+    const int got = c.core.pull(v);
     if (got <= 0) {
       *rc = to_convey(got);
       return nullptr;
@@ -52,11 +53,11 @@ class simple_conveyor final : public ::conveyor {
     return v.data;
   }
 
-  int unpull_() noexcept override { return to_convey(core.unpull()); }
+  int unpull_() noexcept override { return to_convey(c.core.unpull()); }
 
-  int advance_(bool done) override { return advance_code(core.advance(done), core); }
+  int advance_(bool done) override { return c.advance_code(c.core.advance(done), c.core); }
 
-  int reset_() override { return to_convey(core.reset()); }
+  int reset_() override { return to_convey(c.core.reset()); }
 
   int set_codec_(const convey_codec_t* codec, void* arg) override {
     codec_->set(codec, arg);  // the exchange plans it at the next begin
@@ -66,8 +67,8 @@ class simple_conveyor final : public ::conveyor {
   std::int64_t comm_statistic_(int which, bool cumulative) const noexcept override {
     try {
       if (which == convey_SYNCS)
-        return static_cast<std::int64_t>(core.bulk()->collectives(cumulative));
-      const term::engine_stats s = core.stats(cumulative);
+        return static_cast<std::int64_t>(c.core.bulk()->collectives(cumulative));
+      const term::engine_stats s = c.core.stats(cumulative);
       return static_cast<std::int64_t>(which == convey_COMMS ? s.buffers_sent : s.bytes_sent);
     } catch (...) {
       return -1;
@@ -81,7 +82,7 @@ class simple_conveyor final : public ::conveyor {
 }  // namespace
 
 ::conveyor* make_simple(std::size_t capacity, const convey_alc8r_t* alloc, std::uint64_t options) {
-  return new simple_conveyor(capacity, alloc, options);
+  return make_kind<simple_conveyor>("simple", options, capacity, alloc, options);
 }
 
 }  // namespace convoy::facade

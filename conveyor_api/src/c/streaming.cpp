@@ -12,42 +12,43 @@
 namespace convoy::facade {
 namespace {
 
-class streaming_conveyor final : public ::conveyor {
+class streaming_conveyor final : public kind {
  public:
-  streaming_conveyor(const engine_request& r, const convey_alc8r_t* alloc, std::uint64_t opts)
-      : ::conveyor(r.layout.kind == layout_kind::mesh ? "mesh" : "tensor", opts),
+  streaming_conveyor(::conveyor& conv, const engine_request& r, const convey_alc8r_t* alloc,
+                     std::uint64_t opts)
+      : kind(conv),
         // THRIFTY: the compressing transport squeezes buffers on off-node links.
         thrifty_mode_((opts & convey_opt_COMPRESS) && r.layout.kind == layout_kind::tensor) {
     conveyor_options o = engine_options_for(r, alloc, opts);
     if (thrifty_mode_) {
       o.codec = codec_;
       o.on_compressing = [this](aggregation::compressing_transport& t) { thrifty_ = &t; };
-      features |= convey_THRIFTY;
+      c.features |= convey_THRIFTY;
     }
-    core = untyped_conveyor(MPI_COMM_WORLD, std::move(o));
-    if (!core.engine()) thrifty_ = nullptr;  // DYNAMIC: the validating engine is gone
-    streaming = true;
-    order = r.layout.kind == layout_kind::mesh ? core.plan()->max_hops() : r.layout.order;
-    n_local = r.layout.kind == layout_kind::tensor && r.layout.order >= 2 ? r.layout.n_local : 1;
-    buffer_bytes = r.layout.capacity;
-    if (core.engine_options().steady) features |= convey_STEADY;
-    if ((opts & convey_opt_COMPRESS) && !thrifty_mode_ && (opts & convey_opt_ALERT) && my_pe == 0)
-      print_once(std::string("warning: ") + kind + " conveyors do not compress; buffers are sent" +
+    c.core = untyped_conveyor(MPI_COMM_WORLD, std::move(o));
+    if (!c.core.engine()) thrifty_ = nullptr;  // DYNAMIC: the validating engine is gone
+    c.streaming = true;
+    c.order = r.layout.kind == layout_kind::mesh ? c.core.plan()->max_hops() : r.layout.order;
+    c.n_local = r.layout.kind == layout_kind::tensor && r.layout.order >= 2 ? r.layout.n_local : 1;
+    c.buffer_bytes = r.layout.capacity;
+    if (c.core.engine_options().steady) c.features |= convey_STEADY;
+    if ((opts & convey_opt_COMPRESS) && !thrifty_mode_ && (opts & convey_opt_ALERT) && c.my_pe == 0)
+      print_once(std::string("warning: ") + c.kind + " conveyors do not compress; buffers are sent" +
                  " uncompressed");
-    scratch = make_aligned(std::max<std::size_t>(core.max_item_bytes(), 64));
+    c.scratch = make_aligned(std::max<std::size_t>(c.core.max_item_bytes(), 64));
   }
 
   int begin_(std::size_t bytes, std::size_t) override {
     saved_mark_ = saved_total();
-    return to_convey(core.begin(bytes));  // DYNAMIC: builds the engine (T11 grab)
+    return to_convey(c.core.begin(bytes));  // DYNAMIC: builds the engine (T11 grab)
   }
 
-  int advance_(bool done) override { return advance_code(core.advance(done), core); }
+  int advance_(bool done) override { return c.advance_code(c.core.advance(done), c.core); }
 
   int reset_() override {
     const std::uint64_t saved = saved_total();
-    const int rc = to_convey(core.reset());
-    if (rc >= 0 && thrifty_ && !core.engine()) {  // DYNAMIC: the transport went with the engine
+    const int rc = to_convey(c.core.reset());
+    if (rc >= 0 && thrifty_ && !c.core.engine()) {  // DYNAMIC: the transport went with the engine
       saved_cum_ = saved;
       thrifty_ = nullptr;
     }
@@ -63,7 +64,7 @@ class streaming_conveyor final : public ::conveyor {
   std::int64_t comm_statistic_(int which, bool cumulative) const noexcept override {
     if (which == convey_SYNCS) return 0;  // asynchronous: no collective synchronization
     try {
-      const termination::engine_stats s = core.stats(cumulative);
+      const termination::engine_stats s = c.core.stats(cumulative);
       if (which == convey_COMMS) return static_cast<std::int64_t>(s.buffers_sent);
       // Compression: BYTES counts what was actually sent.
       const std::uint64_t saved = saved_total() - (cumulative ? 0 : saved_mark_);
@@ -90,7 +91,8 @@ class streaming_conveyor final : public ::conveyor {
 
 ::conveyor* make_streaming(const engine_request& r, const convey_alc8r_t* alloc,
                            std::uint64_t options) {
-  return new streaming_conveyor(r, alloc, options);
+  return make_kind<streaming_conveyor>(r.layout.kind == layout_kind::mesh ? "mesh" : "tensor",
+                                       options, r, alloc, options);
 }
 
 conveyor_options engine_options_for(const engine_request& r, const convey_alc8r_t* alloc,
