@@ -1,5 +1,9 @@
 #include "channels.hpp"
 
+#if CONVOY_BENCH_HAVE_ENGINE
+#include <convoy/base/settings.hpp>
+#endif
+
 #include <cstdio>
 #include <cstdlib>
 #include <new>
@@ -345,7 +349,12 @@ convey_channel::convey_channel(MPI_Comm comm, const kind_spec& k, const options&
   capacity_ = opt.convey_capacity;
   if (capacity_ == 0) {
     const char* env = std::getenv("CONVEY_BUFFER_SIZE");
-    capacity_ = env ? std::strtoull(env, nullptr, 10) : 0;
+#if CONVOY_BENCH_HAVE_ENGINE
+    // The library's grammar (k = x1000, Ki = x1024, M, Mi): the size the library would use.
+    capacity_ = env ? convoy::base::parse_bytes("CONVEY_BUFFER_SIZE", env) : 0;
+#else
+    capacity_ = env ? std::strtoull(env, nullptr, 10) : 0;  // another library: plain digits
+#endif
     if (capacity_ == 0) capacity_ = 10000;  // bale's compiled-in default (MSGBYTES)
   }
   const std::size_t n_buffers =

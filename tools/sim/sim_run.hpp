@@ -4,6 +4,7 @@
 /// counts, predicted time and memory out (tools/sim/README.md). The engines are the
 /// library's own (termination::engine) over aggregation::timed_network.
 #include <convoy/base/error.hpp>
+#include <convoy/base/settings.hpp>
 #include <convoy/router/route_plan.hpp>
 #include <cstddef>
 #include <cstdint>
@@ -36,7 +37,7 @@ struct plan_config {
 struct run_config {
   machine_config machine;
   plan_config plan;
-  std::size_t buffer_bytes = 16384;
+  std::size_t buffer_bytes = base::default_buffer_bytes;
   int n_buffers = 2;
   workload_kind workload = workload_kind::uniform;
   std::uint64_t items_per_rank = 1000;  ///< not for workload_kind::traffic

@@ -8,6 +8,7 @@
 
 #include <convoy/aggregation/codec.hpp>
 #include <convoy/aggregation/transport.hpp>
+#include <convoy/base/settings.hpp>
 #include <cstddef>
 #include <cstdint>
 #include <functional>
@@ -20,7 +21,7 @@ class bulk_exchange {
  public:
   struct options {
     /// Bytes of one per-destination buffer (no header: a buffer holds items only).
-    std::size_t capacity_bytes = 16384;
+    std::size_t capacity_bytes = base::default_buffer_bytes;
     /// Where the buffers come from (one grab of footprint() bytes; T11's interface).
     /// Null: 64-byte aligned operator new.
     std::shared_ptr<buffer_source> memory;

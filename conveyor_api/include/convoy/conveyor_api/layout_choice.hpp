@@ -12,6 +12,7 @@
 /// entry (issue 14) can drive it through layout_inputs::preferred.
 #include <mpi.h>
 
+#include <convoy/aggregation/packing.hpp>
 #include <convoy/base/settings.hpp>
 #include <convoy/conveyor_api/options.hpp>
 #include <convoy/topology/machine.hpp>
@@ -26,7 +27,7 @@
 namespace convoy {
 
 /// The bytes of header the engine adds to every buffer (aggregation::buffer_header).
-inline constexpr std::size_t buffer_header_bytes = 16;
+inline constexpr std::size_t buffer_header_bytes = aggregation::header_bytes;
 
 /// The group size of bale's tensor routes when the caller gives none (API-1): the greatest
 /// common divisor of the node sizes, so that a group of n_local consecutive ranks never
@@ -97,7 +98,7 @@ struct layout_inputs {
   convoy::base::settings settings;
   /// The engine's default buffer bytes, header included, for when CONVEY_BUFFER_SIZE is
   /// unset (resolve_engine_options: CONVOY_BUFFER_BYTES, the tuning file, 16384).
-  std::size_t engine_capacity_bytes = 16384;
+  std::size_t engine_capacity_bytes = base::default_buffer_bytes;
   /// Tried first, as is, when it fits the request (issue 14: a tuning-file entry naming the
   /// measured-fastest layout). Its memory_bytes is recomputed.
   std::optional<layout_plan> preferred;
