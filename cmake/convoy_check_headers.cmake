@@ -2,16 +2,26 @@ cmake_minimum_required(VERSION 3.25)
 # cmake -DLISTED="<include dir>=<h1>|<h2>|...;..." -P convoy_check_headers.cmake
 # Fails if a header file under an include directory is missing from its component's
 # HEADERS list (convoy_component), i.e. would escape the self-containment check.
+# Components may share an include directory (conveyor_api and async): their lists are
+# joined per directory first.
 set(missing "")
+set(dirs "")
 foreach(entry IN LISTS LISTED)
   string(FIND "${entry}" "=" eq)
   string(SUBSTRING "${entry}" 0 ${eq} dir)
   math(EXPR from "${eq} + 1")
   string(SUBSTRING "${entry}" ${from} -1 hs)
   string(REPLACE "|" ";" headers "${hs}")
+  string(MD5 key "${dir}")
+  list(APPEND listed_${key} ${headers})
+  list(APPEND dirs "${dir}")
+endforeach()
+list(REMOVE_DUPLICATES dirs)
+foreach(dir IN LISTS dirs)
+  string(MD5 key "${dir}")
   file(GLOB_RECURSE found RELATIVE "${dir}" "${dir}/*.h" "${dir}/*.hpp")
   foreach(h IN LISTS found)
-    if(NOT h IN_LIST headers)
+    if(NOT h IN_LIST listed_${key})
       list(APPEND missing "${dir}/${h}")
     endif()
   endforeach()
