@@ -85,7 +85,8 @@ std::shared_ptr<const node_group> shared_node_group(MPI_Comm comm, const node_ma
   key += std::to_string(nodes.size());
   key += ' ';
   key += std::to_string(hash);
-  if (auto known = base::comm_cached_as<const node_group>(comm, key); known && known->nodes == nodes)
+  if (auto known = base::comm_cached_as<const node_group>(comm, key);
+      known && known->nodes == nodes)
     return known;
   auto g = std::make_shared<node_group>();
   g->nodes = nodes;
@@ -99,8 +100,8 @@ std::shared_ptr<const node_group> shared_node_group(MPI_Comm comm, const node_ma
   std::vector<int> node_ranks(static_cast<std::size_t>(g->size));
   for (int i = 0; i < g->size; ++i) node_ranks[static_cast<std::size_t>(i)] = i;
   g->parent_rank.assign(static_cast<std::size_t>(g->size), MPI_UNDEFINED);
-  const int rc = MPI_Group_translate_ranks(node, g->size, node_ranks.data(), parent,
-                                           g->parent_rank.data());
+  const int rc =
+      MPI_Group_translate_ranks(node, g->size, node_ranks.data(), parent, g->parent_rank.data());
   MPI_Group_free(&parent);
   MPI_Group_free(&node);
   if (rc != MPI_SUCCESS)

@@ -81,7 +81,8 @@ int delete_all_values(MPI_Comm /*comm*/, int /*keyval*/, void* /*attribute*/, vo
 int comm_keyval() {
   static const int keyval = [] {
     int k = MPI_KEYVAL_INVALID;
-    CONVOY_MPI_CHECK(MPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, delete_comm_values, &k, nullptr));
+    CONVOY_MPI_CHECK(
+        MPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, delete_comm_values, &k, nullptr));
     return k;
   }();
   return keyval;
@@ -112,8 +113,8 @@ std::uint64_t id_of(MPI_Comm comm, bool create) {
     id = r.next_id++;
     r.by_comm.emplace(id, entries{});
   }
-  CONVOY_MPI_CHECK(MPI_Comm_set_attr(
-      comm, comm_keyval(), reinterpret_cast<void*>(static_cast<std::uintptr_t>(id))));
+  CONVOY_MPI_CHECK(MPI_Comm_set_attr(comm, comm_keyval(),
+                                     reinterpret_cast<void*>(static_cast<std::uintptr_t>(id))));
   return id;
 }
 

@@ -40,7 +40,8 @@ std::unique_ptr<aggregation::compressing_transport> compress_off_node(
 
 // The settings of `o`, else rank 0's (collective).
 std::shared_ptr<const base::settings> settings_of(MPI_Comm comm, const conveyor_options& o) {
-  return o.settings ? o.settings : std::make_shared<const base::settings>(base::settings::from_env(comm));
+  return o.settings ? o.settings
+                    : std::make_shared<const base::settings>(base::settings::from_env(comm));
 }
 
 }  // namespace
