@@ -46,8 +46,8 @@ bulk_exchange::bulk_exchange(MPI_Comm comm, options o)
       P * region_ > static_cast<std::size_t>(INT_MAX))
     throw error("bulk_exchange: capacity " + std::to_string(capacity_) + " x " + std::to_string(P) +
                 " ranks exceeds the 2 GiB one MPI_Alltoallv can address");
-  CONVOY_MPI_CHECK(MPI_Comm_dup(comm, &comm_));
-  MPI_Comm_set_errhandler(comm_, MPI_ERRORS_RETURN);
+  dup_ = detail::pooled_dup(comm);  // AGG-69
+  comm_ = dup_.get();
   compress_.assign(P, 0);
   for (int d = 0; d < n_ranks_; ++d)
     compress_[static_cast<std::size_t>(d)] =
@@ -63,7 +63,9 @@ bulk_exchange::bulk_exchange(MPI_Comm comm, options o)
 bulk_exchange::~bulk_exchange() {
   end_cycle();
   release_buffers();
-  if (comm_ != MPI_COMM_NULL) MPI_Comm_free(&comm_);
+  // Only blocking collectives ran on the duplicate: nothing of ours is in flight (AGG-69).
+  dup_.end(true);
+  comm_ = MPI_COMM_NULL;
 }
 
 void bulk_exchange::acquire_buffers() {

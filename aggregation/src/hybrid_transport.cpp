@@ -92,14 +92,7 @@ namespace {
 // for all ranks, since the hybrid's constructor is collective over `comm` in a way the MPI
 // transport's is not, and both ends of a link must use the same kind).
 bool some_node_shared(MPI_Comm comm, const node_map& nodes) {
-  MPI_Comm node = split_node(comm, nodes);
-  int node_size = 0;
-  const int rc = MPI_Comm_size(node, &node_size);
-  MPI_Comm_free(&node);
-  if (rc != MPI_SUCCESS) convoy::detail::throw_mpi_error("MPI_Comm_size", rc, __FILE__, __LINE__);
-  int max_node_size = 0;
-  CONVOY_MPI_CHECK(MPI_Allreduce(&node_size, &max_node_size, 1, MPI_INT, MPI_MAX, comm));
-  return max_node_size > 1;
+  return shared_node_group(comm, nodes)->largest > 1;  // AGG-68: split once per communicator
 }
 
 // `s`: the settings for node discovery; null: read them (base::settings::from_env).

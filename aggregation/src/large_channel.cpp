@@ -160,15 +160,11 @@ std::size_t mpi_large_channel::memory_bytes() const noexcept {
 base::large_kind resolve_large_kind(MPI_Comm comm, base::large_kind kind, bool buffer_source) {
   if (kind != base::large_kind::automatic) return kind;
   if (buffer_source) return base::large_kind::two_sided;
-  int n = 0, on_node = 0;
+  int n = 0;
   CONVOY_MPI_CHECK(MPI_Comm_size(comm, &n));
-  MPI_Comm node = split_node(comm, {});  // the real shared-memory group
-  const int rc = MPI_Comm_size(node, &on_node);
-  MPI_Comm_free(&node);
-  if (rc != MPI_SUCCESS) convoy::detail::throw_mpi_error("MPI_Comm_size", rc, __FILE__, __LINE__);
-  // Every rank sees the same: the group sizes are equal to n on all ranks or on none.
-  int one_node = on_node == n ? 1 : 0;
-  CONVOY_MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, &one_node, 1, MPI_INT, MPI_MIN, comm));
+  // The real shared-memory groups (AGG-68: split once per communicator); every rank sees
+  // the same largest group.
+  const bool one_node = shared_node_group(comm, {})->largest == n;
   return one_node ? base::large_kind::rendezvous : base::large_kind::two_sided;
 }
 

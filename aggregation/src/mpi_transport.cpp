@@ -45,8 +45,8 @@ mpi_transport::mpi_transport(MPI_Comm comm, std::shared_ptr<buffer_source> memor
                              int credit_window)
     : memory_(std::move(memory)), credit_window_(credit_window) {
   if (comm == MPI_COMM_NULL) throw convoy::error("mpi_transport: communicator is MPI_COMM_NULL");
-  CONVOY_MPI_CHECK(MPI_Comm_dup(comm, &comm_));
-  CONVOY_MPI_CHECK(MPI_Comm_set_errhandler(comm_, MPI_ERRORS_RETURN));
+  dup_ = detail::pooled_dup(comm);  // AGG-69: an MPI_Allreduce, a new duplicate only at first
+  comm_ = dup_.get();
 }
 
 mpi_transport::~mpi_transport() {
@@ -106,7 +106,12 @@ mpi_transport::~mpi_transport() {
     }
   }
   if (leaked_credit_buffer) static_cast<void>(credit_send_buf_.release());
-  MPI_Comm_free(&comm_);
+  // AGG-69: a settled transport with nothing pending hands its duplicate to the next one on
+  // the same communicator (its peers settled too: each waited for the credits of the
+  // others); otherwise the duplicate is freed.
+  dup_.end(!opened_ || (settled() && !leaked_send_buffer && !leaked_credit_buffer &&
+                        n_send_active_ == 0 && n_credit_send_active_ == 0));
+  comm_ = MPI_COMM_NULL;
   // The block goes back last, after every receive was cancelled and every send completed
   // (AGG-11). A send abandoned above may still read its slice: then the whole block is left
   // allocated, as an own buffer would be.

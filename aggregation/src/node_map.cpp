@@ -1,7 +1,9 @@
 #include <convoy/aggregation/node_map.hpp>
+#include <convoy/base/comm_cache.hpp>
 #include <convoy/base/error.hpp>
 #include <convoy/base/settings.hpp>
 #include <convoy/topology/machine.hpp>
+#include <cstdint>
 #include <string>
 #include <utility>
 
@@ -62,6 +64,50 @@ MPI_Comm split_node(MPI_Comm comm, const node_map& nodes) {
   MPI_Comm_free(&shared);
   if (rc != MPI_SUCCESS) convoy::detail::throw_mpi_error("MPI_Comm_split", rc, __FILE__, __LINE__);
   return node;
+}
+
+node_group::~node_group() {
+  int finalized = 0;
+  MPI_Finalized(&finalized);
+  if (!finalized && comm != MPI_COMM_NULL) MPI_Comm_free(&comm);
+}
+
+std::shared_ptr<const node_group> shared_node_group(MPI_Comm comm, const node_map& nodes) {
+  check_comm(comm, "shared_node_group");
+  // The key names the map by its length and a hash; the entry holds the map itself, so a
+  // collision (the same on every rank: every rank holds the same map) only rebuilds.
+  std::uint64_t hash = 1469598103934665603ULL;  // FNV-1a over the entries
+  for (const int n : nodes) {
+    hash ^= static_cast<std::uint64_t>(static_cast<unsigned>(n));
+    hash *= 1099511628211ULL;
+  }
+  std::string key = "convoy.aggregation.node_group ";
+  key += std::to_string(nodes.size());
+  key += ' ';
+  key += std::to_string(hash);
+  if (auto known = base::comm_cached_as<const node_group>(comm, key);
+      known && known->nodes == nodes)
+    return known;
+  auto g = std::make_shared<node_group>();
+  g->nodes = nodes;
+  g->comm = split_node(comm, nodes);
+  CONVOY_MPI_CHECK(MPI_Comm_set_errhandler(g->comm, MPI_ERRORS_RETURN));
+  CONVOY_MPI_CHECK(MPI_Comm_size(g->comm, &g->size));
+  CONVOY_MPI_CHECK(MPI_Allreduce(&g->size, &g->largest, 1, MPI_INT, MPI_MAX, comm));
+  MPI_Group parent = MPI_GROUP_NULL, node = MPI_GROUP_NULL;
+  CONVOY_MPI_CHECK(MPI_Comm_group(comm, &parent));
+  CONVOY_MPI_CHECK(MPI_Comm_group(g->comm, &node));
+  std::vector<int> node_ranks(static_cast<std::size_t>(g->size));
+  for (int i = 0; i < g->size; ++i) node_ranks[static_cast<std::size_t>(i)] = i;
+  g->parent_rank.assign(static_cast<std::size_t>(g->size), MPI_UNDEFINED);
+  const int rc =
+      MPI_Group_translate_ranks(node, g->size, node_ranks.data(), parent, g->parent_rank.data());
+  MPI_Group_free(&parent);
+  MPI_Group_free(&node);
+  if (rc != MPI_SUCCESS)
+    convoy::detail::throw_mpi_error("MPI_Group_translate_ranks", rc, __FILE__, __LINE__);
+  base::comm_cache(comm, key, g);
+  return g;
 }
 
 }  // namespace convoy::aggregation

@@ -75,22 +75,10 @@ shm_transport::shm_transport(MPI_Comm comm, shm_filling filling, const node_map&
   if (comm == MPI_COMM_NULL) throw convoy::error("shm_transport: communicator is MPI_COMM_NULL");
   CONVOY_MPI_CHECK(MPI_Comm_rank(comm, &rank_));
   CONVOY_MPI_CHECK(MPI_Comm_size(comm, &size_));
-  node_comm_ = split_node(comm, nodes);  // AGG-60: the emulated node when there is one
-  CONVOY_MPI_CHECK(MPI_Comm_set_errhandler(node_comm_, MPI_ERRORS_RETURN));
-  int node_size = 0;
-  CONVOY_MPI_CHECK(MPI_Comm_size(node_comm_, &node_size));
-  MPI_Group comm_group = MPI_GROUP_NULL, node_group = MPI_GROUP_NULL;
-  CONVOY_MPI_CHECK(MPI_Comm_group(comm, &comm_group));
-  CONVOY_MPI_CHECK(MPI_Comm_group(node_comm_, &node_group));
-  std::vector<int> node_ranks(static_cast<std::size_t>(node_size));
-  for (int i = 0; i < node_size; ++i) node_ranks[static_cast<std::size_t>(i)] = i;
-  node_to_comm_.assign(static_cast<std::size_t>(node_size), MPI_UNDEFINED);
-  const int rc = MPI_Group_translate_ranks(node_group, node_size, node_ranks.data(), comm_group,
-                                           node_to_comm_.data());
-  MPI_Group_free(&comm_group);
-  MPI_Group_free(&node_group);
-  if (rc != MPI_SUCCESS)
-    convoy::detail::throw_mpi_error("MPI_Group_translate_ranks", rc, __FILE__, __LINE__);
+  node_ = shared_node_group(comm, nodes);  // AGG-60: the emulated node when there is one
+  node_comm_ = node_->comm;
+  const int node_size = node_->size;
+  node_to_comm_ = node_->parent_rank;
   for (int i = 0; i < node_size; ++i)
     comm_to_node_.emplace_back(node_to_comm_[static_cast<std::size_t>(i)], i);
   std::sort(comm_to_node_.begin(), comm_to_node_.end());
@@ -104,7 +92,6 @@ shm_transport::~shm_transport() {
     MPI_Win_unlock_all(win_);
     MPI_Win_free(&win_);
   }
-  if (node_comm_ != MPI_COMM_NULL) MPI_Comm_free(&node_comm_);
 }
 
 int shm_transport::node_rank(int peer) const noexcept {

@@ -1,6 +1,9 @@
+#include <algorithm>
 #include <climits>
 #include <convoy/base/collective.hpp>
 #include <convoy/base/error.hpp>
+#include <cstdint>
+#include <cstring>
 
 namespace convoy::base {
 
@@ -17,6 +20,28 @@ void raise_if_any_failed(MPI_Comm comm, const std::string* failure) {
   text.resize(static_cast<size_t>(len));
   if (len > 0) CONVOY_MPI_CHECK(MPI_Bcast(text.data(), len, MPI_CHAR, first, comm));
   throw error(text);
+}
+
+void broadcast(MPI_Comm comm, std::string& text, int root) {
+  int rank = 0;
+  CONVOY_MPI_CHECK(MPI_Comm_rank(comm, &rank));
+  // [8-byte length][the first broadcast_inline_bytes], then the rest if there is more.
+  char head[8 + broadcast_inline_bytes];
+  std::uint64_t n = text.size();
+  if (rank == root) {
+    if (n > static_cast<std::uint64_t>(INT_MAX)) throw error("broadcast: text too large to send");
+    std::memcpy(head, &n, 8);
+    std::memcpy(head + 8, text.data(), std::min<std::size_t>(text.size(), broadcast_inline_bytes));
+  }
+  CONVOY_MPI_CHECK(MPI_Bcast(head, static_cast<int>(sizeof head), MPI_BYTE, root, comm));
+  std::memcpy(&n, head, 8);
+  if (rank != root) {
+    text.resize(static_cast<std::size_t>(n));
+    std::memcpy(text.data(), head + 8, std::min<std::size_t>(text.size(), broadcast_inline_bytes));
+  }
+  if (n > broadcast_inline_bytes)
+    CONVOY_MPI_CHECK(MPI_Bcast(text.data() + broadcast_inline_bytes,
+                               static_cast<int>(n - broadcast_inline_bytes), MPI_BYTE, root, comm));
 }
 
 }  // namespace convoy::base

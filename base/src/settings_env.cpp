@@ -1,6 +1,6 @@
 // Settings from the environment and the tuning file; the collective resolution reads both
 // on rank 0 only and broadcasts what it read (base/README.md BASE-6, BASE-7).
-#include <climits>
+#include <convoy/base/collective.hpp>
 #include <convoy/base/error.hpp>
 #include <convoy/base/settings.hpp>
 #include <cstdint>
@@ -77,15 +77,6 @@ std::vector<std::string> unpack(const std::string& blob) {
   return fields;
 }
 
-// Broadcasts rank 0's `blob` to every rank of `comm`.
-void broadcast(MPI_Comm comm, std::string& blob) {
-  if (blob.size() > static_cast<std::size_t>(INT_MAX)) throw error("settings: too large to send");
-  int len = static_cast<int>(blob.size());
-  CONVOY_MPI_CHECK(MPI_Bcast(&len, 1, MPI_INT, 0, comm));
-  blob.resize(static_cast<std::size_t>(len));
-  if (len > 0) CONVOY_MPI_CHECK(MPI_Bcast(blob.data(), len, MPI_CHAR, 0, comm));
-}
-
 }  // namespace
 
 settings settings::from_env() { return from_values(environment()); }
@@ -121,7 +112,7 @@ settings settings::from_env(MPI_Comm comm) {
     }
     blob = pack(fields);
   }
-  broadcast(comm, blob);
+  broadcast(comm, blob);  // one MPI_Bcast for a few hundred bytes
   const std::vector<std::string> fields = unpack(blob);
   if (fields.at(0) == "error") throw error(fields.at(1));
   if (rank == 0) return mine;

@@ -7,8 +7,10 @@
 #include <convoy/conveyor_api/layout_choice.hpp>
 #include <convoy/router/memory.hpp>
 #include <convoy/topology/build_mesh.hpp>
+#include <memory>
 #include <numeric>
 #include <string>
+#include <utility>
 
 namespace convoy {
 
@@ -41,6 +43,7 @@ conveyor_options layout_plan::options() const {
   if (kind == layout_kind::bulk) {  // one buffer per rank, no header (bulk_exchange)
     o.kind = conveyor_kind::bulk;
     o.capacity_bytes = capacity;
+    o.settings = settings;
     return o;
   }
   if (kind == layout_kind::tensor) {
@@ -51,6 +54,7 @@ conveyor_options layout_plan::options() const {
   }
   o.capacity_bytes = capacity + buffer_header_bytes;
   o.n_buffers = n_buffers;
+  o.settings = settings;
   return o;
 }
 
@@ -141,10 +145,12 @@ layout_meter machine_meter(const topology::machine& m) {
   };
 }
 
-layout_meter collective_meter(MPI_Comm comm) {
-  return [comm](const layout_plan& t) {
+layout_meter collective_meter(MPI_Comm comm, std::shared_ptr<const base::settings> settings) {
+  return [comm, settings = std::move(settings)](const layout_plan& t) {
     metered_plan out;
-    out.plan = make_plan(comm, t.options());
+    conveyor_options o = t.options();
+    if (settings) o.settings = settings;
+    out.plan = make_plan(comm, o);
     int rank = 0;
     CONVOY_MPI_CHECK(MPI_Comm_rank(comm, &rank));
     struct {
@@ -224,16 +230,23 @@ layout_inputs collective_inputs(MPI_Comm comm, const layout_request& r) {
 }  // namespace
 
 layout_plan choose_layout(MPI_Comm comm, const layout_request& request) {
-  return choose_layout(request, collective_inputs(comm, request), collective_meter(comm));
+  const layout_inputs in = collective_inputs(comm, request);
+  auto settings = std::make_shared<const base::settings>(in.settings);
+  layout_plan t = choose_layout(request, in, collective_meter(comm, settings));
+  t.settings = std::move(settings);
+  return t;
 }
 
 layout_plan choose_and_build(MPI_Comm comm, const layout_request& request,
                              const std::function<std::size_t(const layout_plan&)>& build) {
   const layout_inputs in = collective_inputs(comm, request);
-  const layout_meter meter = collective_meter(comm);
+  // Resolved once (BASE-6): the choice, the meter and every build use these.
+  const auto settings = std::make_shared<const base::settings>(in.settings);
+  const layout_meter meter = collective_meter(comm, settings);
   layout_request r = request;
   for (int attempt = 0; attempt < 6; ++attempt) {
     layout_plan t = choose_layout(r, in, meter);
+    t.settings = settings;
     const unsigned long long mine = build(t);
     if (r.max_bytes == SIZE_MAX) return t;
     unsigned long long worst = 0;

@@ -1,6 +1,7 @@
 // Laying conveyors onto the machine: topology discovery -> route plan -> MPI transport ->
 // engine. Settings precedence: explicit option > environment > tuning file > default; the
-// settings are resolved once per construction (base::settings::from_env(comm), BASE-6).
+// settings are resolved once per construction (base::settings::from_env(comm), BASE-6),
+// unless the caller resolved them before (conveyor_options::settings).
 #include <convoy/aggregation/compressing_transport.hpp>
 #include <convoy/aggregation/hybrid_transport.hpp>
 #include <convoy/aggregation/node_map.hpp>
@@ -37,6 +38,12 @@ std::unique_ptr<aggregation::compressing_transport> compress_off_node(
       aggregation::compressing_transport::item_size_source{});
 }
 
+// The settings of `o`, else rank 0's (collective).
+std::shared_ptr<const base::settings> settings_of(MPI_Comm comm, const conveyor_options& o) {
+  return o.settings ? o.settings
+                    : std::make_shared<const base::settings>(base::settings::from_env(comm));
+}
+
 }  // namespace
 
 std::shared_ptr<const router::route_plan> make_plan(MPI_Comm comm, const conveyor_options& o,
@@ -54,7 +61,7 @@ std::shared_ptr<const router::route_plan> make_plan(MPI_Comm comm, const conveyo
 }
 
 std::shared_ptr<const router::route_plan> make_plan(MPI_Comm comm, const conveyor_options& o) {
-  return make_plan(comm, o, base::settings::from_env(comm));
+  return make_plan(comm, o, *settings_of(comm, o));
 }
 
 termination::engine_options resolve_engine_options(const conveyor_options& o,
@@ -90,20 +97,20 @@ std::unique_ptr<bulk_engine> make_bulk_engine(MPI_Comm comm, const conveyor_opti
 }
 
 std::unique_ptr<bulk_engine> make_bulk_engine(MPI_Comm comm, const conveyor_options& o) {
-  return make_bulk_engine(comm, o, base::settings::from_env(comm));
+  return make_bulk_engine(comm, o, *settings_of(comm, o));
 }
 
 std::unique_ptr<termination::engine> make_mpi_engine(MPI_Comm comm, const conveyor_options& o,
                                                      const transport_factory& make_transport) {
-  const auto s = base::settings::from_env(comm);
-  return make_mpi_engine(comm, make_plan(comm, o, s), o, s, make_transport);
+  const auto s = settings_of(comm, o);
+  return make_mpi_engine(comm, make_plan(comm, o, *s), o, *s, make_transport);
 }
 
 std::unique_ptr<termination::engine> make_mpi_engine(MPI_Comm comm,
                                                      std::shared_ptr<const router::route_plan> plan,
                                                      const conveyor_options& o,
                                                      const transport_factory& make_transport) {
-  return make_mpi_engine(comm, std::move(plan), o, base::settings::from_env(comm), make_transport);
+  return make_mpi_engine(comm, std::move(plan), o, *settings_of(comm, o), make_transport);
 }
 
 std::unique_ptr<termination::engine> make_mpi_engine(MPI_Comm comm,

@@ -1,6 +1,8 @@
 // untyped_conveyor: the engine of its kind plus DYNAMIC buffers and lifetime statistics.
 #include <convoy/base/error.hpp>
+#include <convoy/base/settings.hpp>
 #include <convoy/conveyor_api/untyped_conveyor.hpp>
+#include <memory>
 #include <utility>
 
 namespace convoy {
@@ -26,8 +28,13 @@ void add(termination::engine_stats& into, const termination::engine_stats& s) {
 
 untyped_conveyor::untyped_conveyor(MPI_Comm comm, conveyor_options options)
     : comm_(comm), options_(std::move(options)) {
+  // API-1: the settings are resolved once per construction (unless the caller did), and
+  // kept for the engines a dynamic conveyor builds at begin.
+  if (!options_.settings)
+    options_.settings = std::make_shared<const base::settings>(base::settings::from_env(comm_));
+  const base::settings& s = *options_.settings;
   if (options_.kind == conveyor_kind::bulk) {
-    bulk_ = make_bulk_engine(comm_, options_);
+    bulk_ = make_bulk_engine(comm_, options_, s);
     rank_ = bulk_->rank();
     n_ranks_ = bulk_->n_ranks();
     engine_options_.steady = options_.steady;
@@ -36,10 +43,10 @@ untyped_conveyor::untyped_conveyor(MPI_Comm comm, conveyor_options options)
     max_memory_bytes_ = bulk_->max_memory_bytes();
     return;
   }
-  plan_ = make_plan(comm_, options_);
+  plan_ = make_plan(comm_, options_, s);
   // Built once even when dynamic: construction validates everything (plan, options,
   // transport) and learns the engine's shape; a dynamic conveyor then drops it until begin.
-  engine_ = make_mpi_engine(comm_, plan_, options_);
+  engine_ = make_mpi_engine(comm_, plan_, options_, s);
   learn_shape();
   if (options_.dynamic) engine_.reset();
 }
@@ -78,7 +85,8 @@ int untyped_conveyor::begin(std::size_t item_bytes) {
 }
 
 void untyped_conveyor::attach() {
-  if (!engine_ && options_.dynamic && plan_) engine_ = make_mpi_engine(comm_, plan_, options_);
+  if (!engine_ && options_.dynamic && plan_)
+    engine_ = make_mpi_engine(comm_, plan_, options_, *options_.settings);
 }
 
 void untyped_conveyor::detach() noexcept {

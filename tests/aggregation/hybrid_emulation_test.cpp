@@ -177,6 +177,43 @@ TEST(EmulatedNodes, ShmKindFollowsTheNodeMapToo) {
   MPI_Barrier(MPI_COMM_WORLD);
 }
 
+// AGG-68: a communicator's node group is split once per node map and shared, its ranks
+// those split_node gives; another map, or another communicator, has its own.
+TEST(EmulatedNodes, NodeGroupOncePerCommunicatorAndMap) {
+  if (no_oracle()) GTEST_SKIP() << "CONVOY_EMULATE_NODES without CONVOY_TEST_EXPECT_NODES";
+  const int rank = world_rank(), p = world_size();
+  MPI_Comm c = MPI_COMM_NULL;
+  MPI_Comm_dup(MPI_COMM_WORLD, &c);
+  const agg::node_map nodes = agg::discover_node_map(c);
+  const auto g = agg::shared_node_group(c, nodes);
+  EXPECT_EQ(agg::shared_node_group(c, nodes), g);
+  MPI_Comm split = agg::split_node(c, nodes);
+  int size = 0;
+  MPI_Comm_size(split, &size);
+  EXPECT_EQ(g->size, size);
+  int result = MPI_UNEQUAL;
+  MPI_Comm_compare(split, g->comm, &result);
+  EXPECT_EQ(result, MPI_CONGRUENT);
+  MPI_Comm_free(&split);
+  int largest = 0;
+  MPI_Allreduce(&size, &largest, 1, MPI_INT, MPI_MAX, c);
+  EXPECT_EQ(g->largest, largest);
+  int node_rank = 0;
+  MPI_Comm_rank(g->comm, &node_rank);
+  EXPECT_EQ(g->parent_rank.at(static_cast<std::size_t>(node_rank)), rank);
+
+  agg::node_map alone(static_cast<std::size_t>(p));
+  for (int r = 0; r < p; ++r) alone[static_cast<std::size_t>(r)] = p + r;  // not a discovered map
+  const auto a = agg::shared_node_group(c, alone);
+  EXPECT_NE(a, g);
+  EXPECT_EQ(a->size, 1);
+  EXPECT_EQ(a->largest, 1);
+  EXPECT_EQ(agg::shared_node_group(c, nodes), g);
+  EXPECT_NE(agg::shared_node_group(MPI_COMM_WORLD, nodes), g);
+  MPI_Comm_free(&c);
+  EXPECT_EQ(g.use_count(), 1);  // the communicator's cache let it go; we still hold it
+}
+
 // split_node: a node map of the wrong length or with a negative node is refused on every
 // rank alike; a map putting every rank alone gives one-rank node communicators.
 TEST(EmulatedNodes, SplitNodeChecksTheMap) {

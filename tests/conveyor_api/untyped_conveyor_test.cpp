@@ -9,6 +9,7 @@
 #include <convoy/topology/machine.hpp>
 #include <convoy_test/mpi.hpp>
 #include <cstdint>
+#include <cstdlib>
 #include <cstring>
 #include <string>
 #include <vector>
@@ -105,6 +106,35 @@ TEST(UntypedConveyor, DynamicWithAllocatorHook) {
   }
   EXPECT_TRUE(source->lifo);
   EXPECT_TRUE(source->live.empty());
+}
+
+// API-1: the settings are resolved once per construction: a dynamic conveyor builds every
+// engine under them, whatever the environment says at begin; settings given in the options
+// are used as they are.
+TEST(UntypedConveyor, SettingsResolvedOncePerConstruction) {
+  ::setenv("CONVOY_BUFFER_BYTES", "1024", 1);
+  conveyor_options o;
+  o.dynamic = true;
+  untyped_conveyor c(MPI_COMM_WORLD, o);
+  ::setenv("CONVOY_BUFFER_BYTES", "2048", 1);
+  ASSERT_NE(c.options().settings, nullptr);
+  EXPECT_EQ(c.engine_options().capacity_bytes, 1024u);
+  cycle(c, 100);
+  ASSERT_EQ(c.begin(sizeof(std::int64_t)), 1);
+  EXPECT_EQ(c.engine_options().capacity_bytes, 1024u);
+  EXPECT_EQ(c.engine()->options().capacity_bytes, 1024u);
+  while (c.advance(true) != term::done) {
+  }
+  ASSERT_EQ(c.reset(), 1);
+  ::unsetenv("CONVOY_BUFFER_BYTES");
+
+  auto given = std::make_shared<convoy::base::settings>();
+  given->buffer_bytes = 4096;
+  o.settings = given;
+  o.dynamic = false;
+  untyped_conveyor d(MPI_COMM_WORLD, o);
+  EXPECT_EQ(d.engine_options().capacity_bytes, 4096u);
+  EXPECT_EQ(d.options().settings, given);
 }
 
 // API-11: without DYNAMIC the hook's buffers live as long as the conveyor.
@@ -205,6 +235,8 @@ TEST(UntypedConveyor, ChooseAndBuild) {
   std::unique_ptr<untyped_conveyor> kept;
   const convoy::layout_plan t =
       convoy::choose_and_build(MPI_COMM_WORLD, r, [&](const convoy::layout_plan& candidate) {
+        EXPECT_NE(candidate.settings, nullptr);  // resolved once, handed to every build
+        EXPECT_EQ(candidate.options().settings, candidate.settings);
         kept.reset();
         if (candidate.kind == convoy::layout_kind::bulk) return std::size_t{0};
         kept = std::make_unique<untyped_conveyor>(MPI_COMM_WORLD, candidate.options());

@@ -4,6 +4,7 @@
 // start of the message discover_mesh must raise on every rank.
 #include <gtest/gtest.h>
 #include <mpi.h>
+#include <sched.h>
 
 #include <convoy/base/error.hpp>
 #include <convoy/base/settings.hpp>
@@ -11,6 +12,7 @@
 #include <convoy/topology/machine.hpp>
 #include <convoy_test/mpi.hpp>
 #include <cstdlib>
+#include <filesystem>
 #include <map>
 #include <set>
 #include <string>
@@ -65,6 +67,18 @@ const std::map<std::string, expected_layout>& layouts() {
         {{2, 2}}}},
   };
   return table;
+}
+
+// The CPU affinity of every thread of this process (OpenMPI runs threads of its own).
+std::map<int, cpu_set_t> thread_affinities() {
+  std::map<int, cpu_set_t> out;
+  for (const auto& entry : std::filesystem::directory_iterator("/proc/self/task")) {
+    const int tid = std::stoi(entry.path().filename().string());
+    cpu_set_t mask;
+    CPU_ZERO(&mask);
+    if (sched_getaffinity(tid, sizeof mask, &mask) == 0) out.emplace(tid, mask);
+  }
+  return out;
 }
 
 }  // namespace
@@ -228,4 +242,43 @@ TEST(Discovery, MismatchedEmulationFailsEveryRankAlike) {  // TOPO-4, TOPO-11
                      " ranks (CONVOY_EMULATE_NODES='" + std::to_string(n) +
                      ",1', CONVOY_EMULATE_TOPOLOGY='')");
   EXPECT_TRUE(convoy_test::same_everywhere(got));
+}
+
+TEST(Discovery, OncePerCommunicatorAndEmulation) {  // TOPO-15
+  if (!env("CONVOY_TEST_EXPECT_ERROR").empty()) GTEST_SKIP() << "error layout";
+  const int rank = convoy_test::world_rank();
+  MPI_Comm c = MPI_COMM_NULL;
+  MPI_Comm_dup(MPI_COMM_WORLD, &c);
+  const convoy::base::settings real;  // nothing emulated
+  const topo::machine first = topo::discover(c, real);
+  // Bound to one of its CPUs (every thread: discovery reads the process's binding), this
+  // process would be found on that core by a new probe; the communicator's machine stays
+  // the one probed first.
+  const std::map<int, cpu_set_t> before = thread_affinities();
+  ASSERT_FALSE(before.empty());
+  int cpu = 0;
+  while (cpu < CPU_SETSIZE && !CPU_ISSET(cpu, &before.begin()->second)) ++cpu;
+  cpu_set_t one;
+  CPU_ZERO(&one);
+  CPU_SET(cpu, &one);
+  for (const auto& [tid, mask] : before) sched_setaffinity(tid, sizeof one, &one);
+  const topo::machine again = topo::discover(c, real);
+  MPI_Comm d = MPI_COMM_NULL;
+  MPI_Comm_dup(c, &d);
+  const topo::machine fresh = topo::discover(d, real);
+  for (const auto& [tid, mask] : before) sched_setaffinity(tid, sizeof mask, &mask);
+  EXPECT_EQ(again, first);
+  EXPECT_GE(fresh.ranks[static_cast<std::size_t>(rank)].core, 0);
+  if (first.ranks[static_cast<std::size_t>(rank)].core < 0)
+    EXPECT_NE(fresh, first);  // an unbound process: the new communicator was probed anew
+
+  // Each emulation has its own entry; the real machine is still the one found first.
+  convoy::base::settings emu;
+  emu.emulate_nodes = std::vector<int>{convoy_test::world_size()};
+  const topo::machine e = topo::discover(c, emu);
+  EXPECT_TRUE(e.emulated);
+  EXPECT_EQ(topo::discover(c, emu), e);
+  EXPECT_EQ(topo::discover(c, real), first);
+  MPI_Comm_free(&d);
+  MPI_Comm_free(&c);
 }

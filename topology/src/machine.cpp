@@ -1,5 +1,6 @@
 #include <algorithm>
 #include <convoy/base/collective.hpp>
+#include <convoy/base/comm_cache.hpp>
 #include <convoy/base/error.hpp>
 #include <convoy/topology/machine.hpp>
 #include <cstring>
@@ -211,39 +212,52 @@ machine discover(MPI_Comm comm, const base::settings& s) {
   int rank = 0, size = 0;
   CONVOY_MPI_CHECK(MPI_Comm_rank(comm, &rank));
   CONVOY_MPI_CHECK(MPI_Comm_size(comm, &size));
-  // Rank 0 decides whether and how to emulate (TOPO-4): [flag, map, n sizes, sizes...]
-  // followed by the synthetic description.
-  std::vector<int> head;
-  std::string synthetic;
+  // Rank 0 decides whether and how to emulate (TOPO-4), in one broadcast: the ints [flag,
+  // map, n sizes, sizes...], then the synthetic description.
+  std::string decision;
   if (rank == 0) {
     const bool emulate = s.emulate_nodes.has_value() || s.emulate_topology.has_value();
-    head = {emulate ? 1 : 0,
-            s.emulate_map.value_or(base::placement::block) == base::placement::cyclic ? 1 : 0};
+    std::vector<int> head = {
+        emulate ? 1 : 0,
+        s.emulate_map.value_or(base::placement::block) == base::placement::cyclic ? 1 : 0};
     const std::vector<int> sizes = s.emulate_nodes.value_or(std::vector<int>{size});
     head.push_back(static_cast<int>(sizes.size()));
     head.insert(head.end(), sizes.begin(), sizes.end());
-    synthetic = s.emulate_topology.value_or("");
-    head.push_back(static_cast<int>(synthetic.size()));
+    decision.assign(reinterpret_cast<const char*>(head.data()), head.size() * sizeof(int));
+    decision += s.emulate_topology.value_or("");
   }
-  int head_len = static_cast<int>(head.size());
-  CONVOY_MPI_CHECK(MPI_Bcast(&head_len, 1, MPI_INT, 0, comm));
-  head.resize(static_cast<size_t>(head_len));
-  CONVOY_MPI_CHECK(MPI_Bcast(head.data(), head_len, MPI_INT, 0, comm));
-  if (head[0] == 0) return discover_real(comm);
+  base::broadcast(comm, decision);
+  auto int_at = [&](std::size_t i) {
+    int v = 0;
+    std::memcpy(&v, decision.data() + i * sizeof(int), sizeof(int));
+    return v;
+  };
+  const bool emulate = int_at(0) != 0;
+  const base::placement map = int_at(1) == 1 ? base::placement::cyclic : base::placement::block;
+  std::vector<int> sizes(static_cast<std::size_t>(int_at(2)));
+  for (std::size_t k = 0; k < sizes.size(); ++k) sizes[k] = int_at(3 + k);
+  const std::string synthetic = decision.substr((3 + sizes.size()) * sizeof(int));
 
-  synthetic.resize(static_cast<size_t>(head.back()));
-  if (!synthetic.empty())
-    CONVOY_MPI_CHECK(MPI_Bcast(synthetic.data(), head.back(), MPI_CHAR, 0, comm));
-  const std::vector<int> sizes(head.begin() + 3, head.begin() + 3 + head[2]);
-  const base::placement map = head[1] == 1 ? base::placement::cyclic : base::placement::block;
-  return base::agree(comm, [&] {
-    try {
-      return emulate_machine(size, sizes, synthetic, map);
-    } catch (const error& e) {
-      throw error(std::string(e.what()) + " (CONVOY_EMULATE_NODES='" + join(sizes) +
-                  "', CONVOY_EMULATE_TOPOLOGY='" + synthetic + "')");
-    }
-  });
+  // TOPO-15: once per communicator and emulation. The key is rank 0's decision, the same
+  // on every rank, so every rank finds the machine or none does.
+  const std::string key = "convoy.topology.machine" + (emulate ? " " + decision : std::string());
+  if (auto known = base::comm_cached_as<machine>(comm, key)) return *known;
+
+  machine m;
+  if (!emulate) {
+    m = discover_real(comm);
+  } else {
+    m = base::agree(comm, [&] {
+      try {
+        return emulate_machine(size, sizes, synthetic, map);
+      } catch (const error& e) {
+        throw error(std::string(e.what()) + " (CONVOY_EMULATE_NODES='" + join(sizes) +
+                    "', CONVOY_EMULATE_TOPOLOGY='" + synthetic + "')");
+      }
+    });
+  }
+  base::comm_cache(comm, key, std::make_shared<machine>(m));
+  return m;
 }
 
 machine discover(MPI_Comm comm) { return discover(comm, base::settings::from_env(comm)); }

@@ -7,6 +7,7 @@
 #include <mpi.h>
 
 #include <convoy/aggregation/codec.hpp>
+#include <convoy/aggregation/detail/pooled_dup.hpp>
 #include <convoy/aggregation/transport.hpp>
 #include <convoy/base/settings.hpp>
 #include <cstddef>
@@ -36,7 +37,8 @@ class bulk_exchange {
   /// Bytes kept after each region for a codec's slack packets and overrun.
   static constexpr std::size_t codec_room_bytes = 512;
 
-  /// Collective over `comm` (MPI_Comm_dup; MPI_ERRORS_RETURN on the duplicate). Buffers
+  /// Collective over `comm` (a duplicate through detail::pooled_dup, AGG-69; MPI_ERRORS_RETURN
+  /// on it). Buffers
   /// are not taken yet (acquire_buffers). Throws convoy::error if capacity is 0 or the
   /// ranks' buffers exceed the 2 GiB one MPI_Alltoallv can address.
   bulk_exchange(MPI_Comm comm, options o);
@@ -103,7 +105,8 @@ class bulk_exchange {
   codec_link* link_state(int peer, bool decompress);
   [[nodiscard]] std::byte* scratch_spot() noexcept;
 
-  MPI_Comm comm_ = MPI_COMM_NULL;
+  detail::pooled_dup dup_;         ///< the communicator's duplicate (AGG-69)
+  MPI_Comm comm_ = MPI_COMM_NULL;  ///< dup_.get()
   int rank_ = 0, n_ranks_ = 1;
   std::size_t capacity_ = 0, region_ = 0;
   std::shared_ptr<buffer_source> memory_;

@@ -7,6 +7,7 @@
 #include <convoy/aggregation/detail/book_endpoint.hpp>
 #include <convoy/aggregation/detail/credit_ledger.hpp>
 #include <convoy/aggregation/detail/link_book.hpp>
+#include <convoy/aggregation/detail/pooled_dup.hpp>
 #include <convoy/aggregation/transport.hpp>
 #include <cstdint>
 #include <exception>
@@ -59,8 +60,9 @@ inline constexpr int default_credit_window = 4;
 /// completed sends.
 class mpi_transport final : public detail::book_endpoint {
  public:
-  /// Duplicates `comm` (collective over it, like MPI_Comm_dup), sets MPI_ERRORS_RETURN
-  /// on the duplicate. Throws convoy::error if `comm` is MPI_COMM_NULL or MPI fails.
+  /// Takes a duplicate of `comm` (collective over it: detail::pooled_dup, the one an earlier
+  /// transport on `comm` handed back when every rank kept it, else MPI_Comm_dup; AGG-69),
+  /// errors returned on it. Throws convoy::error if `comm` is MPI_COMM_NULL or MPI fails.
   /// `memory` (may be null: own 64-byte aligned allocations, send buffers lazily per
   /// link) supplies every link buffer in one block (AGG-11); open() is then collective.
   /// `credit_window` (AGG-67): data messages a link may have unreceived, at least
@@ -136,7 +138,8 @@ class mpi_transport final : public detail::book_endpoint {
     return credit_recv_base() + n_out_;
   }
 
-  MPI_Comm comm_ = MPI_COMM_NULL;
+  detail::pooled_dup dup_;         ///< the communicator's duplicate (AGG-69)
+  MPI_Comm comm_ = MPI_COMM_NULL;  ///< dup_.get()
   std::shared_ptr<buffer_source> memory_;
   detail::source_block block_;  ///< from memory_; released last in the destructor
   link_layout layout_;

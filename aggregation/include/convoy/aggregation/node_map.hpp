@@ -8,6 +8,7 @@
 
 #include <convoy/base/settings.hpp>
 #include <functional>
+#include <memory>
 #include <vector>
 
 namespace convoy::aggregation {
@@ -42,5 +43,26 @@ using node_map = std::vector<int>;
 /// rank alike, if `nodes` is not empty and does not have one non-negative entry per rank
 /// of `comm`; convoy::error with MPI's code if MPI fails.
 [[nodiscard]] MPI_Comm split_node(MPI_Comm comm, const node_map& nodes);
+
+/// A node communicator kept with the communicator it was split from (AGG-68): split_node's,
+/// made once per communicator and node map and shared by every transport built on them.
+struct node_group {
+  node_group() = default;
+  node_group(const node_group&) = delete;
+  node_group& operator=(const node_group&) = delete;
+  ~node_group();  ///< frees `comm`, unless MPI is finalized
+
+  node_map nodes;                 ///< the node map it was split by (empty: the real nodes)
+  MPI_Comm comm = MPI_COMM_NULL;  ///< this rank's node (split_node); errors return
+  int size = 0;                   ///< ranks in this rank's node
+  int largest = 0;                ///< ranks in the largest node of the parent communicator
+  std::vector<int> parent_rank;   ///< index = rank in `comm`: the rank in the parent
+};
+
+/// Collective over `comm` the first time for `comm` and `nodes` (split_node, then an
+/// MPI_Allreduce for the largest node); afterwards local, the same group: it is kept with
+/// `comm` until `comm` is freed or MPI finalized (base::comm_cache). Throws as split_node.
+[[nodiscard]] std::shared_ptr<const node_group> shared_node_group(MPI_Comm comm,
+                                                                  const node_map& nodes);
 
 }  // namespace convoy::aggregation

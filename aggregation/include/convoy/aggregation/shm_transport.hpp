@@ -48,8 +48,9 @@ enum class shm_filling {
 /// collectives.
 class shm_transport final : public transport {
  public:
-  /// Splits `comm` into its node (split_node: the MPI_COMM_TYPE_SHARED group, narrowed to
-  /// the node `nodes` gives this rank when not empty; AGG-60); collective over `comm`.
+  /// Works on the node of `comm` (split_node: the MPI_COMM_TYPE_SHARED group, narrowed to
+  /// the node `nodes` gives this rank when not empty; AGG-60), split once per communicator
+  /// and node map (shared_node_group, AGG-68); collective over `comm`.
   /// Throws convoy::error if `comm` is MPI_COMM_NULL, `nodes` is malformed or MPI fails.
   explicit shm_transport(MPI_Comm comm, shm_filling filling = shm_filling::staged,
                          const node_map& nodes = {});
@@ -125,7 +126,8 @@ class shm_transport final : public transport {
   [[nodiscard]] std::byte* slot_ptr(std::byte* ring, int slot) const noexcept;
   [[nodiscard]] int node_rank(int peer) const noexcept;
 
-  MPI_Comm node_comm_ = MPI_COMM_NULL;
+  std::shared_ptr<const node_group> node_;  ///< kept with the communicator (AGG-68)
+  MPI_Comm node_comm_ = MPI_COMM_NULL;      ///< node_->comm
   MPI_Win win_ = MPI_WIN_NULL;
   bool opened_ = false;
   int rank_ = 0;

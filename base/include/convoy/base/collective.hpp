@@ -3,6 +3,7 @@
 /// Raising an error the same way on every rank (base/README.md BASE-3).
 #include <mpi.h>
 
+#include <cstddef>
 #include <exception>
 #include <optional>
 #include <string>
@@ -19,6 +20,12 @@ void raise_if_any_failed(MPI_Comm comm, const std::string* failure);
 /// Collective over `comm`: runs the LOCAL (non-collective) function `f` on every rank and
 /// returns its result; if `f` throws on any rank, every rank throws convoy::error carrying
 /// the lowest failing rank's message. Never leaves some ranks throwing and others waiting.
+/// Collective over `comm`: every rank returns `root`'s `text` (others' are replaced). One
+/// MPI_Bcast when the text fits in broadcast_inline_bytes, else two.
+void broadcast(MPI_Comm comm, std::string& text, int root = 0);
+/// The text broadcast() carries in its first (fixed-size) message.
+inline constexpr std::size_t broadcast_inline_bytes = 1016;
+
 template <class F>
 auto agree(MPI_Comm comm, F&& f) -> decltype(f()) {
   std::optional<decltype(f())> result;

@@ -81,10 +81,14 @@ struct layout_plan {
   /// bulk_memory_bytes().
   std::size_t memory_bytes = 0;
   std::string note;  ///< why the request was adjusted (e.g. an n_local that does not divide)
+  /// The settings the choice was made under (the collective choose_layout and
+  /// choose_and_build set them; null otherwise): options() hands them on, so that the
+  /// conveyor built from this layout does not resolve them again.
+  std::shared_ptr<const base::settings> settings;
 
   /// The conveyor options of this layout (tensor_order, n_local, mesh, capacity_bytes with
-  /// header, n_buffers; bulk: the bulk kind and its per-rank capacity_bytes); the caller
-  /// adds steady, elastic, dynamic, buffers.
+  /// header, n_buffers, settings; bulk: the bulk kind and its per-rank capacity_bytes); the
+  /// caller adds steady, elastic, dynamic, buffers.
   [[nodiscard]] conveyor_options options() const;
 };
 
@@ -114,9 +118,11 @@ struct metered_plan {
 /// worst rank. Throws convoy::error on an invalid candidate.
 using layout_meter = std::function<metered_plan(const layout_plan& candidate)>;
 
-/// Collective over `comm`: make_plan, then router::link_count on every rank and an
-/// MPI_Allreduce (MAXLOC) for the worst.
-[[nodiscard]] layout_meter collective_meter(MPI_Comm comm);
+/// Collective over `comm`: make_plan (under `settings`, else rank 0's resolved for each
+/// candidate), then router::link_count on every rank and an MPI_Allreduce (MAXLOC) for the
+/// worst.
+[[nodiscard]] layout_meter collective_meter(MPI_Comm comm,
+                                            std::shared_ptr<const base::settings> settings = {});
 /// No MPI: plans over the ranks of `m` (tensor plans, or meshes built from `m`), every
 /// rank counted.
 [[nodiscard]] layout_meter machine_meter(const topology::machine& m);

@@ -75,6 +75,11 @@ struct conveyor_options {
   /// Sees every compressing transport built for `codec` (dynamic conveyors: one per
   /// begin), e.g. to read its statistics or change its codec. Optional; streaming only.
   std::function<void(aggregation::compressing_transport&)> on_compressing;
+  /// Settings resolved before (base::settings::from_env(comm): rank 0's environment and
+  /// tuning file, the same on every rank) for the zero fields above; null: the builders
+  /// below resolve them (collective). untyped_conveyor keeps here the ones it resolved, so
+  /// that its dynamic engines are built under the same settings as the first.
+  std::shared_ptr<const base::settings> settings;
 };
 
 /// Builds the route plan described by `options` for the ranks of `comm` (collective:
@@ -82,7 +87,7 @@ struct conveyor_options {
 /// Throws convoy::error on an invalid mesh or tensor setting.
 std::shared_ptr<const router::route_plan> make_plan(MPI_Comm comm, const conveyor_options& options,
                                                     const base::settings& s);
-/// As above, resolving the settings first (collective).
+/// As above with options.settings, else resolving the settings first (collective).
 std::shared_ptr<const router::route_plan> make_plan(MPI_Comm comm, const conveyor_options& options);
 /// Resolves zero fields of `options` against the settings `s` and the defaults. Pure.
 termination::engine_options resolve_engine_options(const conveyor_options& options,
@@ -90,8 +95,9 @@ termination::engine_options resolve_engine_options(const conveyor_options& optio
 /// An engine over MPI for the calling rank of `comm` (collective). The transport comes
 /// from `make_transport`, else options.make_transport, else aggregation::make_transport
 /// with CONVOY_TRANSPORT and options.buffers (shared memory on the node, MPI point-to-point
-/// off it); with options.codec it is wrapped by a compressing transport (off-node links). Resolves
-/// the settings once (base::settings::from_env) for the plan and the engine. Throws convoy::error.
+/// off it); with options.codec it is wrapped by a compressing transport (off-node links). Uses
+/// options.settings, else resolves the settings once (base::settings::from_env) for the
+/// plan and the engine. Throws convoy::error.
 std::unique_ptr<termination::engine> make_mpi_engine(MPI_Comm comm, const conveyor_options& options,
                                                      const transport_factory& make_transport = {});
 /// As above over a plan built before (e.g. by make_plan, once for several engines: no

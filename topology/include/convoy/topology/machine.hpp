@@ -49,6 +49,9 @@ struct machine {
 /// hwloc. Guarantees: the result is identical on all ranks (TOPO-1), nodes are numbered
 /// by lowest rank and local ranks follow rank order (TOPO-2).
 ///
+/// Once per communicator and emulation (TOPO-15): later calls return the machine found
+/// first, after rank 0's broadcast of its emulation settings, without probing again.
+///
 /// @throws convoy::error, the same message on every rank (TOPO-4): shared-memory
 ///   groups and host names disagree, emulated node sizes do not sum to the rank count, more
 ///   ranks on a pretend node than its synthetic topology has PUs, an MPI or hwloc failure.
