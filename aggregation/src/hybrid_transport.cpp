@@ -10,9 +10,9 @@ namespace convoy::aggregation {
 
 hybrid_transport::hybrid_transport(MPI_Comm comm, link_predicate use_shm,
                                    std::shared_ptr<buffer_source> memory, shm_filling filling,
-                                   const node_map& nodes, int mpi_credit_window)
+                                   const node_map& nodes, int mpi_credit_window, window_reuse reuse)
     : mpi_(comm, std::move(memory), mpi_credit_window),
-      shm_(comm, filling, nodes),
+      shm_(comm, filling, nodes, reuse),
       use_shm_(std::move(use_shm)) {}
 
 void hybrid_transport::open(const link_layout& layout) {
@@ -97,8 +97,8 @@ bool some_node_shared(MPI_Comm comm, const node_map& nodes) {
 
 // `s`: the settings for node discovery; null: read them (base::settings::from_env).
 std::unique_ptr<transport> make_kind(MPI_Comm comm, base::transport_kind kind,
-                                     std::shared_ptr<buffer_source> memory,
-                                     const base::settings* s) {
+                                     std::shared_ptr<buffer_source> memory, const base::settings* s,
+                                     window_reuse reuse) {
   if (comm == MPI_COMM_NULL) throw convoy::error("make_transport: communicator is MPI_COMM_NULL");
   if (kind == base::transport_kind::rma) return std::make_unique<rma_transport>(comm);
   // AGG-60: shared memory stops at the node boundary of topology discovery, emulated or real.
@@ -115,19 +115,21 @@ std::unique_ptr<transport> make_kind(MPI_Comm comm, base::transport_kind kind,
   return std::make_unique<hybrid_transport>(
       comm, hybrid_transport::link_predicate{}, std::move(memory),
       kind == base::transport_kind::shm_zero_copy ? shm_filling::zero_copy : shm_filling::staged,
-      *nodes, window);
+      *nodes, window, reuse);
 }
 
 }  // namespace
 
 std::unique_ptr<transport> make_transport(MPI_Comm comm, base::transport_kind kind,
-                                          std::shared_ptr<buffer_source> memory) {
-  return make_kind(comm, kind, std::move(memory), nullptr);
+                                          std::shared_ptr<buffer_source> memory,
+                                          window_reuse reuse) {
+  return make_kind(comm, kind, std::move(memory), nullptr, reuse);
 }
 
 std::unique_ptr<transport> make_transport(MPI_Comm comm, const base::settings& s,
-                                          std::shared_ptr<buffer_source> memory) {
-  return make_kind(comm, s.transport_or_auto(), std::move(memory), &s);
+                                          std::shared_ptr<buffer_source> memory,
+                                          window_reuse reuse) {
+  return make_kind(comm, s.transport_or_auto(), std::move(memory), &s, reuse);
 }
 
 }  // namespace convoy::aggregation

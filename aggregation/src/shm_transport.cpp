@@ -3,9 +3,11 @@
 #include <convoy/aggregation/detail/link_book.hpp>
 #include <convoy/aggregation/node_map.hpp>
 #include <convoy/aggregation/shm_transport.hpp>
+#include <convoy/base/comm_cache.hpp>
 #include <convoy/base/error.hpp>
 #include <cstring>
 #include <map>
+#include <mutex>
 #include <set>
 #include <string>
 
@@ -56,22 +58,61 @@ std::byte* align_up(void* p) {
 
 // What one node rank tells the others at open() (all ints; capacity is <= INT_MAX by
 // validate_layout): ok, capacity, n_buffers, n_out, n_in, then (stage, peer node rank)
-// for each served out-link and each served in-link, in link-id order.
+// for each served out-link and each served in-link, in link-id order; then its window
+// pool (AGG-70): the next serial, the number of kept windows and their serials.
 struct announcement {
   bool ok = false;
   std::size_t capacity = 0;
   int n_buffers = 0;
   std::vector<std::pair<int, int>> outs, ins;
+  std::uint64_t next = 0;           // the serial its window pool would give a new window
+  std::vector<std::uint64_t> kept;  // serials of the windows it keeps
 };
 
+bool mpi_finalized() noexcept {
+  int done = 0;
+  MPI_Finalized(&done);
+  return done != 0;
+}
+
 }  // namespace
+
+namespace detail {
+
+// The windows transports on one node communicator left behind (AGG-70), kept with it.
+// Serials are agreed by the node ranks, so one window has one serial everywhere.
+class shm_window_pool {
+ public:
+  struct window {
+    std::uint64_t serial = 0;
+    MPI_Win win = MPI_WIN_NULL;
+    std::vector<MPI_Aint> sizes;  // every node rank's segment bytes
+  };
+  shm_window_pool() = default;
+  shm_window_pool(const shm_window_pool&) = delete;
+  shm_window_pool& operator=(const shm_window_pool&) = delete;
+  ~shm_window_pool() {  // collective over the node: every rank keeps the same windows
+    if (mpi_finalized()) return;
+    for (window& w : kept) {
+      MPI_Win_unlock_all(w.win);
+      MPI_Win_free(&w.win);
+    }
+  }
+
+  std::mutex lock;
+  std::uint64_t next = 1;
+  std::vector<window> kept;  // by increasing serial
+};
+
+}  // namespace detail
 
 std::size_t shm_transport::ring_bytes(std::size_t capacity_bytes, int n_buffers) noexcept {
   return offsets(capacity_bytes, n_buffers).total;
 }
 
-shm_transport::shm_transport(MPI_Comm comm, shm_filling filling, const node_map& nodes)
-    : filling_(filling) {
+shm_transport::shm_transport(MPI_Comm comm, shm_filling filling, const node_map& nodes,
+                             window_reuse reuse)
+    : reuse_(reuse), filling_(filling) {
   if (comm == MPI_COMM_NULL) throw convoy::error("shm_transport: communicator is MPI_COMM_NULL");
   CONVOY_MPI_CHECK(MPI_Comm_rank(comm, &rank_));
   CONVOY_MPI_CHECK(MPI_Comm_size(comm, &size_));
@@ -79,6 +120,12 @@ shm_transport::shm_transport(MPI_Comm comm, shm_filling filling, const node_map&
   node_comm_ = node_->comm;
   const int node_size = node_->size;
   node_to_comm_ = node_->parent_rank;
+  const char* key = "convoy.aggregation.shm_windows";
+  windows_ = base::comm_cached_as<detail::shm_window_pool>(node_comm_, key);
+  if (!windows_) {
+    windows_ = std::make_shared<detail::shm_window_pool>();
+    base::comm_cache(node_comm_, key, windows_);
+  }
   for (int i = 0; i < node_size; ++i)
     comm_to_node_.emplace_back(node_to_comm_[static_cast<std::size_t>(i)], i);
   std::sort(comm_to_node_.begin(), comm_to_node_.end());
@@ -88,10 +135,21 @@ shm_transport::~shm_transport() {
   int finalized = 0;
   MPI_Finalized(&finalized);
   if (finalized) return;
-  if (win_ != MPI_WIN_NULL) {
-    MPI_Win_unlock_all(win_);
-    MPI_Win_free(&win_);
+  if (win_ == MPI_WIN_NULL) return;
+  if (reuse_ == window_reuse::keep) {  // AGG-70: for the next transport on the node
+    const std::lock_guard<std::mutex> hold(windows_->lock);
+    auto& kept = windows_->kept;
+    if (kept.size() < max_kept_windows) {
+      detail::shm_window_pool::window w{win_serial_, win_, std::move(win_sizes_)};
+      auto at = std::find_if(kept.begin(), kept.end(),
+                             [&](const auto& k) { return k.serial > win_serial_; });
+      kept.insert(at, std::move(w));
+      win_ = MPI_WIN_NULL;
+      return;
+    }
   }
+  MPI_Win_unlock_all(win_);
+  MPI_Win_free(&win_);
 }
 
 int shm_transport::node_rank(int peer) const noexcept {
@@ -153,6 +211,12 @@ void shm_transport::open(const link_layout& layout, std::vector<bool> serve_out,
     local_error = e.what();
     mine = {0, 0, 0, 0, 0};
   }
+  {  // the kept windows (AGG-70): the next serial, how many, their serials
+    const std::lock_guard<std::mutex> hold(windows_->lock);
+    mine.push_back(static_cast<int>(windows_->next));
+    mine.push_back(static_cast<int>(windows_->kept.size()));
+    for (const auto& w : windows_->kept) mine.push_back(static_cast<int>(w.serial));
+  }
 
   // 2. Exchange on the node communicator.
   const int my_len = static_cast<int>(mine.size());
@@ -180,6 +244,8 @@ void shm_transport::open(const link_layout& layout, std::vector<bool> serve_out,
     for (int i = 0; i < all[static_cast<std::size_t>(displs[static_cast<std::size_t>(r)]) + 4];
          ++i, p += 2)
       a.ins.emplace_back(p[0], p[1]);
+    a.next = static_cast<std::uint64_t>(p[0]);
+    for (int i = 0; i < p[1]; ++i) a.kept.push_back(static_cast<std::uint64_t>(p[2 + i]));
   }
 
   // 3. The same checks on every node rank, so every rank throws or none does.
@@ -221,28 +287,69 @@ void shm_transport::open(const link_layout& layout, std::vector<bool> serve_out,
                             " from rank " + comm_rank(s) + " to rank " + comm_rank(r) +
                             ": the sender does not serve it through shared memory");
 
-  // 4. The window: every rank hosts its in-rings (M2), with a line of slack to align.
+  // 4. The window: every rank hosts its in-rings (M2), with a line of slack to align. A
+  //    window an earlier transport left serves when every node rank keeps it and its
+  //    segments have exactly the sizes needed (AGG-70); every rank decides alike from `ann`.
   layout_ = layout;
   n_ = layout.n_buffers;
   slot_bytes_ = round_up(layout.capacity_bytes, line);
   const std::size_t rb = ring_bytes(layout.capacity_bytes, n_);
   const std::size_t n_in_rings = ann[static_cast<std::size_t>(my_node)].ins.size();
   hosted_bytes_ = n_in_rings * rb;
-  const std::size_t segment = n_in_rings > 0 ? hosted_bytes_ + line : 0;
-  MPI_Info info = MPI_INFO_NULL;
-  CONVOY_MPI_CHECK(MPI_Info_create(&info));
-  MPI_Info_set(info, "alloc_shared_noncontig", "true");
+  std::vector<MPI_Aint> need(static_cast<std::size_t>(node_n), 0);
+  std::uint64_t agreed_next = 0;
+  for (int r = 0; r < node_n; ++r) {
+    const announcement& a = ann[static_cast<std::size_t>(r)];
+    if (!a.ins.empty())
+      need[static_cast<std::size_t>(r)] =
+          static_cast<MPI_Aint>(a.ins.size() * ring_bytes(a.capacity, a.n_buffers) + line);
+    agreed_next = std::max(agreed_next, a.next);
+  }
+  {
+    const std::lock_guard<std::mutex> hold(windows_->lock);
+    auto& kept = windows_->kept;
+    for (auto w = kept.begin(); w != kept.end(); ++w) {
+      const bool everywhere = std::all_of(ann.begin(), ann.end(), [&](const announcement& a) {
+        return std::find(a.kept.begin(), a.kept.end(), w->serial) != a.kept.end();
+      });
+      if (everywhere && w->sizes == need) {
+        win_ = w->win;
+        win_serial_ = w->serial;
+        win_sizes_ = std::move(w->sizes);
+        kept.erase(w);
+        break;
+      }
+    }
+    windows_->next = std::max(windows_->next, agreed_next);
+  }
+  if (win_ == MPI_WIN_NULL) {
+    MPI_Info info = MPI_INFO_NULL;
+    CONVOY_MPI_CHECK(MPI_Info_create(&info));
+    MPI_Info_set(info, "alloc_shared_noncontig", "true");
+    void* ignored = nullptr;
+    const int rc = MPI_Win_allocate_shared(need[static_cast<std::size_t>(my_node)], 1, info,
+                                           node_comm_, &ignored, &win_);
+    MPI_Info_free(&info);
+    if (rc != MPI_SUCCESS)
+      convoy::detail::throw_mpi_error("MPI_Win_allocate_shared", rc, __FILE__, __LINE__);
+    win_serial_ = agreed_next;
+    win_sizes_ = need;
+    {
+      const std::lock_guard<std::mutex> hold(windows_->lock);
+      windows_->next = agreed_next + 1;
+    }
+    CONVOY_MPI_CHECK(MPI_Win_set_errhandler(win_, MPI_ERRORS_RETURN));
+    CONVOY_MPI_CHECK(MPI_Win_lock_all(MPI_MODE_NOCHECK, win_));  // kept while the window lives
+  }
   void* base = nullptr;
-  const int rc =
-      MPI_Win_allocate_shared(static_cast<MPI_Aint>(segment), 1, info, node_comm_, &base, &win_);
-  MPI_Info_free(&info);
-  if (rc != MPI_SUCCESS)
-    convoy::detail::throw_mpi_error("MPI_Win_allocate_shared", rc, __FILE__, __LINE__);
-  CONVOY_MPI_CHECK(MPI_Win_set_errhandler(win_, MPI_ERRORS_RETURN));
-  CONVOY_MPI_CHECK(MPI_Win_lock_all(MPI_MODE_NOCHECK, win_));
-  // First touch by the host (NUMA-local pages); counters start at zero. The barrier
-  // orders the zeroing before any sender's first use.
-  if (segment > 0) std::memset(align_up(base), 0, hosted_bytes_);
+  {
+    MPI_Aint size = 0;
+    int disp = 0;
+    CONVOY_MPI_CHECK(MPI_Win_shared_query(win_, my_node, &size, &disp, &base));
+  }
+  // First touch by the host (NUMA-local pages); counters start at zero, also in a window
+  // used before. The barrier orders the zeroing before any sender's first use.
+  if (n_in_rings > 0) std::memset(align_up(base), 0, hosted_bytes_);
   CONVOY_MPI_CHECK(MPI_Win_sync(win_));
   CONVOY_MPI_CHECK(MPI_Barrier(node_comm_));
   CONVOY_MPI_CHECK(MPI_Win_sync(win_));

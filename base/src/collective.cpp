@@ -31,13 +31,13 @@ void broadcast(MPI_Comm comm, std::string& text, int root) {
   if (rank == root) {
     if (n > static_cast<std::uint64_t>(INT_MAX)) throw error("broadcast: text too large to send");
     std::memcpy(head, &n, 8);
-    std::memcpy(head + 8, text.data(), std::min<std::size_t>(text.size(), broadcast_inline_bytes));
+    std::copy_n(text.data(), std::min<std::size_t>(text.size(), broadcast_inline_bytes), head + 8);
   }
   CONVOY_MPI_CHECK(MPI_Bcast(head, static_cast<int>(sizeof head), MPI_BYTE, root, comm));
   std::memcpy(&n, head, 8);
   if (rank != root) {
     text.resize(static_cast<std::size_t>(n));
-    std::memcpy(text.data(), head + 8, std::min<std::size_t>(text.size(), broadcast_inline_bytes));
+    std::copy_n(head + 8, std::min<std::size_t>(text.size(), broadcast_inline_bytes), text.data());
   }
   if (n > broadcast_inline_bytes)
     CONVOY_MPI_CHECK(MPI_Bcast(text.data() + broadcast_inline_bytes,

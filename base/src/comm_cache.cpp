@@ -113,8 +113,10 @@ std::uint64_t id_of(MPI_Comm comm, bool create) {
     id = r.next_id++;
     r.by_comm.emplace(id, entries{});
   }
-  CONVOY_MPI_CHECK(MPI_Comm_set_attr(comm, comm_keyval(),
-                                     reinterpret_cast<void*>(static_cast<std::uintptr_t>(id))));
+  // The attribute is the number itself, never dereferenced.
+  // NOLINTNEXTLINE(performance-no-int-to-ptr)
+  void* const number = reinterpret_cast<void*>(static_cast<std::uintptr_t>(id));
+  CONVOY_MPI_CHECK(MPI_Comm_set_attr(comm, comm_keyval(), number));
   return id;
 }
 
@@ -144,9 +146,8 @@ void comm_cache(MPI_Comm comm, const std::string& key, std::shared_ptr<void> val
     registry& r = the_registry();
     const std::lock_guard<std::mutex> hold(r.lock);
     entry& e = r.by_comm[id][key];
-    old = std::move(e);
+    old.value = std::exchange(e.value, std::move(value));
     e.serial = r.next_serial++;
-    e.value = std::move(value);
   }
   // `old` goes here, outside the lock.
 }

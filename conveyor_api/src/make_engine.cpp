@@ -138,7 +138,11 @@ std::unique_ptr<termination::engine> make_mpi_engine(MPI_Comm comm,
   else if (o.make_transport)
     transport = o.make_transport(comm, plan);
   else
-    transport = aggregation::make_transport(comm, s, o.buffers);
+    // AGG-70: a dynamic conveyor's buffers exist only from begin to reset, so its
+    // shared-memory window is freed with its engine; others keep it for the next engine.
+    transport = aggregation::make_transport(
+        comm, s, o.buffers,
+        o.dynamic ? aggregation::window_reuse::release : aggregation::window_reuse::keep);
   aggregation::compressing_transport* squeeze = nullptr;
   if (o.codec) {
     auto c = compress_off_node(comm, *plan, s, o.codec, std::move(transport));

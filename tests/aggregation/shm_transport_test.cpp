@@ -116,6 +116,42 @@ TEST(ShmTransport, SlotsAreAlignedAndDistinct) {
   MPI_Barrier(MPI_COMM_WORLD);
 }
 
+// AGG-70: a destroyed transport's window serves the next transport on the node whose
+// ranks need segments of the same sizes (its rings at the same addresses, empty again);
+// other sizes get another window. Zero-copy: acquire() hands out the receiver's slot.
+TEST(ShmTransport, WindowsServeTheNextTransportOfTheSameSizes) {
+  if (filling() != agg::shm_filling::zero_copy) GTEST_SKIP() << "zero-copy filling only";
+  const int rank = world_rank(), p = world_size();
+  if (p < 2) GTEST_SKIP() << "needs a peer on the node";
+  MPI_Comm c = MPI_COMM_NULL;
+  MPI_Comm_dup(MPI_COMM_WORLD, &c);  // a communicator of its own: no window kept yet
+  // One buffer on every link, its slot's address returned for link 0.
+  auto one_round = [&](int capacity, unsigned seed) {
+    const auto lay = all_to_all(rank, p, 1, capacity, 2);
+    agg::shm_transport t(c, filling());
+    t.open(lay);
+    std::byte* slot0 = nullptr;
+    std::vector<std::unique_ptr<traffic>> ts;
+    ts.push_back(std::make_unique<traffic>(t, lay, 3u, seed));
+    for (std::size_t l = 0; l < lay.out_links.size(); ++l) {
+      std::byte* b = t.acquire(static_cast<int>(l));
+      EXPECT_NE(b, nullptr);
+      if (l == 0) slot0 = b;
+      ts[0]->post_one(static_cast<int>(l), b);
+    }
+    for (std::size_t l = 0; l < lay.in_links.size(); ++l) ts[0]->set_expect(static_cast<int>(l), 1);
+    EXPECT_TRUE(drive(ts));
+    expect_no_errors(ts);
+    MPI_Barrier(MPI_COMM_WORLD);
+    return slot0;
+  };
+  std::byte* const first = one_round(256, 1u);
+  EXPECT_EQ(one_round(256, 2u), first);  // the same window, rings zeroed again
+  EXPECT_NE(one_round(512, 3u), first);  // other sizes: another window (the first is kept)
+  EXPECT_EQ(one_round(256, 4u), first);
+  MPI_Comm_free(&c);  // the kept windows go with the node communicator
+}
+
 // AGG-3: links of two stages between the same two ranks never mix.
 TEST(ShmTransport, TwoStagesSamePairDoNotMix) {
   const int rank = world_rank(), p = world_size();

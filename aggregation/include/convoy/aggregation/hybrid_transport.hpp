@@ -42,10 +42,11 @@ class hybrid_transport final : public transport {
   /// empty: the real shared-memory groups). A peer shares memory with this rank only if
   /// it is on the same real host and on the same node of `nodes` (split_node).
   /// `mpi_credit_window`: the MPI links' credit window (mpi_transport, AGG-67).
+  /// `reuse`: what becomes of the on-node window at destruction (shm_transport, AGG-70).
   explicit hybrid_transport(MPI_Comm comm, link_predicate use_shm = {},
                             std::shared_ptr<buffer_source> memory = {},
                             shm_filling filling = shm_filling::staged, const node_map& nodes = {},
-                            int mpi_credit_window = 0);
+                            int mpi_credit_window = 0, window_reuse reuse = window_reuse::keep);
 
   /// Collective over the node communicator (shm_transport::open), and over `comm` when a
   /// buffer source was given (mpi_transport::open); throws convoy::error as
@@ -97,12 +98,16 @@ class hybrid_transport final : public transport {
 /// whose credit window is default_credit_window (AGG-67).
 /// Throws convoy::error if `comm` is MPI_COMM_NULL, discovery fails (on every rank alike) or
 /// MPI fails.
+/// `reuse`: what becomes of a shared-memory window at destruction (AGG-70; release for a
+/// dynamic conveyor, whose buffers exist only from begin to reset).
 [[nodiscard]] std::unique_ptr<transport> make_transport(MPI_Comm comm, base::transport_kind kind,
-                                                        std::shared_ptr<buffer_source> memory = {});
+                                                        std::shared_ptr<buffer_source> memory = {},
+                                                        window_reuse reuse = window_reuse::keep);
 /// make_transport(comm, s.transport_or_auto(), memory) with the already resolved settings
 /// `s` (rank 0's, base::settings::from_env) for the node discovery too, so the environment
 /// is not read again.
 [[nodiscard]] std::unique_ptr<transport> make_transport(MPI_Comm comm, const base::settings& s,
-                                                        std::shared_ptr<buffer_source> memory = {});
+                                                        std::shared_ptr<buffer_source> memory = {},
+                                                        window_reuse reuse = window_reuse::keep);
 
 }  // namespace convoy::aggregation

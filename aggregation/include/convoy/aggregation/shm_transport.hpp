@@ -29,6 +29,19 @@ enum class shm_filling {
   zero_copy,
 };
 
+/// What becomes of a transport's window when the transport is destroyed (AGG-70).
+enum class window_reuse {
+  /// Kept with the node communicator, locked, for the next transport on the node whose
+  /// ranks need segments of exactly its sizes (at most shm_transport::max_kept_windows).
+  keep,
+  /// Freed (MPI_Win_free): a dynamic conveyor's buffers exist only from begin to reset.
+  release,
+};
+
+namespace detail {
+class shm_window_pool;
+}  // namespace detail
+
 /// Moves buffers between ranks of one node through rings in a shared window.
 ///
 /// Every served link (sender → receiver, stage) has one ring, hosted in the receiver's
@@ -52,9 +65,14 @@ class shm_transport final : public transport {
   /// the node `nodes` gives this rank when not empty; AGG-60), split once per communicator
   /// and node map (shared_node_group, AGG-68); collective over `comm`.
   /// Throws convoy::error if `comm` is MPI_COMM_NULL, `nodes` is malformed or MPI fails.
+  /// `reuse`: what becomes of the window at destruction; open() takes a window kept by an
+  /// earlier transport on the node when one fits (AGG-70).
   explicit shm_transport(MPI_Comm comm, shm_filling filling = shm_filling::staged,
-                         const node_map& nodes = {});
-  /// Frees the window (collective over the node communicator if open() succeeded).
+                         const node_map& nodes = {}, window_reuse reuse = window_reuse::keep);
+  /// Windows kept per node communicator at most; one more is freed at destruction.
+  static constexpr std::size_t max_kept_windows = 4;
+  /// Keeps the window for the next transport (window_reuse::keep; local), or frees it
+  /// (collective over the node communicator if open() succeeded).
   /// Destroy it when the engines of the node are done with it (after termination).
   ~shm_transport() override;
 
@@ -65,8 +83,9 @@ class shm_transport final : public transport {
   /// Serves only the flagged links (`serve_out[i]`, `serve_in[i]`), keeping the layout's
   /// link ids; the others belong to another transport (hybrid_transport). Collective over
   /// the node communicator, also with nothing to serve: exchanges the served links of
-  /// every node rank (MPI_Allgatherv), places the rings deterministically, allocates the
-  /// window (MPI_Win_allocate_shared) and maps the peers' segments (MPI_Win_shared_query).
+  /// every node rank (MPI_Allgatherv), places the rings deterministically, takes a kept
+  /// window of exactly the sizes needed or allocates one (MPI_Win_allocate_shared; AGG-70)
+  /// and maps the peers' segments (MPI_Win_shared_query).
   /// Throws convoy::error — on every node rank alike, so none is left in a collective —
   /// on a bad layout (as mpi_transport), a flagged link whose peer is off the node, a link
   /// whose other end does not serve it here, ends disagreeing on capacity_bytes or
@@ -126,9 +145,13 @@ class shm_transport final : public transport {
   [[nodiscard]] std::byte* slot_ptr(std::byte* ring, int slot) const noexcept;
   [[nodiscard]] int node_rank(int peer) const noexcept;
 
-  std::shared_ptr<const node_group> node_;  ///< kept with the communicator (AGG-68)
-  MPI_Comm node_comm_ = MPI_COMM_NULL;      ///< node_->comm
+  std::shared_ptr<const node_group> node_;            ///< kept with the communicator (AGG-68)
+  MPI_Comm node_comm_ = MPI_COMM_NULL;                ///< node_->comm
+  std::shared_ptr<detail::shm_window_pool> windows_;  ///< kept with node_comm_ (AGG-70)
+  window_reuse reuse_ = window_reuse::keep;
   MPI_Win win_ = MPI_WIN_NULL;
+  std::uint64_t win_serial_ = 0;     ///< the window's serial, the same on every node rank
+  std::vector<MPI_Aint> win_sizes_;  ///< every node rank's segment bytes
   bool opened_ = false;
   int rank_ = 0;
   int size_ = 0;
