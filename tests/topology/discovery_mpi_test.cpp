@@ -269,8 +269,9 @@ TEST(Discovery, OncePerCommunicatorAndEmulation) {  // TOPO-15
   for (const auto& [tid, mask] : before) sched_setaffinity(tid, sizeof mask, &mask);
   EXPECT_EQ(again, first);
   EXPECT_GE(fresh.ranks[static_cast<std::size_t>(rank)].core, 0);
-  if (first.ranks[static_cast<std::size_t>(rank)].core < 0)
+  if (first.ranks[static_cast<std::size_t>(rank)].core < 0) {
     EXPECT_NE(fresh, first);  // an unbound process: the new communicator was probed anew
+  }
 
   // Each emulation has its own entry; the real machine is still the one found first.
   convoy::base::settings emu;
