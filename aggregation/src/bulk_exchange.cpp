@@ -22,7 +22,8 @@ std::byte* align_up(std::byte* p, std::size_t a) {
   return p + ((a - v % a) % a);
 }
 std::size_t region_of(std::size_t capacity, bool compress) {
-  return detail::slice_bytes(capacity) + (compress ? bulk_exchange::codec_room_bytes : 0);
+  return detail::slice_bytes(capacity + bulk_exchange::store_room_bytes) +
+         (compress ? bulk_exchange::codec_room_bytes : 0);
 }
 }  // namespace
 

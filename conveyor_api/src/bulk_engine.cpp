@@ -1,6 +1,7 @@
 // The bulk-synchronous engine kind (seed 000 sec. 4.1): its calls checked against the
-// state machine (termination::conveyor_state) and the collective decision of advance(); the buffers and the exchange are aggregation's
-// bulk_exchange. Behaviour reference: the C façade's simple conveyor.
+// state machine (termination::conveyor_state), its lanes and delivery window published in
+// the interface's hot state, and the collective decision of advance(); the buffers and the
+// exchange are aggregation's bulk_exchange.
 #include <algorithm>
 #include <convoy/base/error.hpp>
 #include <convoy/conveyor_api/bulk_engine.hpp>
@@ -11,19 +12,49 @@ namespace convoy {
 
 namespace term = convoy::termination;
 
+namespace {
+int rank_of(const aggregation::bulk_exchange* x) {
+  if (!x) throw error("bulk_engine: null exchange");
+  return x->rank();
+}
+}  // namespace
+
 bulk_engine::bulk_engine(std::unique_ptr<aggregation::bulk_exchange> exchange, options o)
-    : exchange_(std::move(exchange)), options_(o) {
-  if (!exchange_) throw error("bulk_engine: null exchange");
-  const auto P = static_cast<std::size_t>(exchange_->n_ranks());
-  n_ranks_u_ = static_cast<unsigned>(P);
-  region_ = exchange_->region_bytes();
+    : conveyor_engine(rank_of(exchange.get()), exchange->n_ranks()),
+      exchange_(std::move(exchange)),
+      options_(o) {
+  const auto P = static_cast<std::size_t>(n_ranks_);
+  lanes_.resize(P);
+  hops_.resize(P);
+  for (std::size_t d = 0; d < P; ++d) hops_[d] = {static_cast<std::uint32_t>(d), 0};
   out_counts_.assign(P, 0);
   in_counts_.assign(P, 0);
-  out_count_ = out_counts_.data();
+  hot_.n_ranks = static_cast<unsigned>(P);
+  hot_.lanes = lanes_.data();
+  hot_.first_hops = hops_.data();
   if (!options_.dynamic) exchange_->acquire_buffers();
 }
 
 bulk_engine::~bulk_engine() = default;
+
+// Every lane at the start of its send buffer. A lane takes records while used <= limit, so
+// the limit is the offset of the last record that fits; the region's 8 bytes after it take
+// the inline push's tag store (bulk_exchange::region_bytes).
+void bulk_engine::open_lanes() noexcept {
+  const std::size_t item = hot_.item_bytes;
+  const auto limit = static_cast<std::uint32_t>((exchange_->capacity_bytes() / item - 1) * item);
+  for (std::size_t d = 0; d < lanes_.size(); ++d) {
+    aggregation::send_lane& l = lanes_[d];
+    l.buf = exchange_->send_buffer(static_cast<int>(d));
+    l.used = 0;
+    l.limit = limit;
+    l.record_bytes = static_cast<std::uint32_t>(item);
+    l.tag_bytes = 0;
+    l.items = 0;
+  }
+  exchanged_ = hot_.pushes;
+  any_full_ = false;
+}
 
 int bulk_engine::begin(std::size_t item_bytes) {
   if (state_.check(term::call::begin) != term::verdict::proceed) return term::error_state;
@@ -37,45 +68,50 @@ int bulk_engine::begin(std::size_t item_bytes) {
     last_message_ = ex.what();
     return term::error_transport;
   }
-  item_bytes_ = item_bytes;
-  cap_items_ = exchange_->capacity_bytes() / item_bytes;
-  send_base_ = exchange_->send_buffer(0);
-  std::fill(out_counts_.begin(), out_counts_.end(), 0);
+  life_.pushes += hot_.pushes;
+  life_.pulls += hot_.pulls;
+  hot_.pushes = hot_.pulls = 0;
+  hot_.item_bytes = item_bytes;
+  hot_.window = {};
+  open_lanes();
   std::fill(in_counts_.begin(), in_counts_.end(), 0);
-  out_total_ = 0;
-  any_full_ = done_ = finished_ = flush_ = pulled_ = false;
-  cur_ = end_ = nullptr;
+  done_ = finished_ = flush_ = false;
   next_src_ = in_counts_.size();
-  life_.pushes += pushes_;
-  life_.pulls += pulls_;
-  pushes_ = pulls_ = 0;
   now_ = term::engine_stats{};
   mark_ = exchange_->stats();
   ++now_.begins;
   ++life_.begins;
   state_.begin();
-  accepting_ = true;
+  hot_.push_ok = true;
   return 1;
 }
 
+void bulk_engine::lane_full(std::uint32_t) noexcept { any_full_ = true; }
+
 int bulk_engine::push_slow(const void* item, int dest) noexcept {
   if (state_.check(term::call::push) != term::verdict::proceed) return term::error_state;
-  if (static_cast<unsigned>(dest) >= n_ranks_u_) return term::error_rank;
+  if (static_cast<unsigned>(dest) >= hot_.n_ranks) return term::error_rank;
   if (!item) return term::error_argument;
+  if (lanes_[static_cast<std::size_t>(dest)].used > lanes_[static_cast<std::size_t>(dest)].limit)
+    return 0;  // full until the next exchange
   return term::error_size;  // push<N> with N != item_bytes()
 }
 
 void bulk_engine::open_window(std::size_t src) noexcept {
   const std::byte* base = exchange_->receive_buffer(static_cast<int>(src));
-  cur_ = base;
-  end_ = base + static_cast<std::size_t>(in_counts_[src]) * item_bytes_;
-  from_ = static_cast<int>(src);
+  aggregation::delivery_window& w = hot_.window;
+  w.cur = base;
+  w.end = base + static_cast<std::size_t>(in_counts_[src]) * hot_.item_bytes;
+  w.stride = hot_.item_bytes;
+  w.source_of_tag = nullptr;
+  w.from = static_cast<int>(src);
+  w.in_link = static_cast<int>(src);
   next_src_ = src + 1;
 }
 
-int bulk_engine::pull_slow(term::item_view& out) noexcept {
+int bulk_engine::pull_slow(term::item_view& out, bool) noexcept {
   if (state_.check(term::call::pull) == term::verdict::illegal) return term::error_state;
-  pulled_ = false;  // a pull that finds nothing makes the last one final (as the engine)
+  hot_.window.pulled = false;  // a pull that finds nothing makes the last one final
   while (next_src_ < in_counts_.size() && in_counts_[next_src_] == 0) ++next_src_;
   if (next_src_ == in_counts_.size()) return 0;
   open_window(next_src_);
@@ -86,16 +122,19 @@ int bulk_engine::unpull() noexcept {
   const term::verdict v = state_.check(term::call::unpull);
   if (v == term::verdict::illegal) return term::error_state;
   if (v == term::verdict::fail) return 0;  // COMPLETE
-  if (!pulled_) return term::error_unpull;
-  cur_ -= item_bytes_;
-  pulled_ = false;
+  if (!hot_.window.pulled) return term::error_unpull;
+  hot_.window.cur -= hot_.window.stride;
+  hot_.window.pulled = false;
   ++now_.unpulls;
   ++life_.unpulls;
   return 1;
 }
 
 std::size_t bulk_engine::pending() const noexcept {
-  std::size_t n = item_bytes_ ? static_cast<std::size_t>(end_ - cur_) / item_bytes_ : 0;
+  const aggregation::delivery_window& w = hot_.window;
+  std::size_t n = hot_.item_bytes && w.cur < w.end
+                      ? static_cast<std::size_t>(w.end - w.cur) / hot_.item_bytes
+                      : 0;
   for (std::size_t s = next_src_; s < in_counts_.size(); ++s)
     n += static_cast<std::size_t>(in_counts_[s]);
   return n;
@@ -103,16 +142,17 @@ std::size_t bulk_engine::pending() const noexcept {
 
 int bulk_engine::finish() noexcept {
   finished_ = true;
-  accepting_ = false;
+  hot_.push_ok = false;
   return state_.after_advance(true, true, pending() == 0);  // CLEANUP or COMPLETE
 }
 
 void bulk_engine::run_exchange() {
+  for (std::size_t d = 0; d < lanes_.size(); ++d)
+    out_counts_[d] = static_cast<int>(lanes_[d].items);
   exchange_->exchange(out_counts_.data(), in_counts_.data());
-  std::fill(out_counts_.begin(), out_counts_.end(), 0);
-  out_total_ = 0;
-  any_full_ = flush_ = false;
-  cur_ = end_ = nullptr;
+  open_lanes();
+  flush_ = false;
+  hot_.window = {};
   next_src_ = 0;
 }
 
@@ -122,12 +162,13 @@ int bulk_engine::advance(bool done) noexcept {
   if (v == term::verdict::fail) return term::done;  // COMPLETE
   ++now_.advances;
   ++life_.advances;
-  pulled_ = false;
+  hot_.window.pulled = false;
   if (finished_) return finish();
   done_ = done_ || done;
   try {
-    const bool need_send = any_full_ || (out_total_ > 0 && (done_ || options_.steady || flush_));
-    int flags[4] = {pending() > 0, !done_, need_send, out_total_ > 0};
+    const std::uint64_t unsent_items = unsent();
+    const bool need_send = any_full_ || (unsent_items > 0 && (done_ || options_.steady || flush_));
+    int flags[4] = {pending() > 0, !done_, need_send, unsent_items > 0};
     exchange_->agree_max(flags, 4);
     const bool all_drained = flags[0] == 0, all_done = flags[1] == 0;
     if (all_done && flags[3] == 0) return finish();
@@ -139,7 +180,7 @@ int bulk_engine::advance(bool done) noexcept {
     last_message_ = ex.what();
     return term::error_transport;
   }
-  if (done_) accepting_ = false;
+  if (done_) hot_.push_ok = false;
   return state_.after_advance(done_, false, false);  // WORKING or ENDGAME
 }
 
@@ -156,14 +197,15 @@ int bulk_engine::reset() noexcept {
   exchange_->end_cycle();
   if (options_.dynamic) exchange_->release_buffers();
   state_.reset();
-  accepting_ = false;
+  hot_.push_ok = false;
+  hot_.window = {};
   return 1;
 }
 
 term::engine_stats bulk_engine::stats(bool cumulative) const {
   term::engine_stats s = cumulative ? life_ : now_;
-  s.pushes += pushes_;
-  s.pulls += pulls_;
+  s.pushes += hot_.pushes;
+  s.pulls += hot_.pulls;
   const auto& x = exchange_->stats();
   const auto since = [&](std::uint64_t now, std::uint64_t then) {
     return cumulative ? now : now - then;
@@ -171,6 +213,7 @@ term::engine_stats bulk_engine::stats(bool cumulative) const {
   s.buffers_sent = since(x.messages, mark_.messages);
   s.bytes_sent = since(x.bytes, mark_.bytes);
   s.buffers_received = since(x.received, mark_.received);
+  s.collectives = since(x.collectives, mark_.collectives);
   term::stage_stats st;
   st.items = s.pushes;
   st.buffers = s.buffers_sent;

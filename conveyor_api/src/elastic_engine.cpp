@@ -17,10 +17,17 @@ constexpr std::byte k_small{0}, k_ticket{1};
 constexpr std::size_t k_ticket_bytes = 24;  // {u64 size, u64 sequence number, u64 descriptor}
 }  // namespace
 
+namespace {
+term::engine* non_null(term::engine* e) {
+  if (!e) throw error("elastic_engine: null engine");
+  return e;
+}
+}  // namespace
+
 elastic_engine::elastic_engine(term::engine* engine,
                                std::unique_ptr<aggregation::large_channel> channel,
                                std::size_t max_item_bytes)
-    : bound_(max_item_bytes) {
+    : conveyor_engine(non_null(engine)->rank(), engine->n_ranks()), bound_(max_item_bytes) {
   check_fit(engine, channel.get());
   engine_ = engine;
   channel_ = std::move(channel);
@@ -61,14 +68,14 @@ void elastic_engine::attach(term::engine* engine,
   }
 }
 
-term::state elastic_engine::current_state() const noexcept { return engine_->current_state(); }
-
 int elastic_engine::begin(std::size_t default_bytes) {
+  if (state_.check(term::call::begin) != term::verdict::proceed) return term::error_state;
   if (default_bytes > bound_) return term::error_size;
   const int rc = engine_->begin(0);  // the engine's rigid size is unused: sizes are ours
   if (rc <= 0) return rc;
-  default_bytes_ = default_bytes;
+  hot_.item_bytes = default_bytes;  // no inline path: push_ok stays false, the window empty
   now_ = counters{};
+  state_.begin();
   return rc;
 }
 
@@ -91,8 +98,8 @@ int elastic_engine::epush(const void* item, std::size_t bytes, int dest) noexcep
     return rc;
   }
   // A large item (sec. 4.4.1): its ticket through the engine, its bytes through the channel.
-  if (engine_->current_state() != term::state::working) return term::error_state;
-  if (dest < 0 || dest >= engine_->n_ranks()) return term::error_rank;
+  if (state_.check(term::call::push) != term::verdict::proceed) return term::error_state;
+  if (dest < 0 || dest >= n_ranks_) return term::error_rank;
   if (!item) return term::error_argument;
   std::uint64_t descriptor = 0;
   try {
@@ -121,12 +128,12 @@ int elastic_engine::epush(const void* item, std::size_t bytes, int dest) noexcep
   return 1;
 }
 
-int elastic_engine::take(term::item_view& out, bool rigid) noexcept {
+int elastic_engine::pull_slow(term::item_view& out, bool rigid) noexcept {
   term::item_view v;
   const int rc = engine_->pull(v, false);
   if (rc <= 0) return rc;
   if (v.data[v.bytes - 1] != k_ticket) {
-    if (rigid && v.bytes - 1 != default_bytes_) {
+    if (rigid && v.bytes - 1 != hot_.item_bytes) {
       (void)engine_->unpull();
       return term::error_elastic;
     }
@@ -138,7 +145,7 @@ int elastic_engine::take(term::item_view& out, bool rigid) noexcept {
   std::uint64_t ticket[3];
   std::memcpy(ticket, v.data, k_ticket_bytes);
   const auto size = static_cast<std::size_t>(ticket[0]);
-  if (rigid && size != default_bytes_) {
+  if (rigid && size != hot_.item_bytes) {
     (void)engine_->unpull();
     return term::error_elastic;
   }
@@ -205,14 +212,28 @@ int elastic_engine::advance(bool done) noexcept {
       return channel_failed(ex, false);
     }
   }
-  return engine_->advance(done);
+  const int rc = engine_->advance(done);
+  if (rc >= 0) state_.follow(rc, done);
+  return rc;
 }
 
 int elastic_engine::flush() noexcept { return engine_->flush(); }
 
-int elastic_engine::reset() noexcept { return engine_->reset(); }
+int elastic_engine::reset() noexcept {
+  const int rc = engine_->reset();
+  if (rc > 0) state_.reset();
+  return rc;
+}
 
-elastic_stats elastic_engine::stats(bool cumulative) const {
+term::engine_stats elastic_engine::stats(bool cumulative) const {
+  const counters& c = cumulative ? life_ : now_;
+  term::engine_stats s = engine_->stats(cumulative);
+  s.pushes = c.pushes;  // the client's items (the engine's own count tickets as items)
+  s.pulls = c.pulls;
+  return s;
+}
+
+elastic_stats elastic_engine::detailed_stats(bool cumulative) const {
   const counters& c = cumulative ? life_ : now_;
   elastic_stats s;
   s.engine = engine_->stats(cumulative);
@@ -233,7 +254,7 @@ std::size_t elastic_engine::max_memory_bytes() const noexcept {
   return engine_->max_memory_bytes() + (channel_ ? channel_->max_memory_bytes() : 0);
 }
 
-std::string elastic_engine::last_message() const {
+const std::string& elastic_engine::last_message() const noexcept {
   return channel_message_.empty() ? engine_->last_message() : channel_message_;
 }
 

@@ -17,6 +17,7 @@ void add(termination::engine_stats& into, const termination::engine_stats& s) {
   into.buffers_sent += s.buffers_sent;
   into.bytes_sent += s.bytes_sent;
   into.buffers_received += s.buffers_received;
+  into.collectives += s.collectives;
   if (into.stages.size() < s.stages.size()) into.stages.resize(s.stages.size());
   for (std::size_t i = 0; i < s.stages.size(); ++i) {
     into.stages[i].items += s.stages[i].items;
@@ -34,13 +35,13 @@ untyped_conveyor::untyped_conveyor(MPI_Comm comm, conveyor_options options)
     options_.settings = std::make_shared<const base::settings>(base::settings::from_env(comm_));
   const base::settings& s = *options_.settings;
   if (options_.kind == conveyor_kind::bulk) {
-    bulk_ = make_bulk_engine(comm_, options_, s);
-    rank_ = bulk_->rank();
-    n_ranks_ = bulk_->n_ranks();
+    engine_ = make_bulk_engine(comm_, options_, s);
+    rank_ = engine_->rank();
+    n_ranks_ = engine_->n_ranks();
     engine_options_.steady = options_.steady;
-    engine_options_.capacity_bytes = bulk_->max_item_bytes();
-    max_item_bytes_ = bulk_->max_item_bytes();
-    max_memory_bytes_ = bulk_->max_memory_bytes();
+    engine_options_.capacity_bytes = engine_->max_item_bytes();
+    max_item_bytes_ = engine_->max_item_bytes();
+    max_memory_bytes_ = engine_->max_memory_bytes();
     return;
   }
   plan_ = make_plan(comm_, options_, s);
@@ -51,11 +52,11 @@ untyped_conveyor::untyped_conveyor(MPI_Comm comm, conveyor_options options)
   if (options_.dynamic) engine_.reset();
 }
 
-untyped_conveyor::untyped_conveyor(std::unique_ptr<termination::engine> engine)
-    : engine_(std::move(engine)) {
-  if (!engine_) throw error("untyped_conveyor: null engine");
-  options_.elastic = engine_->options().elastic;
-  options_.steady = engine_->options().steady;
+untyped_conveyor::untyped_conveyor(std::unique_ptr<termination::engine> engine) {
+  if (!engine) throw error("untyped_conveyor: null engine");
+  options_.elastic = engine->options().elastic;
+  options_.steady = engine->options().steady;
+  engine_ = std::move(engine);
   learn_shape();
 }
 
@@ -64,19 +65,19 @@ untyped_conveyor::untyped_conveyor(untyped_conveyor&&) noexcept = default;
 untyped_conveyor& untyped_conveyor::operator=(untyped_conveyor&&) noexcept = default;
 
 void untyped_conveyor::learn_shape() {
+  const termination::engine& e = *streaming();
   // Over an engine built elsewhere: the plan is the engine's, which lives as long as this
   // conveyor (never dynamic), so a non-owning pointer is enough.
-  if (!plan_)
-    plan_ = std::shared_ptr<const router::route_plan>(std::shared_ptr<void>(), &engine_->plan());
+  if (!plan_) plan_ = std::shared_ptr<const router::route_plan>(std::shared_ptr<void>(), &e.plan());
   rank_ = engine_->rank();
   n_ranks_ = engine_->n_ranks();
-  engine_options_ = engine_->options();
+  engine_options_ = e.options();
   max_item_bytes_ = engine_->max_item_bytes();
   max_memory_bytes_ = engine_->max_memory_bytes();
 }
 
 int untyped_conveyor::begin(std::size_t item_bytes) {
-  if (bulk_) return bulk_->begin(item_bytes);  // takes its buffers itself when dynamic
+  if (bulk()) return engine_->begin(item_bytes);  // takes its buffers itself when dynamic
   attach();
   if (!engine_) return termination::error_state;
   const int rc = engine_->begin(item_bytes);
@@ -90,7 +91,8 @@ void untyped_conveyor::attach() {
 }
 
 void untyped_conveyor::detach() noexcept {
-  if (!engine_ || !options_.dynamic || engine_->current_state() != termination::state::dormant)
+  if (!engine_ || bulk() || !options_.dynamic ||
+      engine_->current_state() != termination::state::dormant)
     return;
   try {
     termination::engine_stats life = engine_->stats(true);
@@ -104,7 +106,7 @@ void untyped_conveyor::detach() noexcept {
 }
 
 int untyped_conveyor::reset() {
-  if (bulk_) return bulk_->reset();
+  if (bulk()) return engine_->reset();
   if (!engine_) return options_.dynamic && plan_ ? 1 : termination::error_state;
   const int rc = engine_->reset();
   if (rc > 0) detach();
@@ -112,7 +114,6 @@ int untyped_conveyor::reset() {
 }
 
 termination::engine_stats untyped_conveyor::stats(bool cumulative) const {
-  if (bulk_) return bulk_->stats(cumulative);
   if (!cumulative) return engine_ ? engine_->stats(false) : last_;
   termination::engine_stats s = retired_;
   if (engine_) add(s, engine_->stats(true));
@@ -120,12 +121,10 @@ termination::engine_stats untyped_conveyor::stats(bool cumulative) const {
 }
 
 std::size_t untyped_conveyor::memory_bytes() const noexcept {
-  if (bulk_) return bulk_->memory_bytes();
   return engine_ ? engine_->memory_bytes() : 0;
 }
 
 std::string untyped_conveyor::last_message() const {
-  if (bulk_) return bulk_->last_message();
   return engine_ ? engine_->last_message() : std::string();
 }
 

@@ -40,7 +40,7 @@ void check_options(const router::route_plan& plan, int rank, const engine_option
 
 engine::engine(std::shared_ptr<const router::route_plan> plan, int rank,
                std::unique_ptr<aggregation::transport> transport, engine_options options)
-    : plan_(std::move(plan)), rank_(rank), options_(options) {
+    : conveyor_engine(rank, plan ? plan->n_ranks() : 0), plan_(std::move(plan)), options_(options) {
   if (!plan_) throw convoy::error("engine: null route plan");
   if (!transport) throw convoy::error("engine: null transport");
   check_options(*plan_, rank_, options_);
@@ -49,7 +49,7 @@ engine::engine(std::shared_ptr<const router::route_plan> plan, int rank,
 
 engine::~engine() = default;
 
-int engine::n_ranks() const noexcept { return plan_->n_ranks(); }
+conveyor_engine::~conveyor_engine() = default;
 
 std::size_t engine::max_item_bytes() const noexcept { return impl_->max_item_bytes; }
 

@@ -121,7 +121,7 @@ TEST(ElasticEngine, NothingYetWhileInFlight) {
   EXPECT_EQ(c.reset(), 1);
   if (me == 0) {
     EXPECT_EQ(got, 6u);
-    EXPECT_GE(c.stats(true).waits, 200u) << "pull never said 'nothing yet'";
+    EXPECT_GE(c.detailed_stats(true).waits, 200u) << "pull never said 'nothing yet'";
     EXPECT_EQ(gate->receives_started, 1u) << "one receive per large item, however many pulls";
   }
   EXPECT_TRUE(convoy_test::all_ranks(!HasFailure()));
@@ -157,7 +157,7 @@ TEST(ElasticEngine, UnpullLargeItemAndBound) {
   }
   EXPECT_EQ(c.reset(), 1);
   EXPECT_EQ(got, 1);
-  const auto s = c.stats(true);
+  const auto s = c.detailed_stats(true);
   EXPECT_EQ(s.pushes, 1u) << "the item above the bound moved";
   EXPECT_EQ(s.large_pulls, 1u);
   if (p > 1) {

@@ -122,7 +122,7 @@ TEST(UntypedConveyor, SettingsResolvedOncePerConstruction) {
   cycle(c, 100);
   ASSERT_EQ(c.begin(sizeof(std::int64_t)), 1);
   EXPECT_EQ(c.engine_options().capacity_bytes, 1024u);
-  EXPECT_EQ(c.engine()->options().capacity_bytes, 1024u);
+  EXPECT_EQ(c.streaming()->options().capacity_bytes, 1024u);
   while (c.advance(true) != term::done) {
   }
   ASSERT_EQ(c.reset(), 1);

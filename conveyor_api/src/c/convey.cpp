@@ -2,8 +2,8 @@
 // the codes bale returns for each misuse (CAPI-2, the table in conveyor_api/README.md),
 // statistics, and convoy's C extensions (convoy/convey_ext.h).
 //
-// push, pull and apull are inline in convey.h over the conveyor's view (the streaming
-// engine's hot state, convoy/convey_view.h); the convoy_v1_* functions here do every call
+// push, pull and apull are inline in convey.h over the conveyor's view (the engine's hot
+// state, convoy/convey_view.h); the convoy_v1_* functions here do every call
 // the inline code does not take, and the exported convey_push/pull/apull run the same
 // inline code for objects compiled against another convey.h (CAPI-3).
 #include <convey.h>
@@ -82,10 +82,11 @@ conveyor::conveyor(const char* kind_name, std::uint64_t opts) : options(opts), k
 conveyor::~conveyor() = default;
 
 void conveyor::refresh_view() noexcept {
-  term::engine* const e = streaming ? core.engine() : nullptr;
+  engine = ops ? ops->engine_() : nullptr;
   // The engine's hot state is the view (the static_asserts above); the C code reads it
-  // through convey_view_t, never through the C++ types.
-  head.view = e ? reinterpret_cast<convey_view_t*>(&e->hot()) : &closed_view;
+  // through convey_view_t, never through the C++ types. A kind without an inline path
+  // (elastic) keeps it closed: every call reaches the library.
+  head.view = engine ? reinterpret_cast<convey_view_t*>(&engine->hot()) : &closed_view;
 }
 
 namespace {
@@ -110,16 +111,22 @@ int guarded(conveyor* c, const char* where, F&& call) noexcept {
   }
 }
 
-// Hands out the pulled item `v` of a streaming kind: apull (dest == nullptr) in place when
-// it is aligned, else from an aligned scratch copy (CAPI-7); pull copies it to `dest`.
+// Hands out the pulled item `v`: pull copies it to `dest`; apull and epull (dest ==
+// nullptr) return it in place when it is aligned as begin asked, else an aligned scratch
+// copy (CAPI-7). An elastic conveyor's in-place small item is held across advance; its
+// large items stay in their own buffer until the next pull.
 const void* hand_out(conveyor* c, const term::item_view& v, void* dest,
                      std::int64_t* from) noexcept {
   const void* p = v.data;
   if (dest) {
-    agg::copy_item(dest, p, c->item_bytes);
-  } else if (misaligned(p, c->align)) {
-    std::memcpy(c->scratch.get(), p, c->item_bytes);
+    agg::copy_item(dest, p, v.bytes);
+  } else if (v.bytes > c->small_max) {
+    // a large elastic item: in its own buffer
+  } else if (v.bytes == 0 || misaligned(p, c->align)) {
+    if (v.bytes) std::memcpy(c->scratch.get(), p, v.bytes);
     p = c->scratch.get();
+  } else if (!c->engine_counts) {
+    c->held = p;
   }
   if (from) *from = v.from;
   return p;
@@ -143,33 +150,22 @@ const void* pull_checked(conveyor* c, const char* where, void* dest, std::int64_
   if (legal == verdict::fail) return nullptr;  // COMPLETE
   c->held = nullptr;
   c->retaken = false;
-  if (c->streaming) {  // counted by the engine
-    term::item_view v;
-    const int got = c->core.pull(v);
-    if (got <= 0) {
-      if (got < 0) *rc = c->panic(where, to_convey(got));
-      return nullptr;
-    }
-    *rc = convey_OK;
-    return hand_out(c, v, dest, from);
-  }
-  std::int64_t src = -1;
-  const void* p = c->ops->pull_(&src, rc, dest == nullptr);
-  if (!p) {
-    if (*rc < 0) *rc = c->panic(where, *rc);
+  term::item_view v;
+  const int got = c->engine->pull(v, true);
+  if (got <= 0) {
+    // An elastic item of another size stays for epull: bale's MISFIT (CAPI-5).
+    if (got < 0) *rc = c->panic(where, got == term::error_elastic ? convey_error_MISFIT : to_convey(got));
     return nullptr;
   }
-  if (dest) agg::copy_item(dest, p, c->item_bytes);
-  if (from) *from = src;
-  ++c->life[k_pulls];
+  if (!c->engine_counts) ++c->life[k_pulls];
   *rc = convey_OK;
-  return p;
+  return hand_out(c, v, dest, from);
 }
 
-// The engine's count of `which` (k_pushes or k_pulls) for a streaming kind, less the pulls
-// an advance took back and pulled again; 0 for other kinds (counted in life).
+// The engine's count of `which` (k_pushes or k_pulls), less the pulls an advance took back
+// and pulled again; 0 for elastic conveyors (counted in life).
 std::uint64_t engine_count(const conveyor* c, counter which, bool cumulative) {
-  if (!c->streaming) return 0;
+  if (!c->engine_counts) return 0;
   const term::engine_stats s = c->core.stats(cumulative);
   if (which == k_pushes) return s.pushes;
   const std::uint64_t retakes =
@@ -215,20 +211,13 @@ int convoy_v1_push(convey_t* c, const void* item, int64_t pe) {
     if (pe < 0 || pe >= c->n_pes) return c->panic("convey_push", convey_error_RANGE);
     if (!item) return c->panic("convey_push", convey_error_NULL);
   }
-  if (c->streaming) {  // counted by the engine
-    const int rc = to_convey(c->core.push(item, static_cast<int>(pe)));
-    return rc >= 0 ? rc : c->panic("convey_push", rc);
-  }
-  const int rc = c->ops->push_(item, pe);
-  if (rc > 0) {
-    ++c->life[k_pushes];
-    return convey_OK;
-  }
-  return rc == 0 ? convey_FAIL : c->panic("convey_push", rc);
+  const int rc = to_convey(c->engine->push(item, static_cast<int>(pe)));
+  if (rc > 0 && !c->engine_counts) ++c->life[k_pushes];
+  return rc >= 0 ? rc : c->panic("convey_push", rc);
 }
 
 int convoy_v1_lane_full(convey_t* c, uint32_t lane) {
-  c->core.engine()->lane_full(lane);  // only the engine's view lets the inline push run
+  c->engine->lane_full(lane);  // only the engine's view lets the inline push run
   return convey_OK;
 }
 
@@ -243,9 +232,10 @@ int convey_epush(convey_t* c, size_t bytes, const void* item, int64_t pe) {
     if (!item && bytes > 0) [[unlikely]]
       return c->panic("convey_epush", convey_error_NULL);
   }
-  const int rc = c->ops->epush_(bytes, item, pe);
+  // Above the conveyor's bound: OFLO, nothing moved (CAPI-6).
+  const int rc = to_convey(c->engine->epush(item, bytes, static_cast<int>(pe)));
   if (rc > 0) [[likely]] {
-    ++c->life[k_pushes];
+    if (!c->engine_counts) ++c->life[k_pushes];
     return rc;
   }
   return rc < 0 ? c->panic("convey_epush", rc) : rc;
@@ -282,9 +272,13 @@ int convey_epull(convey_t* c, convey_item_t* result) {
   }
   c->held = nullptr;
   c->retaken = false;
-  const int rc = c->ops->epull_(result);
+  term::item_view v;
+  const int rc = to_convey(c->engine->pull(v, false));
   if (rc > 0) {
-    ++c->life[k_pulls];
+    if (!c->engine_counts) ++c->life[k_pulls];
+    result->data = const_cast<void*>(hand_out(c, v, nullptr, nullptr));
+    result->bytes = v.bytes;
+    result->from = v.from;
     return rc;
   }
   return rc < 0 ? c->panic("convey_epull", rc) : rc;
@@ -298,7 +292,7 @@ int convey_unpull(convey_t* c) {
   c->held = nullptr;
   // The last pull was before an advance (CAPI-7): no pull since, inline or not.
   if (c->retaken && c->head.view->pulls == c->retake_mark) return convey_FAIL;
-  const int rc = c->streaming ? to_convey(c->core.unpull()) : c->ops->unpull_();
+  const int rc = to_convey(c->engine->unpull());
   if (rc > 0) ++c->life[k_unpulls];
   return rc < 0 ? c->panic("convey_unpull", rc) : rc;
 }
@@ -317,19 +311,26 @@ int convey_advance(convey_t* c, bool done) {
   // An apull/epull pointer stays valid until the next pull or unpull (bale), the engine's
   // only until the next advance: put the item back, so that its buffer stays, and take it
   // again. It is first in line, so the same bytes come back in the same place (CAPI-7).
-  // A streaming kind's pulls may be inline, unseen here: its last pull goes back whenever
-  // the engine can still unpull it.
-  const bool put_back = (c->streaming || c->held) && c->core.unpull() > 0;
+  // Pulls may be inline, unseen here: the last pull goes back whenever the engine can
+  // still unpull it (elastic conveyors: when an apull or epull pointer is held).
+  const bool put_back = (c->engine_counts || c->held) && c->core.unpull() > 0;
   const convey_window_t& w = c->head.view->window;
-  const void* const expect = !put_back ? nullptr : c->streaming ? (w.cur < w.end ? w.cur : nullptr) : c->held;
-  const int rc = guarded(c, "convey_advance", [&] { return c->ops->advance_(done); });
+  const void* const expect =
+      !put_back ? nullptr : c->engine_counts ? (w.cur < w.end ? w.cur : nullptr) : c->held;
+  const int rc = guarded(c, "convey_advance", [&] {
+    const int code = to_convey(c->engine->advance(done));
+    if (code == convey_error_COMMS && !(c->options & convey_opt_QUIET))
+      convoy::facade::print_once("PE " + std::to_string(c->my_pe) + ": " +
+                                 c->engine->last_message());
+    return code;
+  });
   if (put_back) {
     term::item_view v;
     if (c->core.pull(v, false) <= 0 || (expect && v.data != expect))
       return c->panic("convey_advance", convey_error_INTERNAL, "the held item moved");
     c->retaken = true;
     c->retake_mark = c->head.view->pulls;
-    if (c->streaming) ++c->life[k_retakes];
+    if (c->engine_counts) ++c->life[k_retakes];
   }
   if (rc < 0) return c->panic("convey_advance", rc);
   ++c->life[k_advances];

@@ -1,5 +1,6 @@
 // Elastic conveyors (etensor, convey_new_elastic; seed 000 sec. 4.4, 4.4.1): bale's
-// arguments and codes translated to the C++ core's elastic_engine, which carries small
+// arguments and codes translated to the C++ core's elastic_engine (the engine every call
+// of this kind goes to, convey.cpp), which carries small
 // items in the engine and large ones through an aggregation::large_channel (two-sided or
 // rendezvous: CONVOY_LARGE, aggregation::make_large_channel), never blocking (a pull that meets a
 // large item still on its way returns "nothing yet" and the item stays first in line; CAPI-5).
@@ -12,7 +13,6 @@
 #include <convoy/base/error.hpp>
 #include <convoy/base/settings.hpp>
 #include <convoy/conveyor_api/elastic_engine.hpp>
-#include <cstring>
 #include <memory>
 #include <new>
 
@@ -41,6 +41,8 @@ class elastic_conveyor final : public kind {
       throw error("buffer_bytes " + std::to_string(r.layout.capacity) +
                   " is too small for elastic items (a buffer must hold a 25-byte ticket)");
     small_max_ = max_item - 1;
+    c.small_max = small_max_;
+    c.engine_counts = false;
     // etensor: items up to monster_bytes (bale's elastic_epush: max_size);
     // convey_new_elastic: exactly its item_bound (CAPI-6).
     bound_ = r.item_bound ? r.item_bound : r.monster_bytes;
@@ -70,42 +72,6 @@ class elastic_conveyor final : public kind {
     return rc;
   }
 
-  int push_(const void* item, std::int64_t pe) noexcept override {
-    return epush_(c.item_bytes, item, pe);
-  }
-
-  int epush_(std::size_t bytes, const void* item, std::int64_t pe) noexcept override {
-    if (bytes > bound_) return convey_error_OFLO;  // CAPI-6: moves nothing
-    return to_convey(ee_->epush(item, bytes, static_cast<int>(pe)));
-  }
-
-  // A rigid pull meeting another size leaves the item for epull (contract over bale, which
-  // discards it) and fails with MISFIT, bale's code (CAPI-5).
-  const void* pull_(std::int64_t* from, int* rc, bool aligned) noexcept override {
-    term::item_view v;
-    const int got = ee_->pull(v);
-    if (got <= 0) {
-      *rc = got == term::error_elastic ? convey_error_MISFIT : to_convey(got);
-      return nullptr;
-    }
-    *from = v.from;
-    return aligned ? hand_out(v) : v.data;
-  }
-
-  int epull_(convey_item_t* result) noexcept override {
-    term::item_view v;
-    const int got = ee_->epull(v);
-    if (got <= 0) return to_convey(got);
-    result->data = const_cast<std::byte*>(hand_out(v));
-    result->bytes = v.bytes;
-    result->from = v.from;
-    return convey_OK;
-  }
-
-  int unpull_() noexcept override { return to_convey(ee_->unpull()); }
-
-  int advance_(bool done) override { return c.advance_code(ee_->advance(done), *ee_); }
-
   int reset_() override {
     const int rc = to_convey(ee_->reset());
     // Collective like reset; every PE's engine has terminated, so every large item was
@@ -113,6 +79,8 @@ class elastic_conveyor final : public kind {
     if (rc >= 0 && dynamic_) drop();
     return rc;
   }
+
+  term::conveyor_engine* engine_() noexcept override { return ee_.get(); }
 
   std::int64_t comm_statistic_(int which, bool cumulative) const noexcept override {
     if (which == convey_SYNCS) return 0;  // asynchronous: no collective synchronization
@@ -147,7 +115,7 @@ class elastic_conveyor final : public kind {
       o.memory = memory_;
       channel = agg::make_large_channel(MPI_COMM_WORLD, large_, o);
     }
-    ee_ = std::make_unique<elastic_engine>(c.core.engine(), std::move(channel), bound_);
+    ee_ = std::make_unique<elastic_engine>(c.core.streaming(), std::move(channel), bound_);
   }
   // DYNAMIC: the channel's statistics stay, its buffers and the engine's go (LIFO).
   void drop() noexcept {
@@ -164,20 +132,6 @@ class elastic_conveyor final : public kind {
     }
     return s;
   }
-  // The pointer apull/epull return: aligned as begin asked, into a buffer that stays until
-  // the next pull or unpull. An item in the engine's buffer is held across advance
-  // (convey.cpp, CAPI-7). A large item's buffer stays until the next pull.
-  const std::byte* hand_out(const term::item_view& v) noexcept {
-    const bool large = v.bytes > small_max_;
-    if (large) return v.data;
-    if (v.bytes == 0 || misaligned(v.data, c.align)) {
-      if (v.bytes) std::memcpy(c.scratch.get(), v.data, v.bytes);
-      return c.scratch.get();
-    }
-    c.held = v.data;
-    return v.data;
-  }
-
   std::shared_ptr<agg::buffer_source> memory_;
   bool dynamic_;
   std::size_t small_max_ = 0;

@@ -5,11 +5,11 @@
 ///
 /// A convey_t is a `struct conveyor` (global namespace, as the C header declares it). It
 /// begins with the convey_head_t of convoy/convey_view.h, whose view convey.h's inline
-/// push, pull and apull use (the streaming engine's hot state, CAPI-3); it owns a
-/// convoy::untyped_conveyor, the C++ core of every engine conveyor, and its kind's methods
-/// (`ops`, a facade::kind). The dispatch functions (convey.cpp) track the state
-/// (convoy::termination::state) and check legality first (seed 000 sec. 3.2), so a kind's
-/// method is only ever called when the call is legal.
+/// push, pull and apull use (the engine's hot state, CAPI-3); it owns a
+/// convoy::untyped_conveyor, the C++ core of every conveyor, and its kind's methods
+/// (`ops`, a facade::kind). The dispatch functions (convey.cpp) check legality first
+/// (termination::conveyor_state, seed 000 sec. 3.2), then translate each call to the one
+/// engine interface (termination::conveyor_engine): names, codes, `pe`.
 #include <convey.h>
 #include <convey_codec.h>
 #include <convoy/convey_view.h>
@@ -21,6 +21,7 @@
 #include <convoy/termination/engine.hpp>
 #include <cstddef>
 #include <cstdint>
+#include <limits>
 #include <memory>
 #include <new>
 #include <string>
@@ -107,14 +108,23 @@ struct conveyor {
   /// First: the inline calls' view (the engine's hot state, or closed_view) and apull's
   /// alignment. Kept by refresh_view() and begin.
   convey_head_t head{};
-  /// The engine conveyor (a placeholder for kinds without one).
+  /// The engine conveyor.
   convoy::untyped_conveyor core;
-  /// The kind's methods (called by the dispatch functions only when legal).
+  /// The kind's methods: construction, begin, reset, statistics, codec (called by the
+  /// dispatch functions only when legal).
   std::unique_ptr<convoy::facade::kind> ops;
-  /// push/pull/apull/unpull go straight to `core`, and inline through the engine's hot
-  /// state (rigid engine kinds: tensor, twohop, mesh). Their pushes and pulls are counted
-  /// by the engine; other kinds' by `life`.
-  bool streaming = false;
+  /// The engine every push, pull, unpull and advance goes to, through the one engine
+  /// interface (the core's; an elastic conveyor's elastic engine over it). Null while a
+  /// DYNAMIC conveyor has no engine. Kept by refresh_view().
+  convoy::termination::conveyor_engine* engine = nullptr;
+  /// Pushes and pulls are counted by the engine (the core keeps the counts of DYNAMIC
+  /// engines), and an advance puts the last pull back whenever the engine can unpull it
+  /// (pulls may be inline, unseen here). False for elastic conveyors, whose engine goes
+  /// at a DYNAMIC reset: `life` counts their calls, and `held` says what to put back.
+  bool engine_counts = true;
+  /// Larger items (elastic: above what travels in the engine's buffers) are handed out in
+  /// their own buffer, never copied to `scratch` nor held.
+  std::size_t small_max = std::numeric_limits<std::size_t>::max();
   /// The calls' state, checked against the one table (termination::conveyor_state).
   convoy::termination::conveyor_state state;
   std::uint64_t options;
@@ -128,10 +138,10 @@ struct conveyor {
   /// An aligned copy of the last apull'ed item when the engine's was misaligned
   /// (max_item bytes).
   convoy::facade::aligned_bytes scratch;
-  /// Non-streaming kinds: the pointer the last apull/epull returned when it points into the
+  /// Elastic conveyors: the pointer the last apull/epull returned when it points into the
   /// core's buffers (no pull or unpull since), else null. bale keeps it valid until the next
   /// pull or unpull; the engine only until the next advance, so advance puts the item back
-  /// and takes it again (CAPI-7). Streaming kinds: advance does so whenever the engine can
+  /// and takes it again (CAPI-7). Other kinds: advance does so whenever the engine can
   /// unpull, since their pulls may be inline.
   const void* held = nullptr;
   /// The last pull was taken back and pulled again by an advance, and no pull came since
@@ -140,23 +150,14 @@ struct conveyor {
   bool retaken = false;
   std::uint64_t retake_mark = 0;
 
-  /// Points head.view at the engine's hot state when the inline calls may use it (a
-  /// streaming kind with an engine), else at closed_view. After construction, begin, reset.
+  /// Sets `engine` (the kind's) and points head.view at its hot state, or at closed_view
+  /// without an engine. After construction, begin, reset.
   void refresh_view() noexcept;
-  /// The view of conveyors without inline calls: no push, an empty window; never written.
+  /// The view of a conveyor without an engine: no push, an empty window; never written.
   static convey_view_t closed_view;
 
   /// Reports `code` (negative) from `where` once per code unless QUIET; returns it.
   int panic(const char* where, int code, const char* detail = nullptr) noexcept;
-  /// An advance's engine code as a convey code; on COMMS, prints "PE <me>: " and the
-  /// engine's last_message() once per distinct text unless QUIET (advance_ of every kind).
-  template <class Engine>
-  int advance_code(int engine_code, const Engine& engine) {
-    const int rc = convoy::facade::to_convey(engine_code);
-    if (rc == convey_error_COMMS && !(options & convey_opt_QUIET))
-      convoy::facade::print_once("PE " + std::to_string(my_pe) + ": " + engine.last_message());
-    return rc;
-  }
 
   const char* kind;
   std::uint64_t features = 0;
@@ -169,8 +170,10 @@ struct conveyor {
 
 namespace convoy::facade {
 
-/// A kind's methods over its conveyor `c` (set up by the kind's constructor). Called by the
-/// dispatch functions only when legal.
+/// A kind's methods over its conveyor `c` (set up by the kind's constructor): what differs
+/// between kinds — construction, begin and reset (DYNAMIC engines, codecs), statistics.
+/// Every push, pull, unpull and advance goes to the engine interface (conveyor::engine).
+/// Called by the dispatch functions only when legal.
 class kind {
  public:
   explicit kind(::conveyor& conv) noexcept : c(conv) {}
@@ -180,22 +183,12 @@ class kind {
 
   /// Returns convey_OK or a negative convey code; on failure nothing changed.
   virtual int begin_(std::size_t item_bytes, std::size_t align) = 0;
-  /// Non-streaming kinds only; convey codes.
-  virtual int push_(const void*, std::int64_t) noexcept { return convey_error_INTERNAL; }
-  virtual int epush_(std::size_t, const void*, std::int64_t) noexcept { return convey_error_RIGID; }
-  /// Non-streaming kinds: rigid pull, returning a pointer to the item (aligned per `align`
-  /// if `aligned`), valid until the next pull/unpull, or nullptr with *rc = 0 (nothing
-  /// ready) or negative.
-  virtual const void* pull_(std::int64_t*, int* rc, bool) noexcept {
-    *rc = convey_error_INTERNAL;
-    return nullptr;
-  }
-  virtual int epull_(convey_item_t*) noexcept { return convey_error_RIGID; }
-  /// Non-streaming kinds: OK or FAIL.
-  virtual int unpull_() noexcept { return convey_error_INTERNAL; }
-  /// Returns convey_OK, convey_NEAR, convey_DONE or negative.
-  virtual int advance_(bool done) = 0;
+  /// Returns convey_OK or negative.
   virtual int reset_() = 0;
+  /// The engine the calls go to (conveyor::engine): the core's, unless the kind wraps it.
+  [[nodiscard]] virtual convoy::termination::conveyor_engine* engine_() noexcept {
+    return c.core.engine();
+  }
   /// Returns OK, FAIL (not THRIFTY) or negative.
   virtual int set_codec_(const convey_codec_t*, void*) { return convey_FAIL; }
   /// COMMS, SYNCS, BYTES counted by the kind.

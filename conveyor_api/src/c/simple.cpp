@@ -1,8 +1,10 @@
 // Simple conveyors (seed 000 sec. 4.1): bale's arguments and codes translated to the C++
 // core's bulk kind (a bulk layout_plan's conveyor_options, API-18..21), built by
-// make_bulk_engine as for a C++ conveyor. THRIFTY: the core's codec is a c_codec over the
+// make_bulk_engine as for a C++ conveyor. Its pushes and pulls are inline (convey.h) over
+// the bulk engine's hot state, as the streaming kinds'. THRIFTY: the core's codec is a c_codec over the
 // convey_codec_t, run by the exchange on the buffers whose destination is on another node.
 #include <convoy/base/error.hpp>
+#include <algorithm>
 #include <memory>
 
 #include "facade.hpp"
@@ -32,30 +34,10 @@ class simple_conveyor final : public kind {
     c.order = 1;
     c.n_local = 1;
     c.buffer_bytes = capacity;
+    c.scratch = make_aligned(std::max<std::size_t>(capacity, 64));
   }
 
   int begin_(std::size_t bytes, std::size_t) override { return to_convey(c.core.begin(bytes)); }
-
-  int push_(const void* item, std::int64_t pe) noexcept override {
-    return to_convey(c.core.push(item, static_cast<int>(pe)));
-  }
-
-  // Items are packed at item_bytes in 64-byte aligned buffers, and begin's alignment
-  // divides item_bytes: the pointer is aligned as asked (CAPI-7).
-  const void* pull_(std::int64_t* from, int* rc, bool) noexcept override {
-    term::item_view v;
-    const int got = c.core.pull(v);
-    if (got <= 0) {
-      *rc = to_convey(got);
-      return nullptr;
-    }
-    *from = v.from;
-    return v.data;
-  }
-
-  int unpull_() noexcept override { return to_convey(c.core.unpull()); }
-
-  int advance_(bool done) override { return c.advance_code(c.core.advance(done), c.core); }
 
   int reset_() override { return to_convey(c.core.reset()); }
 
@@ -66,9 +48,8 @@ class simple_conveyor final : public kind {
 
   std::int64_t comm_statistic_(int which, bool cumulative) const noexcept override {
     try {
-      if (which == convey_SYNCS)
-        return static_cast<std::int64_t>(c.core.bulk()->collectives(cumulative));
       const term::engine_stats s = c.core.stats(cumulative);
+      if (which == convey_SYNCS) return static_cast<std::int64_t>(s.collectives);
       return static_cast<std::int64_t>(which == convey_COMMS ? s.buffers_sent : s.bytes_sent);
     } catch (...) {
       return -1;

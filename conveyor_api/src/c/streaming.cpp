@@ -1,6 +1,6 @@
-// The rigid engine conveyors: tensor (seed 000 sec. 4.3), twohop and mesh. Their hot
-// path is the core's (convey.cpp calls it inline); this file only translates the
-// per-cycle calls, the statistics and THRIFTY's codec (conveyor_options::codec, the
+// The rigid engine conveyors: tensor (seed 000 sec. 4.3), twohop and mesh. Their calls go
+// to the core's engine (convey.cpp, convey.h inline); this file only translates
+// construction, begin and reset, the statistics and THRIFTY's codec (conveyor_options::codec, the
 // compressing transport of aggregation/) to the C++ core.
 #include <algorithm>
 #include <convoy/aggregation/compressing_transport.hpp>
@@ -27,7 +27,6 @@ class streaming_conveyor final : public kind {
     }
     c.core = untyped_conveyor(MPI_COMM_WORLD, std::move(o));
     if (!c.core.engine()) thrifty_ = nullptr;  // DYNAMIC: the validating engine is gone
-    c.streaming = true;
     c.order = r.layout.kind == layout_kind::mesh ? c.core.plan()->max_hops() : r.layout.order;
     c.n_local = r.layout.kind == layout_kind::tensor && r.layout.order >= 2 ? r.layout.n_local : 1;
     c.buffer_bytes = r.layout.capacity;
@@ -42,8 +41,6 @@ class streaming_conveyor final : public kind {
     saved_mark_ = saved_total();
     return to_convey(c.core.begin(bytes));  // DYNAMIC: builds the engine (T11 grab)
   }
-
-  int advance_(bool done) override { return c.advance_code(c.core.advance(done), c.core); }
 
   int reset_() override {
     const std::uint64_t saved = saved_total();

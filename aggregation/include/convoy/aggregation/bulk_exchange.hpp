@@ -36,6 +36,9 @@ class bulk_exchange {
 
   /// Bytes kept after each region for a codec's slack packets and overrun.
   static constexpr std::size_t codec_room_bytes = 512;
+  /// Bytes kept after a buffer's last item for an inline push's 8-byte tag store (the
+  /// bulk engine's lanes are send lanes: termination/conveyor_engine.hpp, hot_state).
+  static constexpr std::size_t store_room_bytes = 8;
 
   /// Collective over `comm` (a duplicate through detail::pooled_dup, AGG-69; MPI_ERRORS_RETURN
   /// on it). Buffers
@@ -49,7 +52,8 @@ class bulk_exchange {
   [[nodiscard]] int rank() const noexcept { return rank_; }
   [[nodiscard]] int n_ranks() const noexcept { return n_ranks_; }
   [[nodiscard]] std::size_t capacity_bytes() const noexcept { return capacity_; }
-  /// Distance between two ranks' buffers: capacity rounded up to 64, plus codec room.
+  /// Distance between two ranks' buffers: capacity plus the store room rounded up to 64,
+  /// plus codec room.
   [[nodiscard]] std::size_t region_bytes() const noexcept { return region_; }
   /// Bytes of both buffer arrays: 2 x n_ranks x region_bytes().
   [[nodiscard]] static std::size_t footprint(std::size_t capacity_bytes, int n_ranks,

@@ -120,7 +120,7 @@ class conveyor {
     if (core_.bulk())
       throw error("conveyor: the bulk kind has no streaming engine (core().bulk())");
     if (!core_.engine()) throw error("conveyor: a dynamic conveyor has no engine while DORMANT");
-    return *core_.engine();
+    return *core_.streaming();
   }
   /// The untyped core (runtime item sizes, elastic items, codes instead of exceptions).
   [[nodiscard]] untyped_conveyor& core() noexcept { return core_; }

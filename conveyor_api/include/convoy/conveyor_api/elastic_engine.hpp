@@ -13,6 +13,7 @@
 /// must be elastic and steady (a ticket must leave even if its buffer never fills: the "urgent
 /// buffer" of sec. 4.4.1). Calls return the engine's codes (termination/engine.hpp).
 #include <convoy/aggregation/large_channel.hpp>
+#include <convoy/termination/conveyor_engine.hpp>
 #include <convoy/termination/engine.hpp>
 #include <cstddef>
 #include <cstdint>
@@ -32,7 +33,7 @@ struct elastic_stats {
   aggregation::large_channel::statistics channel;  ///< lifetime, this rank's channel
 };
 
-class elastic_engine {
+class elastic_engine final : public termination::conveyor_engine {
  public:
   /// Over `engine` (not owned; elastic and steady) and `channel` (may be null when no item
   /// can be larger than a buffer). Items up to `max_item_bytes` are accepted (0: up to
@@ -41,7 +42,7 @@ class elastic_engine {
   /// missing or smaller.
   elastic_engine(termination::engine* engine, std::unique_ptr<aggregation::large_channel> channel,
                  std::size_t max_item_bytes);
-  ~elastic_engine();
+  ~elastic_engine() override;
   elastic_engine(const elastic_engine&) = delete;
   elastic_engine& operator=(const elastic_engine&) = delete;
 
@@ -53,55 +54,58 @@ class elastic_engine {
 
   /// DORMANT -> WORKING (collective, as the engine's). `default_bytes` is the size of the
   /// rigid push()/pull() items. Returns 1, error_state, error_size (default above the bound).
-  int begin(std::size_t default_bytes);
+  int begin(std::size_t default_bytes) override;
 
   /// Pushes `bytes` (0 allowed) to `dest`. Returns 1; 0 when the engine's path is full or
   /// the previous large item's send has not completed (rendezvous: its receiver has not
   /// fetched it yet; advance, pull, retry); error_size
   /// above the bound (nothing moved); error_state, error_rank, error_argument;
   /// error_alloc / error_transport when the channel fails (message in last_message()).
-  [[nodiscard]] int epush(const void* item, std::size_t bytes, int dest) noexcept;
-  /// epush() of default_bytes().
-  [[nodiscard]] int push(const void* item, int dest) noexcept {
-    return epush(item, default_bytes_, dest);
-  }
-  /// The next item: 1 and `out` (data valid until the next pull, unpull, advance or reset;
-  /// not aligned), 0 if none is ready or the next is a large item whose bytes have not
-  /// all arrived (it stays first in line), error_state in DORMANT, error_alloc /
-  /// error_transport when the channel fails.
-  [[nodiscard]] int epull(termination::item_view& out) noexcept { return take(out, false); }
-  /// As epull() for an item of default_bytes(); an item of another size is not taken:
-  /// returns error_elastic and leaves it first in line (for epull).
-  [[nodiscard]] int pull(termination::item_view& out) noexcept { return take(out, true); }
+  /// push() (conveyor_engine's; this kind has no inline path) is epush() of default_bytes().
+  [[nodiscard]] int epush(const void* item, std::size_t bytes, int dest) noexcept override;
+  /// Never called: this kind publishes no lanes.
+  void lane_full(std::uint32_t) noexcept override {}
+  /// pull(out, false): the next item, 1 and `out` (data valid until the next pull,
+  /// unpull, advance or reset; not aligned), 0 if none is ready or the next is a large
+  /// item whose bytes have not all arrived (it stays first in line), error_state in
+  /// DORMANT, error_alloc / error_transport when the channel fails. pull(out) (rigid): as
+  /// epull for an item of default_bytes(); an item of another size is not taken: returns
+  /// error_elastic and leaves it first in line (for epull).
+  [[nodiscard]] int epull(termination::item_view& out) noexcept { return pull(out, false); }
   /// Puts back the last pulled item (a large one is not transferred again). As the engine.
-  [[nodiscard]] int unpull() noexcept;
+  [[nodiscard]] int unpull() noexcept override;
   /// Progresses the channel, then advances the engine. As the engine's advance.
-  [[nodiscard]] int advance(bool done) noexcept;
-  int flush() noexcept;
-  int reset() noexcept;
+  [[nodiscard]] int advance(bool done) noexcept override;
+  int flush() noexcept override;
+  int reset() noexcept override;
+  [[nodiscard]] bool sending() const noexcept override { return engine_->sending(); }
 
-  [[nodiscard]] termination::state current_state() const noexcept;
   [[nodiscard]] termination::engine* engine() noexcept { return engine_; }
   [[nodiscard]] aggregation::large_channel* channel() noexcept { return channel_.get(); }
-  [[nodiscard]] std::size_t default_bytes() const noexcept { return default_bytes_; }
+  [[nodiscard]] std::size_t default_bytes() const noexcept { return hot_.item_bytes; }
   /// Largest item accepted.
-  [[nodiscard]] std::size_t max_item_bytes() const noexcept { return bound_; }
+  [[nodiscard]] std::size_t max_item_bytes() const noexcept override { return bound_; }
   /// Largest item that travels inside the engine (larger ones go through the channel).
   [[nodiscard]] std::size_t max_small_bytes() const noexcept { return small_max_; }
+  /// The engine's counters, with this conveyor's pushes and pulls (small and large).
+  [[nodiscard]] termination::engine_stats stats(bool cumulative = false) const override;
   /// Counters since begin or over the lifetime (the channel's: lifetime only).
-  [[nodiscard]] elastic_stats stats(bool cumulative = false) const;
+  [[nodiscard]] elastic_stats detailed_stats(bool cumulative = false) const;
   /// The engine's memory plus the channel's (0 / 2 x bound at most).
-  [[nodiscard]] std::size_t memory_bytes() const noexcept;
-  [[nodiscard]] std::size_t max_memory_bytes() const noexcept;
+  [[nodiscard]] std::size_t memory_bytes() const noexcept override;
+  [[nodiscard]] std::size_t max_memory_bytes() const noexcept override;
   /// The last channel failure, else the engine's last message.
-  [[nodiscard]] std::string last_message() const;
+  [[nodiscard]] const std::string& last_message() const noexcept override;
 
  private:
   struct counters {
     std::uint64_t pushes = 0, pulls = 0, large_pushes = 0, large_pulls = 0, waits = 0;
   };
   void check_fit(termination::engine* engine, const aggregation::large_channel* channel) const;
-  [[nodiscard]] int take(termination::item_view& out, bool rigid) noexcept;
+  [[nodiscard]] int push_slow(const void* item, int dest) noexcept override {
+    return epush(item, hot_.item_bytes, dest);
+  }
+  [[nodiscard]] int pull_slow(termination::item_view& out, bool rigid) noexcept override;
   [[nodiscard]] int take_large(termination::item_view& out, std::size_t size, std::uint64_t seq,
                                std::uint64_t descriptor, int from) noexcept;
   [[nodiscard]] int channel_failed(const std::exception& ex, bool alloc) noexcept;
@@ -112,7 +116,7 @@ class elastic_engine {
 
   termination::engine* engine_ = nullptr;
   std::unique_ptr<aggregation::large_channel> channel_;
-  std::size_t bound_ = 0, small_max_ = 0, default_bytes_ = 0;
+  std::size_t bound_ = 0, small_max_ = 0;
   std::vector<std::byte> stage_;  // an engine item being built: bytes + kind byte
   std::uint64_t next_seq_ = 0;    // tickets sent by this rank, over the lifetime
   // The receive in progress, and the item in the incoming buffer (for a pull after unpull).

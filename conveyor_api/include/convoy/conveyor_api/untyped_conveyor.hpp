@@ -2,7 +2,8 @@
 /// @file
 /// A conveyor of untyped items: the item size is set at begin() (or carried by each item,
 /// elastic). It owns the engine of its kind (conveyor_options::kind: the streaming engine,
-/// or the bulk-synchronous bulk_engine) and adds what a conveyor needs around it: DYNAMIC
+/// or the bulk-synchronous bulk_engine), calls it through the one engine interface
+/// (termination/conveyor_engine.hpp), and adds what a conveyor needs around it: DYNAMIC
 /// buffers (the engine exists only from begin to reset, statistics kept across), the
 /// allocator hook and custom transports (conveyor_options). It is the core of
 /// convoy::conveyor<T>, of biconveyors and of the C façade's conveyors.
@@ -52,53 +53,45 @@ class untyped_conveyor {
   /// link buffers back), keeping its statistics. Does nothing otherwise.
   void detach() noexcept;
 
-  /// The engine's push(): 1, 0 (path full) or negative (error_state without an engine).
-  /// The streaming engine is tested first: its path is one null test longer than the
-  /// engine's own (the bulk kind's, two).
+  /// The engine's calls (termination/conveyor_engine.hpp), one interface for every kind:
+  /// push and pull inline over its hot state. Without an engine (placeholder; dynamic
+  /// conveyor outside begin..reset) they return error_state.
   template <std::size_t N = 0>
   [[nodiscard]] int push(const void* item, int dest) noexcept {
     if (engine_) [[likely]]
       return engine_->template push<N>(item, dest);
-    return bulk_ ? bulk_->template push<N>(item, dest) : termination::error_state;
+    return termination::error_state;
   }
   /// Elastic push (bulk kind: error_elastic).
   [[nodiscard]] int epush(const void* item, std::size_t bytes, int dest) noexcept {
-    if (engine_) return engine_->epush(item, bytes, dest);
-    return bulk_ ? bulk_->epush(item, bytes, dest) : termination::error_state;
+    return engine_ ? engine_->epush(item, bytes, dest) : termination::error_state;
   }
   [[nodiscard]] int pull(termination::item_view& out, bool rigid = true) noexcept {
     if (engine_) [[likely]]
       return engine_->pull(out, rigid);
-    return bulk_ ? bulk_->pull(out, rigid) : termination::error_state;
+    return termination::error_state;
   }
   [[nodiscard]] int unpull() noexcept {
-    if (engine_) return engine_->unpull();
-    return bulk_ ? bulk_->unpull() : termination::error_state;
+    return engine_ ? engine_->unpull() : termination::error_state;
   }
   /// The bulk kind's is collective while WORKING or ENDGAME (API-18).
   [[nodiscard]] int advance(bool done) noexcept {
-    if (engine_) return engine_->advance(done);
-    return bulk_ ? bulk_->advance(done) : termination::error_state;
+    return engine_ ? engine_->advance(done) : termination::error_state;
   }
-  int flush() noexcept {
-    if (engine_) return engine_->flush();
-    return bulk_ ? bulk_->flush() : termination::error_state;
-  }
+  int flush() noexcept { return engine_ ? engine_->flush() : termination::error_state; }
 
   /// COMPLETE -> DORMANT, collective (DORMANT: does nothing), then detach().
   int reset();
 
   [[nodiscard]] termination::state current_state() const noexcept {
-    if (engine_) return engine_->current_state();
-    return bulk_ ? bulk_->current_state() : termination::state::dormant;
+    return engine_ ? engine_->current_state() : termination::state::dormant;
   }
   [[nodiscard]] conveyor_kind kind() const noexcept { return options_.kind; }
   [[nodiscard]] int rank() const noexcept { return rank_; }
   [[nodiscard]] int n_ranks() const noexcept { return n_ranks_; }
   /// Item size given to the current begin (0 when DORMANT without an engine).
   [[nodiscard]] std::size_t item_bytes() const noexcept {
-    if (engine_) return engine_->item_bytes();
-    return bulk_ ? bulk_->item_bytes() : 0;
+    return engine_ ? engine_->item_bytes() : 0;
   }
   /// Largest item (payload bytes) that fits in a buffer.
   [[nodiscard]] std::size_t max_item_bytes() const noexcept { return max_item_bytes_; }
@@ -118,21 +111,30 @@ class untyped_conveyor {
   [[nodiscard]] const std::shared_ptr<const router::route_plan>& plan() const noexcept {
     return plan_;
   }
-  /// The streaming engine, or null (placeholder; bulk kind; dynamic conveyor outside
-  /// begin..reset).
-  [[nodiscard]] termination::engine* engine() noexcept { return engine_.get(); }
-  [[nodiscard]] const termination::engine* engine() const noexcept { return engine_.get(); }
-  /// The bulk kind's engine (collectives(), saved_bytes()), else null.
-  [[nodiscard]] bulk_engine* bulk() noexcept { return bulk_.get(); }
-  [[nodiscard]] const bulk_engine* bulk() const noexcept { return bulk_.get(); }
+  /// The engine, or null (placeholder; dynamic conveyor outside begin..reset).
+  [[nodiscard]] termination::conveyor_engine* engine() noexcept { return engine_.get(); }
+  [[nodiscard]] const termination::conveyor_engine* engine() const noexcept {
+    return engine_.get();
+  }
+  /// The engine when it is the streaming kind (its plan, options, transport), else null.
+  [[nodiscard]] termination::engine* streaming() noexcept {
+    return dynamic_cast<termination::engine*>(engine_.get());
+  }
+  [[nodiscard]] const termination::engine* streaming() const noexcept {
+    return dynamic_cast<const termination::engine*>(engine_.get());
+  }
+  /// The engine when it is the bulk kind (saved_bytes(), its exchange), else null.
+  [[nodiscard]] bulk_engine* bulk() noexcept { return dynamic_cast<bulk_engine*>(engine_.get()); }
+  [[nodiscard]] const bulk_engine* bulk() const noexcept {
+    return dynamic_cast<const bulk_engine*>(engine_.get());
+  }
   /// Text of the engine's last transport failure, empty if none.
   [[nodiscard]] std::string last_message() const;
 
  private:
   void learn_shape();
 
-  std::unique_ptr<termination::engine> engine_;  // first: the hot path loads it
-  std::unique_ptr<bulk_engine> bulk_;            // the bulk kind (engine_ is then null)
+  std::unique_ptr<termination::conveyor_engine> engine_;  // first: the hot path loads it
   MPI_Comm comm_ = MPI_COMM_NULL;
   conveyor_options options_;
   std::shared_ptr<const router::route_plan> plan_;

@@ -1,0 +1,191 @@
+#pragma once
+/// @file
+/// The one engine interface. Every engine kind implements it: the streaming engine
+/// (engine.hpp: routed buffers over a mesh), the bulk-synchronous engine (conveyor_api's
+/// bulk_engine: one buffer per destination, MPI_Alltoallv) and the elastic engine
+/// (conveyor_api's elastic_engine: items of any size). The C++ API and the C façade call
+/// an engine only through this class (termination/README.md, "One engine interface").
+///
+/// The interface owns what every kind shares: the state machine (state_machine.hpp), the
+/// error text, and the hot state that push() and pull() use inline. A kind whose push is
+/// "a table load and a copy into a lane" (streaming, bulk) publishes its lanes and its
+/// delivery window in `hot_`; a kind without that path (elastic) leaves `hot_` closed, so
+/// that every push and pull reaches its push_slow and pull_slow. Slow paths, advance and
+/// the per-cycle calls are virtual: one indirect call where the inline path ends.
+///
+/// Return convention (as bale): positive success, 0 ordinary failure, negative misuse
+/// (an engine_error value); a failed call moves no data and changes no state.
+#include <convoy/aggregation/delivery_window.hpp>
+#include <convoy/aggregation/send_lanes.hpp>
+#include <convoy/router/forwarding.hpp>
+#include <convoy/termination/state_machine.hpp>
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace convoy::termination {
+
+/// Counters per stage, for the current begin/reset cycle and for the engine's lifetime.
+struct stage_stats {
+  std::uint64_t items = 0;    ///< items put into this stage's buffers
+  std::uint64_t buffers = 0;  ///< buffers sent on this stage
+  std::uint64_t bytes = 0;    ///< bytes sent on this stage, headers included
+  /// bytes / (buffers * capacity): how full the sent buffers were.
+  [[nodiscard]] double fill_ratio(std::size_t capacity_bytes) const noexcept {
+    return buffers ? static_cast<double>(bytes) /
+                         (static_cast<double>(buffers) * static_cast<double>(capacity_bytes))
+                   : 0.0;
+  }
+};
+
+struct engine_stats {
+  std::uint64_t begins = 0, pushes = 0, pulls = 0, unpulls = 0, advances = 0;
+  std::uint64_t buffers_sent = 0;  ///< all stages
+  std::uint64_t bytes_sent = 0;    ///< all stages, headers included, as sent (compressed)
+  std::uint64_t buffers_received = 0;
+  /// Collective MPI calls (the bulk kind's agreements and exchanges); 0 for the others.
+  std::uint64_t collectives = 0;
+  std::vector<stage_stats> stages;
+};
+
+/// One delivered item, as returned by pull(). `data` stays valid until the next pull,
+/// unpull, advance or reset on this engine. It is not necessarily aligned.
+struct item_view {
+  const std::byte* data = nullptr;
+  std::size_t bytes = 0;
+  int from = -1;
+};
+
+/// What push() and pull() read and write inline: the lanes and first hops, the delivery
+/// window, the per-cycle counts. Its layout is published: <convoy/convey_view.h> declares
+/// the same bytes as `convey_view_t`, which the C façade's inline `convey_push` and
+/// `convey_pull` use, and conveyor_api checks every offset against it at compile time
+/// (termination/README.md, "Hot path"). Change both together, with CONVEY_VIEW_VERSION.
+///
+/// A push writes lane `first_hops[dest].out_link` while `used <= limit`: an 8-byte store of
+/// the hop's tag at `buf + used` (its upper bytes overwritten by the payload), then the
+/// payload at `buf + used + tag_bytes`. So a lane's buffer must have 8 bytes of room after
+/// its last record. When the push leaves `used > limit`, the pusher calls lane_full().
+struct hot_state {
+  /// An inline push may proceed: WORKING, rigid items, a first-hop table, not done pushing.
+  bool push_ok = false;
+  unsigned n_ranks = 0;
+  std::size_t item_bytes = 0;
+  aggregation::send_lane* lanes = nullptr;        // the kind's send lanes
+  const router::first_hop* first_hops = nullptr;  // per destination
+  aggregation::delivery_window window;
+  std::uint64_t pushes = 0, pulls = 0;  // this cycle
+};
+
+class conveyor_engine {
+ public:
+  virtual ~conveyor_engine();
+  conveyor_engine(const conveyor_engine&) = delete;
+  conveyor_engine& operator=(const conveyor_engine&) = delete;
+
+  /// DORMANT -> WORKING. Collective (not synchronizing). Returns 1, or error_state,
+  /// error_size (item_bytes == 0 on a rigid engine, or too large), error_alloc,
+  /// error_transport.
+  virtual int begin(std::size_t item_bytes) = 0;
+
+  /// Pushes `item` (item_bytes() bytes) to `dest`. WORKING only. Returns 1 if accepted,
+  /// 0 if the buffer toward its next hop is full (call advance() and pull, then retry),
+  /// error_state, error_rank, error_argument. Hot path: no allocation after warm-up.
+  /// `N`, if not 0, is the item size known at compile time (it must equal item_bytes();
+  /// the typed API passes sizeof(T)), so that the copy is a fixed-size move.
+  template <std::size_t N = 0>
+  [[nodiscard]] int push(const void* item, int dest) noexcept {
+    // Hot path: one table load and a copy into the lane toward the first hop; everything
+    // else goes through push_slow().
+    if (hot_.push_ok && static_cast<unsigned>(dest) < hot_.n_ranks && item &&
+        (N == 0 || N == hot_.item_bytes)) [[likely]] {
+      const router::first_hop h = hot_.first_hops[static_cast<std::size_t>(dest)];
+      aggregation::send_lane& lane = hot_.lanes[h.out_link];
+      if (lane.used <= lane.limit) [[likely]] {
+        ++hot_.pushes;
+        const bool full = lane.put_rigid<N>(h.tag, item, hot_.item_bytes);
+        if (full) [[unlikely]]
+          lane_full(h.out_link);
+        return 1;
+      }
+    }
+    return push_slow(item, dest);
+  }
+  /// Lane `lane` was filled past its limit by a push over hot(): what push() itself does
+  /// when put_rigid says full (the streaming engine posts the buffer, the bulk engine
+  /// marks that an exchange is due).
+  virtual void lane_full(std::uint32_t lane) noexcept = 0;
+  /// The inline paths' state, for callers that inline push and pull themselves (the C
+  /// façade): they must do exactly what push() and pull() do with it.
+  [[nodiscard]] hot_state& hot() noexcept { return hot_; }
+
+  /// Elastic push of `bytes` bytes (0 allowed). Returns as push(), plus error_elastic on
+  /// a rigid engine and error_size if the item is too large.
+  [[nodiscard]] virtual int epush(const void* item, std::size_t bytes, int dest) noexcept = 0;
+
+  /// Pulls the next delivered item. Returns 1 and fills `out`, 0 if none is ready,
+  /// error_state in DORMANT. On an elastic engine with rigid==true, an item whose size
+  /// is not item_bytes() is not pulled: returns error_elastic and leaves it to be pulled.
+  [[nodiscard]] int pull(item_view& out, bool rigid = true) noexcept {
+    // Hot path: the next record of the delivery window.
+    if (hot_.window.cur < hot_.window.end) [[likely]] {
+      out.data = hot_.window.cur;
+      out.bytes = hot_.item_bytes;
+      out.from = hot_.window.source();
+      hot_.window.cur += hot_.window.stride;
+      hot_.window.pulled = true;
+      ++hot_.pulls;
+      return 1;
+    }
+    return pull_slow(out, rigid);
+  }
+  /// Puts back the item of the most recent successful pull (no pull, advance or reset on
+  /// this engine since). Returns 1, error_unpull, error_state (DORMANT), 0 (COMPLETE).
+  [[nodiscard]] virtual int unpull() noexcept = 0;
+
+  /// Moves buffers and runs termination. WORKING (done or not), ENDGAME and CLEANUP (done
+  /// must be true), COMPLETE (returns done). Returns ok, near, done or a negative code
+  /// (error_state; error_transport with last_message()). Non-blocking for the streaming
+  /// and elastic kinds; collective while WORKING or ENDGAME for the bulk kind.
+  [[nodiscard]] virtual int advance(bool done) noexcept = 0;
+  /// Sends every partly filled buffer at the next opportunity. WORKING or ENDGAME. Returns
+  /// 1, error_state, or error_transport.
+  virtual int flush() noexcept = 0;
+  /// COMPLETE -> DORMANT (no-op in DORMANT). Returns 1 or error_state.
+  virtual int reset() noexcept = 0;
+
+  /// True while this engine holds items it has not handed to its transport, or sends are
+  /// in flight: only advance() moves them on.
+  [[nodiscard]] virtual bool sending() const noexcept = 0;
+  [[nodiscard]] state current_state() const noexcept { return state_.current(); }
+  [[nodiscard]] int rank() const noexcept { return rank_; }
+  [[nodiscard]] int n_ranks() const noexcept { return n_ranks_; }
+  /// The item size given to begin (the default size of an elastic engine).
+  [[nodiscard]] std::size_t item_bytes() const noexcept { return hot_.item_bytes; }
+  /// Largest item (payload bytes) this engine accepts.
+  [[nodiscard]] virtual std::size_t max_item_bytes() const noexcept = 0;
+  /// Counters since the last begin (cumulative=false) or over the engine's lifetime.
+  [[nodiscard]] virtual engine_stats stats(bool cumulative = false) const = 0;
+  /// Buffer memory now / at most.
+  [[nodiscard]] virtual std::size_t memory_bytes() const noexcept = 0;
+  [[nodiscard]] virtual std::size_t max_memory_bytes() const noexcept = 0;
+  /// Text of the last transport failure, empty if none.
+  [[nodiscard]] virtual const std::string& last_message() const noexcept { return last_message_; }
+
+ protected:
+  conveyor_engine(int rank, int n_ranks) noexcept : rank_(rank), n_ranks_(n_ranks) {}
+
+  /// Everything the inline push does not take: misuse, a full lane, no inline path.
+  [[nodiscard]] virtual int push_slow(const void* item, int dest) noexcept = 0;
+  /// Everything the inline pull does not take: an empty window, misuse, no inline path.
+  [[nodiscard]] virtual int pull_slow(item_view& out, bool rigid) noexcept = 0;
+
+  hot_state hot_;  // first: the hot path's one or two cache lines
+  conveyor_state state_;
+  int rank_;
+  int n_ranks_;
+  std::string last_message_;
+};
+
+}  // namespace convoy::termination
