@@ -1,4 +1,4 @@
-// Compression below the engine (seed 000 sec. 3.6). Behaviour reference: the C façade's
+// Compression below the engine (Maley & DeVinney 2019, sec. 3.6). Behaviour reference: the C façade's
 // THRIFTY transport; here for any inner transport and any codec (aggregation/README.md,
 // AGG-43..47).
 //

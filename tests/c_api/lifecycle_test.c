@@ -30,7 +30,7 @@ int main(void) {
     for (s = 0; s < P; s++) sent[s] = recv[s] = 0;
     i = 0;
     H_EXPECT_RC(convey_begin(c, sizeof item, 0), convey_OK);
-    /* seed 000 Figure 3 */
+    /* Maley & DeVinney 2019, Figure 3 */
     while ((rc = convey_advance(c, i == n)) != convey_DONE) {
       int64_t from;
       H_CHECK(rc > 0, "advance %d", rc);

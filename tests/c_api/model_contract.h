@@ -1,6 +1,6 @@
 /* The conveyor contract as a per-PE model for the MPI model test (model_test.c), written
- * from seed 000 sec. 3 and shared/convey-api.md — bale's codes, by name. Each m_* function
- * compares the result of one call on this PE with what the contract allows there (every
+ * from Maley & DeVinney 2019, sec. 3 and bale's convey.h — bale's codes, by name. Each m_*
+ * function compares the result of one call on this PE with what the contract allows there (every
  * allowed outcome where it leaves freedom), applies its effect, and returns NULL or a
  * description of the discrepancy (conveyor_api/README.md, CAPI-60..CAPI-66).
  *

@@ -287,7 +287,7 @@ TEST(EngineSim, DependentChainNeedsSteadyMode) {
   EXPECT_GT(rounds, 0) << "steady mode must deliver the token (" << rounds << ")";
 }
 
-// TERM-7. Two engines at once: queries and replies (seed 000 Fig. 4), with unpull when the
+// TERM-7. Two engines at once: queries and replies (Maley & DeVinney 2019, Fig. 4), with unpull when the
 // reply cannot be pushed.
 TEST(EngineSim, TwoEnginesQueryReply) {
   for (std::uint64_t seed = 1; seed <= 20; ++seed) {

@@ -1,7 +1,7 @@
 #pragma once
 /// @file
 /// The channel that carries the bytes of large ("monster") items beside the engine, whose
-/// buffers carry only a ticket for them (seed 000 sec. 4.4.1; aggregation/README.md,
+/// buffers carry only a ticket for them (Maley & DeVinney 2019, sec. 4.4.1; aggregation/README.md,
 /// AGG-52..57). Two-sided and never blocking: a receive is started when the receiver meets
 /// the ticket and completes in later progress() calls; at most one outgoing item is in
 /// flight per rank, and each end holds one buffer of at most the item bound.

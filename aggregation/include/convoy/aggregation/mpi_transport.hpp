@@ -1,7 +1,7 @@
 #pragma once
 /// @file
 /// The MPI transport: nonblocking point-to-point with credit flow control
-/// (aggregation/README.md, "Transports"; bale's MPI porters, seed 000 sec. 4.3.2).
+/// (aggregation/README.md, "Transports"; bale's MPI porters, Maley & DeVinney 2019, sec. 4.3.2).
 #include <mpi.h>
 
 #include <convoy/aggregation/detail/book_endpoint.hpp>

@@ -1,6 +1,6 @@
 #pragma once
 /// @file
-/// Laying a virtual mesh onto a machine (TRAM sec. V.C: match the virtual topology to the
+/// Laying a virtual mesh onto a machine (Wesolowski et al. 2014, sec. V.C: match the virtual topology to the
 /// physical one, intranode dimension last). Invariants 5-11 of topology/README.md.
 #include <mpi.h>
 
@@ -16,7 +16,7 @@ namespace convoy::topology {
 /// - automatic: levels node, socket, core.
 /// - levels: one dimension per named level. A level that the spec skips is merged into the
 ///   next named level below it (socket,core numbers sockets across all nodes; node,core
-///   numbers cores across a node's sockets), TRAM sec. V.C. A rank's coordinate in a
+///   numbers cores across a node's sockets), Wesolowski et al. 2014, sec. V.C. A rank's coordinate in a
 ///   dimension is the index of its value among the distinct values present within its
 ///   parent (the dimensions before it), so ragged nodes and sockets leave holes. The core
 ///   level numbers cores when the ranks of a socket sit on distinct known cores, else it
