@@ -1,8 +1,8 @@
 #pragma once
 /// @file
 /// index-gather: every rank reads random entries of a table spread over the ranks
-/// (Maley & DeVinney 2019, sec. 2, Figure 1 bottom) with two channels, queries and replies, in the loop
-/// of Maley & DeVinney 2019, Figure 4 (a reply that does not fit is unpulled and retried).
+/// (Maley & DeVinney 2019, sec. 2, Figure 1 bottom) with two channels, queries and replies, in the
+/// loop of Maley & DeVinney 2019, Figure 4 (a reply that does not fit is unpulled and retried).
 ///
 /// Query: {u32 slot, u32 local index} (8 bytes, as bale's benchmark). Reply: {u32 slot,
 /// value} with an item_bytes-byte value, so the "item size" is the size of the gathered

@@ -53,8 +53,8 @@ struct point {
   double value = 0;
 };
 
-// What the x axis shows: item sizes (Maley & DeVinney 2019, Figures 5-7) when the data have several,
-// else network configurations when they have several, else the kinds themselves (bars).
+// What the x axis shows: item sizes (Maley & DeVinney 2019, Figures 5-7) when the data have
+// several, else network configurations when they have several, else the kinds themselves (bars).
 enum class axis { sizes, configs, kinds };
 
 struct plot_data {

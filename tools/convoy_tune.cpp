@@ -15,9 +15,9 @@
 //
 // The search is coordinate descent, as the control system of Wesolowski et al. 2014
 // (sec. V.E) converges (bale's `make tune` sweeps buffer sizes): C++ API buffer size,
-// buffers per link, mesh shape, then buffer size again around the winner; then every convey.h kind over buffer sizes, and
-// the tensor kinds over buffers per link. Mesh candidates are parsed with convoy's mesh
-// spec parser (topology/mesh_spec.hpp); shapes must cover the rank count.
+// buffers per link, mesh shape, then buffer size again around the winner; then every convey.h kind
+// over buffer sizes, and the tensor kinds over buffers per link. Mesh candidates are parsed with
+// convoy's mesh spec parser (topology/mesh_spec.hpp); shapes must cover the rank count.
 #include <unistd.h>
 
 #include <CLI/CLI.hpp>

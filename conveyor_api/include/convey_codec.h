@@ -1,6 +1,7 @@
 /**
  * @file
- * Buffer compression for conveyors (bale-compatible, Maley & DeVinney 2019, sec. 3.6 "Compression").
+ * Buffer compression for conveyors (bale-compatible, Maley & DeVinney 2019, sec. 3.6
+ * "Compression").
  *
  * Compression is attempted on a buffer that leaves the node when all of these hold:
  *  - the constructor was given `convey_opt_COMPRESS` and the conveyor has the feature

@@ -129,7 +129,7 @@ static void test_allocators(void) {
   const char* nodes = getenv("CONVOY_EMULATE_NODES");
   const char* transport = getenv("CONVOY_TRANSPORT");
   /* The rma transport's rings live in an MPI window: it takes no block from a client's
-     allocator (aggregation/README.md, "RMA transport"). */
+     allocator (docs/aggregation-reference.md, "RMA transport"). */
   const int rma = transport && strcmp(transport, "rma") == 0;
   const int mpi_block = nodes && strchr(nodes, ',') && !rma ? 1 : 0;
   c = convey_new_etensor(1024, 20000, 1, 1, 2, &a, 0);

@@ -66,7 +66,8 @@ static void random_call(mt_ctx* x) {
   }
 }
 
-/* Maley & DeVinney 2019, Figure 3 until COMPLETE, pushing up to `quota` more items while WORKING. */
+/* Maley & DeVinney 2019, Figure 3 until COMPLETE, pushing up to `quota` more items while WORKING.
+ */
 static void drain(mt_ctx* x, int64_t quota) {
   long iters;
   for (iters = 0; iters < 100000 && x->m.st != M_COMPLETE; iters++) {

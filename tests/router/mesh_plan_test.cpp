@@ -164,7 +164,8 @@ TEST(MeshPlan, Eq3ForEveryOrder) {
 }
 
 // ROUTE-5: without holes a stage-i hop changes exactly dimension D_i to dest's value;
-// the default order is TRAM's "greatest differing dimension first" (Wesolowski et al. 2014, sec. III.B).
+// the default order is TRAM's "greatest differing dimension first" (Wesolowski et al. 2014, sec.
+// III.B).
 TEST(MeshPlan, DefaultOrderIsTramIntermediateDestination) {
   const int shape[] = {4, 3, 5};
   const auto m = mesh::cartesian(shape);

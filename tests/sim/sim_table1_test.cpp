@@ -60,7 +60,8 @@ TEST_P(Table1, MessagesAndBytesWithinTramBounds) {
   const auto bytes = static_cast<double>(r.bytes_injected);
   EXPECT_GE(bytes, b.bytes_lo);
   EXPECT_LE(bytes, b.bytes_hi + 2 * links * b.e);
-  // Uniform traffic reaches most destinations in N hops (Wesolowski et al. 2014, Table II): near the upper bound.
+  // Uniform traffic reaches most destinations in N hops (Wesolowski et al. 2014, Table II): near
+  // the upper bound.
   EXPECT_GT(messages, 0.5 * b.messages_hi);
 
   std::uint64_t stage_items = 0, record_bytes = 0;

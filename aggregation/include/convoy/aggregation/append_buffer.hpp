@@ -11,7 +11,7 @@
 /// MPI_Accumulate, flush). When the completed bytes equal the reserved ones (capped at the
 /// capacity), every byte of the buffer up to that length is valid: the receiver can read
 /// without a barrier (local_view().complete). Invariants AGG-100..AGG-105
-/// (aggregation/README.md, "One-sided append").
+/// (docs/aggregation-reference.md, "One-sided append").
 #include <mpi.h>
 
 #include <convoy/aggregation/detail/rma_window.hpp>

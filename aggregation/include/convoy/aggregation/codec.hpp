@@ -86,9 +86,9 @@ class codec {
                           std::size_t n_bytes, std::byte* in, std::byte* out) = 0;
 };
 
-/// The built-in codec (Maley & DeVinney 2019, sec. 3.6): squeezes out the bytes that are the same in
-/// every packet of a buffer, sending them once. Stateless; declines a buffer of fewer than
-/// two packets or whose compressed form would not be smaller. Byte-for-byte the format of
+/// The built-in codec (Maley & DeVinney 2019, sec. 3.6): squeezes out the bytes that are the same
+/// in every packet of a buffer, sending them once. Stateless; declines a buffer of fewer than two
+/// packets or whose compressed form would not be smaller. Byte-for-byte the format of
 /// bale-compatible `convey_standard_codec` (conveyor_api/src/c/codec.cpp), which calls
 /// the two functions below.
 class standard_codec final : public codec {

@@ -1,7 +1,8 @@
 #pragma once
 /// @file
 /// The MPI transport: nonblocking point-to-point with credit flow control
-/// (aggregation/README.md, "Transports"; bale's MPI porters, Maley & DeVinney 2019, sec. 4.3.2).
+/// (docs/aggregation-reference.md, "Transports"; bale's MPI porters, Maley & DeVinney 2019,
+/// sec. 4.3.2).
 #include <mpi.h>
 
 #include <convoy/aggregation/detail/book_endpoint.hpp>

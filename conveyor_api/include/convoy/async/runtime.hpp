@@ -19,8 +19,8 @@
 /// order on every rank (`rt.define(f)`), which gives every rank the same identifier for
 /// them; their arguments and results are trivially copyable (checked at compile time).
 ///
-/// Coherence (Fischler & Uchima 1993, sec. 4.7): requests from one rank to another are handled in the
-/// order they were issued (the request conveyor is FIFO per pair, and a rank handles the
+/// Coherence (Fischler & Uchima 1993, sec. 4.7): requests from one rank to another are handled in
+/// the order they were issued (the request conveyor is FIFO per pair, and a rank handles the
 /// requests it pulls in order), so a rank's posts to an owner are applied before any later
 /// call or read of that rank to the same owner is answered.
 #include <mpi.h>

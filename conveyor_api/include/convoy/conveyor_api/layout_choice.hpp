@@ -134,15 +134,15 @@ using layout_meter = std::function<metered_plan(const layout_plan& candidate)>;
 /// Up to this many ranks the layout choice tries the fewest hops first (API-8): on 2 and 4
 /// emulated nodes over TCP, and on one node, tensor order 1 moved the most items per second
 /// of the three orders (bench/README.md, "Which route"). Beyond it bale's order, most hops
-/// first (fewer peers, fuller buffers: Wesolowski et al. 2014, sec. V), until a tuning file says otherwise.
+/// first (fewer peers, fuller buffers: Wesolowski et al. 2014, sec. V), until a tuning file says
+/// otherwise.
 inline constexpr int direct_first_ranks = 8;
 
-/// The choice (API-2). Routes (Maley & DeVinney 2019, sec. 4.3): a mesh if CONVOY_MESH is set; else the
-/// tensor orders that apply — order 3 when the group is proper (1 < n_local < P) and the
-/// middle dimension P / n_local^2 is at least sqrt(n_local), order 2 when the group is
-/// proper, order 1 always — fewest hops first up to direct_first_ranks ranks, most hops
-/// first beyond. The capacity is
-/// CONVEY_BUFFER_SIZE, else the engine's resolved default (less its header), at most
+/// The choice (API-2). Routes (Maley & DeVinney 2019, sec. 4.3): a mesh if CONVOY_MESH is set; else
+/// the tensor orders that apply — order 3 when the group is proper (1 < n_local < P) and the middle
+/// dimension P / n_local^2 is at least sqrt(n_local), order 2 when the group is proper, order 1
+/// always — fewest hops first up to direct_first_ranks ranks, most hops first beyond. The capacity
+/// is CONVEY_BUFFER_SIZE, else the engine's resolved default (less its header), at most
 /// capacity_cap. With max_bytes < SIZE_MAX it is a hard limit: fewer buffers per link
 /// (2, then 1), then the next route in that order, then halved capacities down to 32
 /// bytes (64 elastic), the bulk kind being tried at each capacity when allowed; the first

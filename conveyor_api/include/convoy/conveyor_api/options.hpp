@@ -27,9 +27,11 @@ using transport_factory = std::function<std::unique_ptr<aggregation::transport>(
 /// How a conveyor moves its items (conveyor_api/README.md, API-18, API-21).
 enum class conveyor_kind {
   /// The streaming engine (termination/engine.hpp): items travel hop by hop along the
-  /// route plan (mesh or tensor) as buffers fill; advance is local (Maley & DeVinney 2019, sec. 4.2-4.3).
+  /// route plan (mesh or tensor) as buffers fill; advance is local (Maley & DeVinney 2019,
+  /// sec. 4.2-4.3).
   streaming,
-  /// Bulk-synchronous (bale's simple conveyor, Maley & DeVinney 2019, sec. 4.1): one buffer per rank,
+  /// Bulk-synchronous (bale's simple conveyor, Maley & DeVinney 2019, sec. 4.1): one buffer per
+  /// rank,
   /// exchanged all at once by MPI_Alltoallv; advance is collective while WORKING or
   /// ENDGAME. Rigid items only. Ignores the route fields (mesh, dim_order, tensor_order,
   /// n_local), n_buffers and steady_period; capacity_bytes is one per-rank buffer.
@@ -45,7 +47,8 @@ struct conveyor_options {
   /// Mesh spec ("auto", "node,core", "8x4x2", ...; see base/README.md). Used unless
   /// tensor_order is set. Empty: CONVOY_MESH, else the tuning file's mesh, else "auto".
   std::string mesh;
-  /// Stage order over the mesh dimensions (empty: innermost first, Wesolowski et al. 2014, sec. V.C).
+  /// Stage order over the mesh dimensions (empty: innermost first, Wesolowski et al. 2014, sec.
+  /// V.C).
   std::vector<int> dim_order;
   /// 1, 2 or 3: bale's tensor routing (Maley & DeVinney 2019, sec. 4.3.1) instead of a mesh.
   int tensor_order = 0;
@@ -66,10 +69,10 @@ struct conveyor_options {
   /// The transport (e.g. a decorator over the MPI transport). Empty:
   /// aggregation::make_transport with CONVOY_TRANSPORT and `buffers`. Streaming only.
   transport_factory make_transport;
-  /// Compression (Maley & DeVinney 2019, sec. 3.6): buffers on links that leave the node go through this
-  /// codec — aggregation::compressing_transport around the transport, told the cycle's
-  /// rigid item size by the engine (elastic items are never compressed); bulk: the
-  /// exchange's buffers to other nodes (aggregation::bulk_exchange). Null: none. E.g.
+  /// Compression (Maley & DeVinney 2019, sec. 3.6): buffers on links that leave the node go through
+  /// this codec — aggregation::compressing_transport around the transport, told the cycle's rigid
+  /// item size by the engine (elastic items are never compressed); bulk: the exchange's buffers to
+  /// other nodes (aggregation::bulk_exchange). Null: none. E.g.
   /// std::make_shared<aggregation::standard_codec>(). Every rank uses the same codec.
   std::shared_ptr<aggregation::codec> codec;
   /// Sees every compressing transport built for `codec` (dynamic conveyors: one per
