@@ -1,7 +1,7 @@
 // bench-key-exchange: the key exchange of a parallel bucket sort (NAS IS; Dinan & Flajslik 2014,
 // sec. 4, Listings 4-5): every rank sends a bucket of 8-byte keys to every rank (itself included),
 // bucket sizes drawn so that a quarter of the pairs are empty and the others average
-// `--sizes` bytes * 4/3. Kinds (bench/README.md, "Key exchange"; BENCH-20..23):
+// `--sizes` bytes * 4/3. Kinds (bench/README.md, "Other programs"; BENCH-20..23):
 //   alltoallv  MPI_Alltoall of the counts, then MPI_Alltoallv of the keys
 //   append     one-sided append (aggregation::append_buffer): one push per non-empty
 //              bucket (a 8-byte header and the keys), a barrier, the local view, reset

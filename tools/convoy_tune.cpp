@@ -1,6 +1,6 @@
 // convoy-tune: measures the histogram kernel (bench-histogram) at the job size you launch
 // and writes the fastest choices as the defaults of convey_new() and the C++ API
-// (bench/README.md "Tuning"):
+// (docs/cluster.md, "Tuning a new machine"):
 //
 //   capacity_bytes=N      # C++ API (kind mesh): bytes per buffer
 //   n_buffers=K           #   buffers per link

@@ -4,7 +4,7 @@
 /// lightweight tasks per rank, each written as sequential code; a task that waits on a
 /// remote access is switched out, and the accesses of all tasks travel aggregated through
 /// two convoy conveyors (requests and replies), routed over the mesh like any conveyor
-/// traffic. conveyor_api/README.md "Coroutine tasks" states the guarantees (API-70..79).
+/// traffic. docs/cpp-api.md, "Coroutine tasks", states the guarantees (API-70..81).
 ///
 ///   convoy::async::runtime rt(MPI_COMM_WORLD);                 // collective
 ///   convoy::async::dist_array<long> table(rt, n_global);        // collective
@@ -66,7 +66,7 @@ struct runtime_options {
   conveyor_options conveyor;
   /// Root tasks in flight at most on this rank (run_each starts a new one only below it),
   /// so memory stays bounded when a phase has 10^7 tasks. >= 1. The default is measured
-  /// (conveyor_api/README.md, "Coroutine tasks"): more frames than the cache holds beside
+  /// (docs/cpp-api.md, "Coroutine tasks"): more frames than the cache holds beside
   /// the user's data cost more than the coalescing they add.
   std::size_t max_tasks = 1024;
   /// A task that posts many updates without waiting serves the requests that other ranks

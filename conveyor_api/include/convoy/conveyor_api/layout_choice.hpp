@@ -131,10 +131,10 @@ using layout_meter = std::function<metered_plan(const layout_plan& candidate)>;
 /// rounded up to 64 bytes (bale's simple conveyor).
 [[nodiscard]] std::size_t bulk_memory_bytes(std::size_t capacity, std::size_t n_ranks) noexcept;
 
-/// Up to this many ranks the layout choice tries the fewest hops first (API-8): on 2 and 4
-/// emulated nodes over TCP, and on one node, tensor order 1 moved the most items per second
-/// of the three orders (bench/README.md, "Which route"). Beyond it bale's order, most hops
-/// first (fewer peers, fuller buffers: Wesolowski et al. 2014, sec. V), until a tuning file says
+/// Up to this many ranks the layout choice tries the fewest hops first (API-8): with few
+/// ranks every link's buffers fill and a second hop saves no message (the bench kinds
+/// tensor1..3 measure the orders, bench/README.md). Beyond it bale's order, most hops first
+/// (fewer peers, fuller buffers: Wesolowski et al. 2014, sec. V), until a tuning file says
 /// otherwise.
 inline constexpr int direct_first_ranks = 8;
 
