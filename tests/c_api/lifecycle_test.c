@@ -1,5 +1,5 @@
 /* CAPI-14. A program in the style of bale's OpenSHMEM apps: it never calls MPI. The library must
- * initialize MPI on first use and finalize it at exit (convey-api.md, "Process model").
+ * initialize MPI on first use and finalize it at exit (docs/c-api.md, CAPI-14).
  * Only convey.h and convoy/convey_ext.h (for the PE number) are used; each PE checks what
  * it received on its own: exactly once, FIFO per source, the right source. */
 #include <convey.h>

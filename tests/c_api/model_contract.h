@@ -36,7 +36,7 @@ typedef struct {
 
 void m_init(m_model* m, int64_t n_pes, int64_t me, uint64_t salt, int elastic, size_t bound);
 void m_destroy(m_model* m);
-/* The effective alignment begin gives for (item_bytes, align) (convey-api.md). */
+/* The effective alignment begin gives for (item_bytes, align) (docs/c-api.md, CAPI-7). */
 size_t m_effective_align(size_t item_bytes, size_t align);
 uint64_t m_item_seed(const m_model* m, int64_t src, int64_t dst, int64_t k);
 size_t m_item_size(const m_model* m, int64_t src, int64_t dst, int64_t k);
