@@ -7,9 +7,10 @@
 #ifndef CONVOY_CONVEY_EXT_H
 #define CONVOY_CONVEY_EXT_H
 
-#include <convey.h>
 #include <stddef.h>
 #include <stdint.h>
+
+#include <convey.h>
 
 #ifdef __cplusplus
 extern "C" {
