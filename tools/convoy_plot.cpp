@@ -1,5 +1,5 @@
 // convoy-plot: draws the benchmark programs' JSON results (--json FILE) as a PNG with
-// gnuplot (bench/README.md "Plots"): one panel per kernel, items/s per rank (or injection
+// gnuplot (bench/README.md, "Output"): one panel per kernel, items/s per rank (or injection
 // bandwidth per node) against item size, one line per conveyor kind, in the manner of
 // Maley & DeVinney 2019, Figures 5-7. Several files (convoy and another library, or several network
 // configurations) may be given; lines are then labelled by library and configuration.
