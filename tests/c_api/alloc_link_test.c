@@ -1,4 +1,4 @@
-/* Allocators for the engine's link buffers (convey_alc8r.h; aggregation/README.md T11;
+/* Allocators for the engine's link buffers (convey_alc8r.h; aggregation/README.md AGG-11;
  * conveyor_api/README.md, CAPI-15): a tensor/mesh/etensor conveyor given an allocator
  * takes every link buffer that goes through MPI from it, in one collective grab of the
  * same size on every PE, released LIFO by convey_free; with convey_opt_DYNAMIC the link

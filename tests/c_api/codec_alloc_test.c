@@ -124,7 +124,7 @@ static void test_allocators(void) {
   H_EXPECT_RC(convey_free(c), convey_OK);
 
   /* Over more than one (emulated) node some links go through MPI, whose transport takes
-     all its link buffers in one more grab (aggregation/README.md T11; the emulated node
+     all its link buffers in one more grab (aggregation/README.md AGG-11; the emulated node
      boundary decides, AGG-60). */
   const char* nodes = getenv("CONVOY_EMULATE_NODES");
   const char* transport = getenv("CONVOY_TRANSPORT");

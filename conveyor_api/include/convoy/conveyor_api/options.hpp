@@ -64,7 +64,7 @@ struct conveyor_options {
   /// convey_opt_DYNAMIC); untyped_conveyor builds it at begin and drops it at reset.
   bool dynamic = false;
   /// Allocator hook: the link buffers that go through MPI come from here, one collective
-  /// grab per engine (aggregation/README.md, T11). Null: the transports allocate.
+  /// grab per engine (aggregation/README.md, AGG-11). Null: the transports allocate.
   std::shared_ptr<aggregation::buffer_source> buffers;
   /// The transport (e.g. a decorator over the MPI transport). Empty:
   /// aggregation::make_transport with CONVOY_TRANSPORT and `buffers`. Streaming only.
