@@ -1,7 +1,7 @@
 #pragma once
 /// @file
 /// all-to-all: every rank streams items of item_bytes bytes to uniformly random ranks
-/// (the experiment of seed 000 sec. 5: injection bandwidth per node).
+/// (the experiment of Maley & DeVinney 2019, sec. 5: injection bandwidth per node).
 ///
 /// Item: fill_words of a random key, checked on arrival. Verification is exact per
 /// (source, destination) pair: item count and the sum of keys (MPI_Alltoall).

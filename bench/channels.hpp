@@ -3,7 +3,7 @@
 /// The "kinds" a benchmark can run: every way of moving items that the kernels compare,
 /// behind one compile-time interface so that the kernels are written once (bench/README.md).
 ///
-/// A channel follows the conveyor loop of seed 000 Figure 3:
+/// A channel follows the conveyor loop of Maley & DeVinney 2019, Figure 3:
 ///   ch.begin(item_bytes);
 ///   while (ch.advance(done)) { push until false; while (p = ch.pull(from)) use(p); }
 ///   ch.reset();
@@ -64,7 +64,7 @@ struct kind_spec {
   std::size_t n_local = 1;    ///< convey tensor kinds: --n-local, else ranks per node
   std::string mesh = "auto";  ///< engine: mesh spec
   std::size_t tasks = 0;      ///< coro: tasks in flight at most (0: the runtime's default)
-  bool each = false;          ///< coro-each: one task per item (coro: seed 004's threads)
+  bool each = false;          ///< coro-each: one task per item (coro: Fischler & Uchima's threads)
 };
 
 /// Parses a kind name; throws std::runtime_error naming it if unknown or not built.

@@ -4,8 +4,10 @@
 /// convoy::async (conveyor_api/include/convoy/async/), on the same plan as kind `mesh`.
 /// Not a channel in the push/pull sense: a kernel runs it through its own
 /// `run(coro_channel**)` overload. `<tasks>` is the runtime's max_tasks (default: runtime_options,
-/// 1024), so `coro:1`, `coro:64`, ... give seed 004's curve of throughput against tasks in flight.
-/// - `coro`: seed 004's threads (sec. 4): `threads()` tasks per rank, each running the kernel's
+/// 1024), so `coro:1`, `coro:64`, ... give Fischler & Uchima's curve of throughput against tasks in
+/// flight.
+/// - `coro`: Fischler & Uchima's threads (sec. 4): `threads()` tasks per rank, each running the
+/// kernel's
 ///   routine for one item after another (items k, k + T, k + 2T, ...);
 /// - `coro-each`: one task per item, at most `threads()` in flight (`run_each`): each item pays
 ///   for creating and finishing its task.

@@ -1,11 +1,11 @@
 #!/bin/sh
-# Seed 004's curve (Fischler & Uchima sec. 4.4-4.6): throughput of the coroutine kernels
+# Fischler & Uchima's curve (Fischler & Uchima 1993, sec. 4.4-4.6): throughput of the coroutine kernels
 # against the number of tasks in flight, beside the hand-written loop of the same run.
 #
 #   bench/coro_curve.sh [BUILD_DIR] [OUT_PREFIX]
 #
 # For each T in $TASKS (default 1 8 64 512 1024 4096 16384) and each of index-gather with
-# kind coro (seed 004's T threads), index-gather with kind coro-each (one task per query, T
+# kind coro (Fischler & Uchima's T threads), index-gather with kind coro-each (one task per query, T
 # in flight) and histogram with kind coro, it runs, in one process, `--kinds mesh-1d,KIND:T`
 # (one mpirun per T, so the frame peak of one T does not leak into another's memory
 # figure), and writes

@@ -1,8 +1,8 @@
 #pragma once
 /// @file
 /// The shared MPI main of the benchmark programs: runs a kernel over every requested
-/// kind and item size, times each begin/reset cycle (max over ranks, seed 000 sec. 5),
-/// verifies it, and prints one RESULT line per configuration (bench/README.md).
+/// kind and item size, times each begin/reset cycle (max over ranks, Maley & DeVinney 2019, sec.
+/// 5), verifies it, and prints one RESULT line per configuration (bench/README.md).
 ///
 /// A kernel is a class with
 ///   static constexpr const char* name;      // "histogram"
@@ -171,8 +171,8 @@ result_row run_one(const job& j, const options& opt, const std::string& kind_nam
   row.ranks = j.n_ranks;
   row.nodes = j.n_nodes;
   row.items_per_rank = opt.items;
-  // Injection bandwidth per node (seed 000 sec. 5): payload bytes pushed by the ranks of
-  // a node / time from begin to reset.
+  // Injection bandwidth per node (Maley & DeVinney 2019, sec. 5): payload bytes pushed by the ranks
+  // of a node / time from begin to reset.
   row.node_bw_bytes_per_s = row.items_per_s_per_rank * static_cast<double>(item_bytes) *
                             static_cast<double>(j.ranks_per_node);
   row.error = error;

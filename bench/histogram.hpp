@@ -1,7 +1,7 @@
 #pragma once
 /// @file
-/// histogram: every rank sends random updates (seed 000 sec. 2, Figure 1 top) to a table
-/// spread over the ranks; the owner adds 1 to the addressed entry.
+/// histogram: every rank sends random updates (Maley & DeVinney 2019, sec. 2, Figure 1 top) to a
+/// table spread over the ranks; the owner adds 1 to the addressed entry.
 ///
 /// Item: word 0 is the entry's local index on its owner; the following words (item sizes
 /// above 8) are fill_words of it, checked on arrival. Verification is exact: for every
@@ -82,9 +82,9 @@ class histogram_kernel {
 
 #if CONVOY_BENCH_HAVE_ENGINE
   /// The same kernel as coroutine code: `rt.post(owner, add, local)` per update; the owner's
-  /// remote function applies it (seed 004 sec. 4.7, coalesced remote writes). Kind `coro`:
-  /// one task per rank posts every update (a posting task never waits, so one thread is
-  /// seed 004's whole set); kind `coro-each`: one task per update, each posting it.
+  /// remote function applies it (Fischler & Uchima 1993, sec. 4.7, coalesced remote writes). Kind
+  /// `coro`: one task per rank posts every update (a posting task never waits, so one thread is
+  /// Fischler & Uchima's whole set); kind `coro-each`: one task per update, each posting it.
   void run(coro_channel** ch) {
     async::runtime& rt = ch[0]->rt();
     if (!defined_) {

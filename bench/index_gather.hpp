@@ -1,8 +1,8 @@
 #pragma once
 /// @file
 /// index-gather: every rank reads random entries of a table spread over the ranks
-/// (seed 000 sec. 2, Figure 1 bottom) with two channels, queries and replies, in the loop
-/// of seed 000 Figure 4 (a reply that does not fit is unpulled and retried).
+/// (Maley & DeVinney 2019, sec. 2, Figure 1 bottom) with two channels, queries and replies, in the
+/// loop of Maley & DeVinney 2019, Figure 4 (a reply that does not fit is unpulled and retried).
 ///
 /// Query: {u32 slot, u32 local index} (8 bytes, as bale's benchmark). Reply: {u32 slot,
 /// value} with an item_bytes-byte value, so the "item size" is the size of the gathered
@@ -99,7 +99,7 @@ class index_gather_kernel {
 #if CONVOY_BENCH_HAVE_ENGINE
   /// The same kernel as coroutine code: each query a sequential
   /// `value = co_await rt.call(owner, read, local)`; the runtime coalesces them. Kind `coro`
-  /// is seed 004's threads (sec. 4: a fixed set of threads, each running the task routine
+  /// is Fischler & Uchima's threads (sec. 4: a fixed set of threads, each running the task routine
   /// for one site after another): T tasks, task k taking queries k, k + T, ...; kind
   /// `coro-each` is one task per query, at most T in flight (T: the runtime's max_tasks).
   void run(coro_channel** ch) {

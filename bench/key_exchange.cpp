@@ -1,7 +1,7 @@
-// bench-key-exchange: the key exchange of a parallel bucket sort (NAS IS; seed 003 sec. 4,
-// Listings 4-5): every rank sends a bucket of 8-byte keys to every rank (itself included),
+// bench-key-exchange: the key exchange of a parallel bucket sort (NAS IS; Dinan & Flajslik 2014,
+// sec. 4, Listings 4-5): every rank sends a bucket of 8-byte keys to every rank (itself included),
 // bucket sizes drawn so that a quarter of the pairs are empty and the others average
-// `--sizes` bytes * 4/3. Kinds (bench/README.md, "Key exchange"; BENCH-20..23):
+// `--sizes` bytes * 4/3. Kinds (bench/README.md, "Other programs"; BENCH-20..23):
 //   alltoallv  MPI_Alltoall of the counts, then MPI_Alltoallv of the keys
 //   append     one-sided append (aggregation::append_buffer): one push per non-empty
 //              bucket (a 8-byte header and the keys), a barrier, the local view, reset
@@ -147,7 +147,7 @@ cycle_measure run_append(const key_plan& plan, const send_buckets& b,
   MPI_Barrier(MPI_COMM_WORLD);
   const double t0 = MPI_Wtime();
   bool ok = true;
-  for (int k = 0; k < p; ++k) {  // Listing 5 of seed 003, destinations rotated from me
+  for (int k = 0; k < p; ++k) {  // Listing 5 of Dinan & Flajslik 2014, destinations rotated from me
     const int d = (me + k) % p;
     const auto n = b.n[static_cast<std::size_t>(d)];
     if (n == 0) continue;

@@ -1,12 +1,11 @@
-// bench-large-items: elastic items larger than a buffer (issue 11 sec. 3; seed 000 sec.
-// 4.4.1's monster items), each rank sending to the next over convoy::elastic_engine, the
-// bytes through the large-item channel of the kind: `two-sided` (mpi_large_channel:
-// chunked MPI_Isend/MPI_Irecv) or `rendezvous` (rma_large_channel: the receiver gets the
-// bytes from the sender's buffer, seed 002). --sizes are in KiB (32 = 32 KiB; up to
-// 4 GiB); a cycle moves min(--items, max(2, 256 MiB / size)) items per rank. Every item is
-// verified: every byte in the untimed warm-up cycles, in timed cycles its two stamps and one
-// word per 4 KiB page (BENCH-22). The median cycle over --reps is reported, with MiB/s per
-// rank.
+// bench-large-items: elastic items larger than a buffer (the monster items of
+// Maley & DeVinney 2019, sec. 4.4.1), each rank sending to the next over convoy::elastic_engine,
+// the bytes through the large-item channel of the kind: `two-sided` (mpi_large_channel: chunked
+// MPI_Isend/MPI_Irecv) or `rendezvous` (rma_large_channel: the receiver gets the bytes from the
+// sender's buffer, MP_Lite SHMEM notes). --sizes are in KiB (32 = 32 KiB; up to 4 GiB); a cycle
+// moves min(--items, max(2, 256 MiB / size)) items per rank. Every item is verified: every byte in
+// the untimed warm-up cycles, in timed cycles its two stamps and one word per 4 KiB page
+// (BENCH-22). The median cycle over --reps is reported, with MiB/s per rank.
 #include <mpi.h>
 
 #include <algorithm>

@@ -1,4 +1,4 @@
-// bench-rma-raw: what one-sided operations cost on this MPI (issue 11 sec. 4): rank 0
+// bench-rma-raw: what one-sided operations cost on this MPI: rank 0
 // times N rounds of each operation against rank 1 (same window flavour as
 // aggregation::detail::rma_window), beside an 8-byte MPI_Send/MPI_Recv round trip and an
 // MPI_Barrier (all ranks).

@@ -1,7 +1,7 @@
-// bench-sparse-rounds: sparse, low-load traffic (issue 11 sec. 4; seed 003's "sparse,
-// low-load" case): many rounds in which every rank sends 1-100 8-byte items to each of 3
-// random ranks. Kinds: `conveyor` (convoy::conveyor<uint64_t>, one begin..reset per round;
-// the transport is CONVOY_TRANSPORT: shm, rma, mpi) and `append` (one push per
+// bench-sparse-rounds: sparse, low-load traffic (the "sparse,
+// low-load" case of Dinan & Flajslik 2014): many rounds in which every rank sends 1-100 8-byte
+// items to each of 3 random ranks. Kinds: `conveyor` (convoy::conveyor<uint64_t>, one begin..reset
+// per round; the transport is CONVOY_TRANSPORT: shm, rma, mpi) and `append` (one push per
 // destination, a barrier, the local view, reset). The time of a round is the slowest
 // rank's; the median over --reps rounds is reported. Every round is verified (BENCH-21).
 #include <mpi.h>

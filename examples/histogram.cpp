@@ -1,6 +1,6 @@
 // histogram: counts[key[k]] += 1 on the owner of each key, as coroutine tasks with
-// fire-and-forget updates and as the conveyor loop of seed 000 Figure 3; checked against
-// a serial count of every rank's keys (each rank regenerates them from the same hash).
+// fire-and-forget updates and as the conveyor loop of Maley & DeVinney 2019, Figure 3; checked
+// against a serial count of every rank's keys (each rank regenerates them from the same hash).
 #include <convoy/async/dist_array.hpp>
 #include <convoy/conveyor_api/conveyor.hpp>
 #include <vector>
@@ -24,7 +24,8 @@ void histogram_tasks(async::runtime& rt, async::dist_array<std::int64_t>& counts
   });
 }
 
-// ---- the same with one conveyor (seed 000 Figure 3) ------------------------------------
+// ---- the same with one conveyor (Maley & DeVinney 2019, Figure 3)
+// ------------------------------------
 void histogram_loop(std::vector<std::int64_t>& local_counts, std::uint64_t per_rank,
                     const std::vector<std::uint64_t>& keys) {
   conveyor<std::uint64_t> c(MPI_COMM_WORLD);

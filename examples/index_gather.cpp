@@ -1,7 +1,7 @@
 // index-gather: out[k] = table[index[k]] for a table spread over the ranks, written three
-// times: as coroutine tasks (convoy::async: a task per element, and seed 004's fixed set of
-// tasks) and as the hand-written two-conveyor loop of seed 000 Figure 4. Each is checked
-// against the serial formula table[i] = mix(i).
+// times: as coroutine tasks (convoy::async: a task per element, and Fischler & Uchima's fixed set
+// of tasks) and as the hand-written two-conveyor loop of Maley & DeVinney 2019, Figure 4. Each is
+// checked against the serial formula table[i] = mix(i).
 #include <convoy/async/dist_array.hpp>
 #include <convoy/conveyor_api/conveyor.hpp>
 #include <vector>
@@ -20,7 +20,7 @@ std::vector<std::uint64_t> gather_tasks(async::runtime& rt, async::dist_array<st
   return out;
 }
 
-// ---- the same in seed 004's form: T tasks ("threads"), each asking for one element after
+// ---- the same in Fischler & Uchima's form: T tasks ("threads"), each asking for one element after
 // another; cheaper per element than a task each where the work per element is tiny ----
 std::vector<std::uint64_t> gather_threads(async::runtime& rt,
                                           async::dist_array<std::uint64_t>& table,
@@ -33,7 +33,8 @@ std::vector<std::uint64_t> gather_threads(async::runtime& rt,
   return out;
 }
 
-// ---- the same with two conveyors (seed 000 Figure 4) -----------------------------------
+// ---- the same with two conveyors (Maley & DeVinney 2019, Figure 4)
+// -----------------------------------
 struct query {
   std::uint64_t slot, local;
 };

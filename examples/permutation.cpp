@@ -50,7 +50,8 @@ struct answer_msg {
 
 void throw_loop(const layout& g, int rank, int p, std::vector<std::uint64_t>& slots) {
   // Retries wait on answers: without steady dispatch a partly filled buffer of darts or
-  // answers could wait forever (seed 000 sec. 3.6). The task runtime flushes by itself.
+  // answers could wait forever (Maley & DeVinney 2019, sec. 3.6). The task runtime flushes by
+  // itself.
   conveyor_options steady;
   steady.steady = true;
   conveyor<dart_msg> darts(MPI_COMM_WORLD, steady);

@@ -71,7 +71,7 @@ void write_results_file(const std::string& path, const run_results& r);
 
 /// Canonical description of the run's network configuration, e.g. "np4 2x2 (a)", used to
 /// group rows in tables: ranks, emulated node shape, and (a) convoy's default transport or
-/// (b) CONVOY_TRANSPORT=mpi (bench/README.md "Emulated network").
+/// (b) CONVOY_TRANSPORT=mpi (bench/README.md, "Configurations").
 [[nodiscard]] std::string configuration_label(const run_context& c);
 
 }  // namespace convoy::bench

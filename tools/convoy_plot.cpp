@@ -1,7 +1,7 @@
 // convoy-plot: draws the benchmark programs' JSON results (--json FILE) as a PNG with
-// gnuplot (bench/README.md "Plots"): one panel per kernel, items/s per rank (or injection
+// gnuplot (bench/README.md, "Output"): one panel per kernel, items/s per rank (or injection
 // bandwidth per node) against item size, one line per conveyor kind, in the manner of
-// seed 000 Figures 5-7. Several files (convoy and another library, or several network
+// Maley & DeVinney 2019, Figures 5-7. Several files (convoy and another library, or several network
 // configurations) may be given; lines are then labelled by library and configuration.
 // The x axis shows item sizes when the data hold several; else network configurations
 // (bench/compare's files) when they hold several; else one bar per kind and library.
@@ -53,8 +53,8 @@ struct point {
   double value = 0;
 };
 
-// What the x axis shows: item sizes (seed 000 Figures 5-7) when the data have several,
-// else network configurations when they have several, else the kinds themselves (bars).
+// What the x axis shows: item sizes (Maley & DeVinney 2019, Figures 5-7) when the data have
+// several, else network configurations when they have several, else the kinds themselves (bars).
 enum class axis { sizes, configs, kinds };
 
 struct plot_data {
@@ -118,7 +118,7 @@ const char* const colors[] = {"#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f
                               "#e377c2", "#17becf", "#bcbd22", "#7f7f7f", "#000000", "#393b79",
                               "#637939", "#843c39", "#7b4173", "#3182bd"};
 
-// Line style of a series: baselines dashed, conveyors solid (seed 000: one style per
+// Line style of a series: baselines dashed, conveyors solid (Maley & DeVinney 2019: one style per
 // family); a second library dotted, so that equal kind names stay apart.
 std::string style(const plot_data& d, const std::string& impl, const std::string& kind, int idx) {
   int dt = kind == "naive" || kind == "alltoallv" ? 2 : 1;

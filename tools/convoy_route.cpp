@@ -1,5 +1,6 @@
 // convoy-route: prints a route plan's hop distribution, peers, tag bytes and buffer memory
-// for one rank, without MPI (router/README.md; TRAM Table II, seed 000 sec. 4.3.1).
+// for one rank, without MPI (router/README.md; Wesolowski et al. 2014, Table II, Maley & DeVinney
+// 2019, sec. 4.3.1).
 //
 //   convoy-route --mesh 32x32x32 [--order 2,1,0]
 //   convoy-route --tensor ORDER [--nlocal N] --ranks P
@@ -163,7 +164,8 @@ int main(int argc, char** argv) {  // NOLINT(bugprone-exception-escape)
                   ins.back(), plan->tag_bytes(s));
     }
     const auto counts = convoy::router::hop_histogram(*plan, rank);
-    std::cout << "# destinations reached from rank " << rank << " in k hops (TRAM Table II)\n";
+    std::cout << "# destinations reached from rank " << rank
+              << " in k hops (Wesolowski et al. 2014, Table II)\n";
     double total = 0, weighted = 0;
     for (std::size_t k = 0; k < counts.size(); ++k) {
       std::cout << "hops " << k << " " << counts[k] << "\n";

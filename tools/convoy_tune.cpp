@@ -1,6 +1,6 @@
 // convoy-tune: measures the histogram kernel (bench-histogram) at the job size you launch
 // and writes the fastest choices as the defaults of convey_new() and the C++ API
-// (bench/README.md "Tuning"):
+// (docs/cluster.md, "Tuning a new machine"):
 //
 //   capacity_bytes=N      # C++ API (kind mesh): bytes per buffer
 //   n_buffers=K           #   buffers per link
@@ -13,11 +13,11 @@
 // ignore keys they do not know (base/README.md: the tuning file). Explicit options and
 // CONVOY_* variables still win over the file.
 //
-// The search is coordinate descent, as TRAM sec. V.E's control system converges (bale's
-// `make tune` sweeps buffer sizes): C++ API buffer size, buffers per link, mesh shape, then
-// buffer size again around the winner; then every convey.h kind over buffer sizes, and
-// the tensor kinds over buffers per link. Mesh candidates are parsed with convoy's mesh
-// spec parser (topology/mesh_spec.hpp); shapes must cover the rank count.
+// The search is coordinate descent, as the control system of Wesolowski et al. 2014
+// (sec. V.E) converges (bale's `make tune` sweeps buffer sizes): C++ API buffer size,
+// buffers per link, mesh shape, then buffer size again around the winner; then every convey.h kind
+// over buffer sizes, and the tensor kinds over buffers per link. Mesh candidates are parsed with
+// convoy's mesh spec parser (topology/mesh_spec.hpp); shapes must cover the rank count.
 #include <unistd.h>
 
 #include <CLI/CLI.hpp>

@@ -29,8 +29,8 @@ append_buffer::append_buffer(MPI_Comm comm, std::size_t capacity_bytes)
                           " bytes is beyond 2^62");
     return static_cast<unsigned long long>(capacity_bytes);
   });
-  // Same length on every rank (seed 003 sec. 2.1): checked, so that a mistake is an error on
-  // every rank rather than silent truncation at the wrong place.
+  // Same length on every rank (Dinan & Flajslik 2014, sec. 2.1): checked, so that a mistake is an
+  // error on every rank rather than silent truncation at the wrong place.
   std::array<unsigned long long, 2> mine{bytes, ~static_cast<unsigned long long>(0) - bytes};
   std::array<unsigned long long, 2> most{};
   CONVOY_MPI_CHECK(
@@ -58,13 +58,13 @@ std::size_t append_buffer::push(int rank, std::span<const std::byte> bytes) {
     throw convoy::error("append_buffer::push: rank " + std::to_string(rank) + " is outside [0, " +
                         std::to_string(n_ranks_) + ")");
   if (bytes.empty()) return 0;
-  // Listing 1 of seed 003: reserve at the tail with a fetch-and-add, then put.
+  // Listing 1 of Dinan & Flajslik 2014: reserve at the tail with a fetch-and-add, then put.
   const std::uint64_t start = window_->fetch_add(rank, offset_disp, bytes.size());
   if (start >= capacity_) return 0;
   const std::size_t written = std::min<std::size_t>(bytes.size(), capacity_ - start);
   window_->put(rank, data_disp + start, bytes.data(), written);
-  // Counting push (seed 003 sec. 2.1): published after the data is complete at the target,
-  // so completed == reserved means every reserved byte is valid.
+  // Counting push (Dinan & Flajslik 2014, sec. 2.1): published after the data is complete at the
+  // target, so completed == reserved means every reserved byte is valid.
   const std::array<std::uint64_t, 2> done{written, 1};
   window_->add_words(rank, completed_disp, done.data(), 2);
   return written;

@@ -1,5 +1,5 @@
-// The built-in codec: constant bytes of a buffer's packets sent once (seed 000 sec. 3.6,
-// "Compression"). The C façade's convey_standard_codec calls the same two functions.
+// The built-in codec: constant bytes of a buffer's packets sent once (Maley & DeVinney 2019,
+// sec. 3.6, "Compression"). The C façade's convey_standard_codec calls the same two functions.
 #include <convoy/aggregation/codec.hpp>
 #include <cstring>
 

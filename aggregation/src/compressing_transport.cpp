@@ -1,5 +1,5 @@
-// Compression below the engine (seed 000 sec. 3.6). Behaviour reference: the C façade's
-// THRIFTY transport; here for any inner transport and any codec (aggregation/README.md,
+// Compression below the engine (Maley & DeVinney 2019, sec. 3.6). Behaviour reference: the C
+// façade's THRIFTY transport; here for any inner transport and any codec (aggregation/README.md,
 // AGG-43..47).
 //
 // A compressed buffer: the 16-byte header (flag_compressed set, `bytes` the compressed

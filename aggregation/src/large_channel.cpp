@@ -1,4 +1,4 @@
-// The MPI large-item channel (seed 000 sec. 4.4.1, "the MPI code for monster items"):
+// The MPI large-item channel (Maley & DeVinney 2019, sec. 4.4.1, "the MPI code for monster items"):
 // nonblocking in both directions, chunked below MPI's int counts. The receive is started
 // by the receiver when it meets the item's ticket and completes in later tests, so a pull
 // never waits for the bytes (aggregation/README.md, AGG-52..57).

@@ -1,4 +1,4 @@
-// The receive side of an in-link (aggregation/README.md, "Per-peer buffers").
+// The receive side of an in-link (docs/aggregation-reference.md, "Per-peer buffers").
 #include <convoy/aggregation/receive_queue.hpp>
 #include <convoy/base/error.hpp>
 

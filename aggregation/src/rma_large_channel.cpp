@@ -1,4 +1,4 @@
-// Large items by rendezvous (seed 002, "Passing the messages": the receiver matches the
+// Large items by rendezvous (MP_Lite SHMEM notes, "Passing the messages": the receiver matches the
 // header and pulls the data from the source with a get, then posts recv_done so that the
 // source may free its buffer; aggregation/README.md, AGG-120..127). The header is the
 // engine's ticket, in order with the small items; the data stays in the sender's part of
@@ -166,7 +166,7 @@ bool rma_large_channel::receive_done() {
     ++self_released_;
     return true;
   }
-  // seed 002's recv_done: the sender may reuse its buffer once this is complete there.
+  // MP_Lite's recv_done: the sender may reuse its buffer once this is complete there.
   const std::uint64_t one = 1;
   CONVOY_MPI_CHECK(
       MPI_Accumulate(&one, 1, MPI_UINT64_T, recv_from_, k_counter, 1, MPI_UINT64_T, MPI_SUM, win_));

@@ -176,8 +176,8 @@ void rma_transport::drain(int out_link) {
   }
 }
 
-// Seed 003 Listing 1 made circular: reserve (CAS on the tail, checked against the head),
-// put, then publish the ready word.
+// Dinan & Flajslik 2014, Listing 1 made circular: reserve (CAS on the tail, checked against the
+// head), put, then publish the ready word.
 bool rma_transport::try_send(int out_link, out_slot& s) {
   const link& lk = layout_.out_links[static_cast<std::size_t>(out_link)];
   out_link_state& ol = out_[static_cast<std::size_t>(out_link)];

@@ -119,7 +119,7 @@ void rma_window::store_words(int target, std::size_t disp, const std::uint64_t* 
 }
 
 void rma_window::put(int target, std::size_t disp, const void* src, std::size_t len) {
-  // MPI counts are int: move more than 2^30 bytes as several puts (issue 11 sec. 3).
+  // MPI counts are int: move more than 2^30 bytes as several puts.
   constexpr std::size_t piece = std::size_t{1} << 30;
   const auto* from = static_cast<const std::byte*>(src);
   for (std::size_t done = 0; done < len;) {

@@ -1,4 +1,4 @@
-// Send lanes and the loopback pool (aggregation/README.md, "Per-peer buffers").
+// Send lanes and the loopback pool (docs/aggregation-reference.md, "Per-peer buffers").
 #include <algorithm>
 #include <convoy/aggregation/send_lanes.hpp>
 #include <convoy/base/error.hpp>

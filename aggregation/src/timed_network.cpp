@@ -1,4 +1,4 @@
-// The simulated network with time (timed_network.hpp; tools/sim/README.md "The model").
+// The simulated network with time (timed_network.hpp; docs/sim-reference.md "The model").
 #include <algorithm>
 #include <convoy/aggregation/detail/book_endpoint.hpp>
 #include <convoy/aggregation/detail/lazy_arena.hpp>

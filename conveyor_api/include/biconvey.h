@@ -1,7 +1,7 @@
 /**
  * @file
  * bale-compatible biconveyors: queries pushed to any PE, each answered on its destination
- * by a client function, replies pulled by the querying PE in push order (seed 000
+ * by a client function, replies pulled by the querying PE in push order (Maley & DeVinney 2019
  * sec. 6.1). Biconveyors are always steady: while every PE keeps calling
  * biconvey_advance(), every query is answered and its reply becomes pullable.
  *

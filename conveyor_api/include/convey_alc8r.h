@@ -1,6 +1,6 @@
 /**
  * @file
- * Allocators for a conveyor's large buffers (bale-compatible, seed 000 sec. 4.6).
+ * Allocators for a conveyor's large buffers (bale-compatible, Maley & DeVinney 2019, sec. 4.6).
  *
  * A constructor that is given a non-NULL `const convey_alc8r_t*` copies the structure
  * (it need not stay in scope) and obtains the conveyor's large internal buffers through

@@ -1,6 +1,7 @@
 /**
  * @file
- * Buffer compression for conveyors (bale-compatible, seed 000 sec. 3.6 "Compression").
+ * Buffer compression for conveyors (bale-compatible, Maley & DeVinney 2019, sec. 3.6
+ * "Compression").
  *
  * Compression is attempted on a buffer that leaves the node when all of these hold:
  *  - the constructor was given `convey_opt_COMPRESS` and the conveyor has the feature
@@ -73,7 +74,7 @@ typedef struct convey_codec {
 } convey_codec_t;
 
 /** The built-in codec: squeezes out the bytes that are the same in every item of a
- *  buffer, sending them once (seed 000 sec. 3.6). Declines a buffer whose compressed
+ *  buffer, sending them once (Maley & DeVinney 2019, sec. 3.6). Declines a buffer whose compressed
  *  form would not be smaller. */
 extern const convey_codec_t convey_standard_codec;
 

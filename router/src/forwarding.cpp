@@ -1,4 +1,4 @@
-// The forwarding step (router/README.md, ROUTE-20..23; TRAM sec. III.B).
+// The forwarding step (router/README.md, ROUTE-20..23; Wesolowski et al. 2014, sec. III.B).
 #include <algorithm>
 #include <convoy/base/error.hpp>
 #include <convoy/router/forwarding.hpp>

@@ -1,4 +1,5 @@
-// TRAM mesh route plans (TRAM sec. III.B), with holes routed around (router/README.md).
+// TRAM mesh route plans (Wesolowski et al. 2014, sec. III.B), with holes routed around
+// (router/README.md).
 #include <algorithm>
 #include <convoy/base/error.hpp>
 #include <convoy/router/route_plan.hpp>

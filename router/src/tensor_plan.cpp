@@ -1,4 +1,4 @@
-// bale's tensor conveyors as route plans (seed 000_b14e3a2654c1bd2b.txt sec. 4.3.1).
+// bale's tensor conveyors as route plans (Maley & DeVinney 2019, sec. 4.3.1).
 #include <convoy/base/error.hpp>
 #include <convoy/router/route_plan.hpp>
 #include <cstddef>
@@ -20,7 +20,7 @@ using detail::radix_writer;
 /// One class for the three orders; `order_` selects the stage list:
 ///   order 1: direct;  order 2: local, network;  order 3: local, network, local.
 /// Ranks are numbered consecutively within local groups of n = n_local ranks.
-/// Order 2: r = n g + l.  Order 3: r = n^2 x + n y + z with 0 <= y, z < n (seed 000
+/// Order 2: r = n g + l.  Order 3: r = n^2 x + n y + z with 0 <= y, z < n (Maley & DeVinney 2019
 /// sec. 4.3.1); x ranges over 0..X-1 with X = ceil(P / n^2); n | P guarantees that every
 /// intermediate rank exists, n^2 need not divide P (ROUTE-9).
 class tensor_plan final : public route_plan {

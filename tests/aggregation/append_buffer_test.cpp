@@ -1,4 +1,4 @@
-// One-sided append (aggregation/README.md, "One-sided append": AGG-100..AGG-105).
+// One-sided append (docs/aggregation-reference.md, "One-sided append": AGG-100..AGG-105).
 // Every push writes a self-describing record {source, seq, length} + bytes derived from
 // (source, target, seq, cycle), so the target checks each byte, exactly-once and the
 // totals on its own.

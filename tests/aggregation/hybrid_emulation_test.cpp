@@ -46,7 +46,7 @@ std::vector<int> expected_nodes() {
 bool emulated() { return std::getenv("CONVOY_EMULATE_NODES") != nullptr; }
 
 // Emulated nodes with no oracle: the whole suite run under an outer CONVOY_EMULATE_NODES
-// (e.g. over TCP, issue 14), where the ".real" entry's "one real node" does not hold.
+// (e.g. over TCP), where the ".real" entry's "one real node" does not hold.
 bool no_oracle() { return emulated() && std::getenv("CONVOY_TEST_EXPECT_NODES") == nullptr; }
 
 // What the link to `peer` must use: shared memory exactly when the oracle puts both ends

@@ -1,5 +1,5 @@
-// The MPI transport (aggregation/README.md, "Transports": AGG-1–AGG-10). Every loop is bounded
-// by a deadline that fails the test instead of hanging.
+// The MPI transport (docs/aggregation-reference.md, "Transports": AGG-1–AGG-10). Every loop is
+// bounded by a deadline that fails the test instead of hanging.
 #include <gtest/gtest.h>
 #include <mpi.h>
 

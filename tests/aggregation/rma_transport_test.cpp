@@ -1,4 +1,4 @@
-// The one-sided RMA transport (aggregation/README.md, "Transports" AGG-1–AGG-10 and "RMA
+// The one-sided RMA transport (docs/aggregation-reference.md, "Transports" AGG-1–AGG-10 and "RMA
 // transport" AGG-110–AGG-117). Every loop is bounded by a deadline that fails the test instead of
 // hanging.
 #include <gtest/gtest.h>

@@ -1,5 +1,5 @@
-// The in-process simulated transport (aggregation/README.md, "Transports": AGG-1–AGG-6, AGG-9,
-// AGG-10, AGG-30–AGG-32).
+// The in-process simulated transport (docs/aggregation-reference.md, "Transports": AGG-1–AGG-6,
+// AGG-9, AGG-10, AGG-30–AGG-32).
 #include <gtest/gtest.h>
 
 #include <algorithm>

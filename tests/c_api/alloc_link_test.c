@@ -1,4 +1,4 @@
-/* Allocators for the engine's link buffers (convey_alc8r.h; aggregation/README.md T11;
+/* Allocators for the engine's link buffers (convey_alc8r.h; aggregation/README.md AGG-11;
  * conveyor_api/README.md, CAPI-15): a tensor/mesh/etensor conveyor given an allocator
  * takes every link buffer that goes through MPI from it, in one collective grab of the
  * same size on every PE, released LIFO by convey_free; with convey_opt_DYNAMIC the link
@@ -201,7 +201,7 @@ static void test_orders(int all_mpi) {
     if (all_mpi && g_pes > 1) {
       const size_t per_link = k_nb * (k_cap + 16);
       /* Order 1: P-1 peers; order 2: n_local-1 in the group + P/n_local-1 across
-       * (seed 000 sec. 4.3.1), each way; order 3: at least one link each way. */
+       * (Maley & DeVinney 2019, sec. 4.3.1), each way; order 3: at least one link each way. */
       const size_t nl = pick_nlocal(order), P = (size_t)g_pes;
       const size_t links = order == 1   ? 2 * (P - 1)
                            : order == 2 ? 2 * ((nl - 1) + (P / nl - 1))

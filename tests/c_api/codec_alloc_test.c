@@ -124,12 +124,12 @@ static void test_allocators(void) {
   H_EXPECT_RC(convey_free(c), convey_OK);
 
   /* Over more than one (emulated) node some links go through MPI, whose transport takes
-     all its link buffers in one more grab (aggregation/README.md T11; the emulated node
+     all its link buffers in one more grab (aggregation/README.md AGG-11; the emulated node
      boundary decides, AGG-60). */
   const char* nodes = getenv("CONVOY_EMULATE_NODES");
   const char* transport = getenv("CONVOY_TRANSPORT");
   /* The rma transport's rings live in an MPI window: it takes no block from a client's
-     allocator (aggregation/README.md, "RMA transport"). */
+     allocator (docs/aggregation-reference.md, "RMA transport"). */
   const int rma = transport && strcmp(transport, "rma") == 0;
   const int mpi_block = nodes && strchr(nodes, ',') && !rma ? 1 : 0;
   c = convey_new_etensor(1024, 20000, 1, 1, 2, &a, 0);

@@ -2,19 +2,17 @@
  *
  *   convey_test SCENARIOS KIND [key=value ...]
  *
- * SCENARIOS: comma list of histo (seed 000 Figure 3 with unpull/apull, reuse over item
- * sizes 1..256, statistics), gather (Figure 4, two conveyors, unpull), misuse (every
- * illegal call in every state, then a correct round), ring (steady ring), elastic (epush /
- * epull, size 0, near-buffer and monster items, rigid pull on a mixed stream), bigather
- * (biconveyor, replies in push order), ctors (constructor errors, max_bytes as a hard limit,
- * features).
- * KIND: simple, tensor, twohop, new, etensor, elastic, bisimple, bitensor, binew.
- * keys: cap, order, nl (n_local), nb (n_buffers), mon (monster bound), max (max_bytes),
- *       n (items per PE), opt (or of: progress, scatter, compress, reckless, dynamic, quiet,
- *       alert).
- * Exit code 0 iff every check passed on every PE. Invariants (conveyor_api/README.md):
- * histo CAPI-1, CAPI-3, CAPI-7, CAPI-12; misuse CAPI-1, CAPI-2, CAPI-6; elastic CAPI-5,
- * CAPI-7; bigather CAPI-13; ctors CAPI-8, CAPI-10; ring: steady (seed 000 sec. 3.6).
+ * SCENARIOS: comma list of histo (Maley & DeVinney 2019, Figure 3 with unpull/apull, reuse over
+ * item sizes 1..256, statistics), gather (Figure 4, two conveyors, unpull), misuse (every illegal
+ * call in every state, then a correct round), ring (steady ring), elastic (epush / epull, size 0,
+ * near-buffer and monster items, rigid pull on a mixed stream), bigather (biconveyor, replies in
+ * push order), ctors (constructor errors, max_bytes as a hard limit, features). KIND: simple,
+ * tensor, twohop, new, etensor, elastic, bisimple, bitensor, binew. keys: cap, order, nl (n_local),
+ * nb (n_buffers), mon (monster bound), max (max_bytes), n (items per PE), opt (or of: progress,
+ * scatter, compress, reckless, dynamic, quiet, alert). Exit code 0 iff every check passed on every
+ * PE. Invariants (conveyor_api/README.md): histo CAPI-1, CAPI-3, CAPI-7, CAPI-12; misuse CAPI-1,
+ * CAPI-2, CAPI-6; elastic CAPI-5, CAPI-7; bigather CAPI-13; ctors CAPI-8, CAPI-10; ring: steady
+ * (Maley & DeVinney 2019, sec. 3.6).
  */
 #include <biconvey.h>
 #include <convey.h>
@@ -241,7 +239,7 @@ static void scenario_gather(const spec_t* s) {
     i = 0;
     H_EXPECT_RC(convey_begin(q, sizeof(struct packet), 0), convey_OK);
     H_EXPECT_RC(convey_begin(r, sizeof(struct packet), 0), convey_OK);
-    /* seed 000 Figure 4, with error checks and a bound */
+    /* Maley & DeVinney 2019, Figure 4, with error checks and a bound */
     while (convey_advance(r, !convey_advance(q, i == n))) {
       for (; i < n; i++) {
         packet.slot = i;

@@ -1,7 +1,7 @@
 /* Shared helpers of the C façade tests (C99, public headers only).
  *
  * Items are generated so that every receiver can check exactly-once, FIFO per pair and the
- * reported source on its own (conveyor_api/README.md, "C façade" invariants): the k-th item
+ * reported source on its own (docs/c-api.md, invariants): the k-th item
  * that PE s sends to PE d has contents fill(seed(s, d, k)), so d knows what the next item
  * from s must be. Destinations are a hash of (s, i), so each receiver can also count what
  * it must receive from every source. Every loop is bounded and fails when the bound is hit.

@@ -1,5 +1,5 @@
 /* CAPI-14. A program in the style of bale's OpenSHMEM apps: it never calls MPI. The library must
- * initialize MPI on first use and finalize it at exit (convey-api.md, "Process model").
+ * initialize MPI on first use and finalize it at exit (docs/c-api.md, CAPI-14).
  * Only convey.h and convoy/convey_ext.h (for the PE number) are used; each PE checks what
  * it received on its own: exactly once, FIFO per source, the right source. */
 #include <convey.h>
@@ -30,7 +30,7 @@ int main(void) {
     for (s = 0; s < P; s++) sent[s] = recv[s] = 0;
     i = 0;
     H_EXPECT_RC(convey_begin(c, sizeof item, 0), convey_OK);
-    /* seed 000 Figure 3 */
+    /* Maley & DeVinney 2019, Figure 3 */
     while ((rc = convey_advance(c, i == n)) != convey_DONE) {
       int64_t from;
       H_CHECK(rc > 0, "advance %d", rc);

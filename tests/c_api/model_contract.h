@@ -1,6 +1,6 @@
 /* The conveyor contract as a per-PE model for the MPI model test (model_test.c), written
- * from seed 000 sec. 3 and shared/convey-api.md — bale's codes, by name. Each m_* function
- * compares the result of one call on this PE with what the contract allows there (every
+ * from Maley & DeVinney 2019, sec. 3 and bale's convey.h — bale's codes, by name. Each m_*
+ * function compares the result of one call on this PE with what the contract allows there (every
  * allowed outcome where it leaves freedom), applies its effect, and returns NULL or a
  * description of the discrepancy (conveyor_api/README.md, CAPI-60..CAPI-66).
  *
@@ -36,7 +36,7 @@ typedef struct {
 
 void m_init(m_model* m, int64_t n_pes, int64_t me, uint64_t salt, int elastic, size_t bound);
 void m_destroy(m_model* m);
-/* The effective alignment begin gives for (item_bytes, align) (convey-api.md). */
+/* The effective alignment begin gives for (item_bytes, align) (docs/c-api.md, CAPI-7). */
 size_t m_effective_align(size_t item_bytes, size_t align);
 uint64_t m_item_seed(const m_model* m, int64_t src, int64_t dst, int64_t k);
 size_t m_item_size(const m_model* m, int64_t src, int64_t dst, int64_t k);

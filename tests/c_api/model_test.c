@@ -4,7 +4,7 @@
  * DYNAMIC), 1-3 begin..reset cycles and a free in DORMANT or COMPLETE. In each cycle every
  * PE makes its own random sequence of legal and illegal calls — push, epush, pull, apull,
  * epull, unpull, advance(true/false), and free/reset/begin/set_codec where they are
- * illegal; PEs out of range, NULL items, sizes above the bound — then drains (seed 000
+ * illegal; PEs out of range, NULL items, sizes above the bound — then drains (Maley & DeVinney 2019
  * Figure 3) to COMPLETE. Every result is checked by model_contract.c; at NEAR/DONE the PE
  * reads every PE's declaration one-sidedly (no NEAR/DONE before every PE declared done;
  * nothing owed at DONE); at the end of a cycle the counts are compared with an all-to-all.
@@ -66,7 +66,8 @@ static void random_call(mt_ctx* x) {
   }
 }
 
-/* seed 000 Figure 3 until COMPLETE, pushing up to `quota` more items while WORKING. */
+/* Maley & DeVinney 2019, Figure 3 until COMPLETE, pushing up to `quota` more items while WORKING.
+ */
 static void drain(mt_ctx* x, int64_t quota) {
   long iters;
   for (iters = 0; iters < 100000 && x->m.st != M_COMPLETE; iters++) {

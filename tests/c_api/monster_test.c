@@ -1,6 +1,6 @@
-/* CAPI-5. A monster item above 2^31 bytes (bale's MPI build cannot send one: seed 000 sec. 4.4.1)
- * travels FIFO between small items on an elastic tensor conveyor.
- *   monster_test BYTES   (run on 2 PEs: PE 0 sends to PE 1, PE 1 sends a small item back) */
+/* CAPI-5. A monster item above 2^31 bytes (bale's MPI build cannot send one: Maley & DeVinney 2019,
+ * sec. 4.4.1) travels FIFO between small items on an elastic tensor conveyor. monster_test BYTES
+ * (run on 2 PEs: PE 0 sends to PE 1, PE 1 sends a small item back) */
 #include <convey.h>
 #include <convoy_test/c_verdict.h>
 #include <mpi.h>

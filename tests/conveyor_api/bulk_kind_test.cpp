@@ -1,8 +1,8 @@
 // convoy::conveyor<T> of the bulk kind (conveyor_options::kind = conveyor_kind::bulk,
-// conveyor_api/README.md API-21): the push/pull/advance contract of seed 000 sec. 3 with
-// every item checked — exactly once (counts per pair agreed by an all-to-all), FIFO per
-// pair, its source, every byte — plain, steady, dynamic and compressed; misuse throws
-// and changes nothing.
+// conveyor_api/README.md API-21): the push/pull/advance contract of Maley & DeVinney 2019, sec. 3
+// with every item checked — exactly once (counts per pair agreed by an all-to-all), FIFO per pair,
+// its source, every byte — plain, steady, dynamic and compressed; misuse throws and changes
+// nothing.
 #include <gtest/gtest.h>
 #include <mpi.h>
 

@@ -96,7 +96,7 @@ TEST(UntypedConveyor, DynamicWithAllocatorHook) {
       EXPECT_TRUE(source->live.empty()) << "link buffers kept after reset";
       EXPECT_EQ(c.stats().pushes, 500u);  // the last cycle's, after its engine is gone
     }
-    // Every engine takes its MPI links' buffers in one grab (T11): one per cycle, if any.
+    // Every engine takes its MPI links' buffers in one grab (AGG-11): one per cycle, if any.
     const int per_engine = grabs_at_construction;
     EXPECT_EQ(source->grabs, per_engine * 4);
     const term::engine_stats life = c.stats(true);

@@ -125,7 +125,7 @@ testing::AssertionResult check_hole_bounds(const mesh& m, const std::vector<int>
   return testing::AssertionSuccess();
 }
 
-// ROUTE-5 / TRAM Table II: destinations reached in k hops = C(N,k) (d-1)^k.
+// ROUTE-5 / Wesolowski et al. 2014, Table II: destinations reached in k hops = C(N,k) (d-1)^k.
 TEST(MeshPlan, TableII_32x32x32) {
   const int shape[] = {32, 32, 32};
   const auto m = mesh::cartesian(shape);
@@ -164,7 +164,8 @@ TEST(MeshPlan, Eq3ForEveryOrder) {
 }
 
 // ROUTE-5: without holes a stage-i hop changes exactly dimension D_i to dest's value;
-// the default order is TRAM's "greatest differing dimension first" (TRAM sec. III.B).
+// the default order is TRAM's "greatest differing dimension first" (Wesolowski et al. 2014, sec.
+// III.B).
 TEST(MeshPlan, DefaultOrderIsTramIntermediateDestination) {
   const int shape[] = {4, 3, 5};
   const auto m = mesh::cartesian(shape);
@@ -227,7 +228,7 @@ void check_every_order(const mesh& m) {
   }
 }
 
-// ROUTE-6 on the ragged layouts of the issue: nodes of 4,2,3; 3,3,2; 5,1.
+// ROUTE-6 on ragged layouts: nodes of 4,2,3; 3,3,2; 5,1.
 TEST(MeshPlan, RaggedNodesEveryOrder) {
   for (const auto& nodes : std::vector<std::vector<int>>{{4, 2, 3}, {3, 3, 2}, {5, 1}, {1, 4}, {2}})
     check_every_order(ragged_nodes(nodes));

@@ -37,9 +37,9 @@ TEST(TensorPlan, AllPairsAllOrders) {
   }
 }
 
-// ROUTE-9: the route is exactly seed 000 sec. 4.3.1,
+// ROUTE-9: the route is exactly Maley & DeVinney 2019, sec. 4.3.1,
 // (x,y,z) -> (x,y,y') -> (x',y',y) -> (x',y',z'), with hops to self skipped.
-TEST(TensorPlan, ThreeHopRouteIsSeed000) {
+TEST(TensorPlan, ThreeHopRouteIsMaleyDeVinney) {
   for (const auto& [p, n] : std::vector<std::pair<int, int>>{{64, 4}, {30, 5}, {54, 3}}) {
     const auto plan = make_tensor_plan(3, p, n);
     for (int src = 0; src < p; ++src)
@@ -48,7 +48,7 @@ TEST(TensorPlan, ThreeHopRouteIsSeed000) {
         std::vector<int> expect;
         const int mid1 = s.x * n * n + s.y * n + d.y;
         const int mid2 = d.x * n * n + d.y * n + s.y;
-        // A self-send is delivered at once (ROUTE-1); seed 000 would loop via (x,y,y).
+        // A self-send is delivered at once (ROUTE-1); Maley & DeVinney 2019 would loop via (x,y,y).
         if (src != dst)
           for (int r : {mid1, mid2, dst})
             if (r != (expect.empty() ? src : expect.back())) expect.push_back(r);
@@ -120,7 +120,7 @@ TEST(TensorPlan, OneHopIsDirect) {
 }
 
 // ROUTE-10: tag bytes. Local hops log2(P/n) bits, the network hop 2 log2(n) bits
-// (1 byte when n <= 16: seed 000's claim), order 2's network hop log2(n) bits.
+// (1 byte when n <= 16: Maley & DeVinney's claim), order 2's network hop log2(n) bits.
 TEST(TensorPlan, TagBytes) {
   const auto t1 = make_tensor_plan(1, 4096, 16);
   EXPECT_EQ(t1->tag_bytes(0), 0);

@@ -1,4 +1,4 @@
-// The cost model file of convoy-sim (tools/sim/README.md "Model file", SIM-3): a round
+// The cost model file of convoy-sim (docs/sim-reference.md "The model", SIM-3): a round
 // trip keeps every value, a partial file keeps the rest, mistakes name the key.
 #include "sim_model.hpp"
 

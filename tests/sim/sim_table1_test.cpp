@@ -20,7 +20,7 @@ using convoy::sim::workload_kind;
 
 // Directed links of the plan. Beyond Table I's full buffers each link may carry two more
 // at the end: the partial buffer flushed when its rank is done, and the buffer that closes
-// the stage (flag_last, TRAM sec. III.D), header only if the flush came first.
+// the stage (flag_last, Wesolowski et al. 2014, sec. III.D), header only if the flush came first.
 std::uint64_t n_links(const run_config& c) {
   std::vector<int> node_of, socket_of;
   const auto plan = convoy::sim::make_sim_plan(c, node_of, socket_of);
@@ -60,7 +60,8 @@ TEST_P(Table1, MessagesAndBytesWithinTramBounds) {
   const auto bytes = static_cast<double>(r.bytes_injected);
   EXPECT_GE(bytes, b.bytes_lo);
   EXPECT_LE(bytes, b.bytes_hi + 2 * links * b.e);
-  // Uniform traffic reaches most destinations in N hops (TRAM Table II): near the upper bound.
+  // Uniform traffic reaches most destinations in N hops (Wesolowski et al. 2014, Table II): near
+  // the upper bound.
   EXPECT_GT(messages, 0.5 * b.messages_hi);
 
   std::uint64_t stage_items = 0, record_bytes = 0;

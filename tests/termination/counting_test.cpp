@@ -1,5 +1,5 @@
 // Dimension-ordered termination counting alone, against a fake link layer: no engine, no
-// transport (termination/README.md TERM-4, TERM-8; TRAM sec. III.D).
+// transport (termination/README.md TERM-4, TERM-8; Wesolowski et al. 2014, sec. III.D).
 #include <gtest/gtest.h>
 
 #include <convoy/base/error.hpp>

@@ -1,5 +1,5 @@
-// The engine under simulation at large P (issue 12): the conveyor contract
-// (termination/README.md TERM-1..4, TERM-8, TERM-11) on the issue's shapes — 3-D and 4-D
+// The engine under simulation at large P: the conveyor contract
+// (termination/README.md TERM-1..4, TERM-8, TERM-11) on these shapes — 3-D and 4-D
 // meshes, bale's 3-hop tensor route and ragged nodes — at 512 and 4 096 ranks, 100 random
 // schedules each, and one random schedule at 65 536 ranks.
 #include <algorithm>
@@ -138,7 +138,7 @@ class chunk_source final : public convoy::aggregation::buffer_source {
   std::size_t used_ = 0;
 };
 
-// TERM-60 (TERM-1, TERM-2, TERM-3, TERM-4) at P = 65 536 (issue 12): one random schedule of 8
+// TERM-60 (TERM-1, TERM-2, TERM-3, TERM-4) at P = 65 536: one random schedule of 8
 // uniform items per rank (CONVOY_SIM_ITEMS=N: N) on a 4^8 mesh (8 stages, 24 out-links per rank).
 // Above the first-hop table's limit, as the library is above its own, push asks the plan
 // for each item's first hop; each endpoint's buffers come in one block (chunk_source).

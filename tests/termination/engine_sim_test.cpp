@@ -287,8 +287,8 @@ TEST(EngineSim, DependentChainNeedsSteadyMode) {
   EXPECT_GT(rounds, 0) << "steady mode must deliver the token (" << rounds << ")";
 }
 
-// TERM-7. Two engines at once: queries and replies (seed 000 Fig. 4), with unpull when the
-// reply cannot be pushed.
+// TERM-7. Two engines at once: queries and replies (Maley & DeVinney 2019, Fig. 4), with unpull
+// when the reply cannot be pushed.
 TEST(EngineSim, TwoEnginesQueryReply) {
   for (std::uint64_t seed = 1; seed <= 20; ++seed) {
     const plan_ptr plan = make_tensor_plan(3, 8, 2);

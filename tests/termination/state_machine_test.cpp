@@ -1,5 +1,6 @@
 // The conveyor state machine alone (termination/README.md TERM-9, TERM-10): every call in
-// every state against a table written from seed 000 sec. 3.2, and the transitions.
+// every state against a table written from Maley & DeVinney 2019, sec. 3.2, and the
+// transitions.
 #include <gtest/gtest.h>
 
 #include <convoy/termination/state_machine.hpp>
@@ -24,10 +25,10 @@ conveyor_state reach(state s) {
   return m;
 }
 
-// TERM-9. Seed 000 sec. 3.2: DORMANT allows begin and reset (which does nothing); WORKING
-// push, pull, unpull, advance; ENDGAME and CLEANUP pull, unpull, advance(true) (and flush
-// in ENDGAME: what waits in a lane may still go); COMPLETE everything but push and begin,
-// with pull and unpull failing and advance returning done.
+// TERM-9. Maley & DeVinney 2019, sec. 3.2: DORMANT allows begin and reset (which does
+// nothing); WORKING push, pull, unpull, advance; ENDGAME and CLEANUP pull, unpull,
+// advance(true) (and flush in ENDGAME: what waits in a lane may still go); COMPLETE
+// everything but push and begin, with pull and unpull failing and advance returning done.
 TEST(StateMachine, EveryCallInEveryState) {
   const verdict P = verdict::proceed, F = verdict::fail, N = verdict::no_op, X = verdict::illegal;
   const call calls[] = {call::begin, call::push,  call::pull,      call::unpull, call::advance,

@@ -134,7 +134,7 @@ TEST(BuildMesh, RaggedThreeThreeTwo) {  // TOPO-9, TOPO-14
   EXPECT_EQ(g.buffers_per_rank(), 4);
 }
 
-TEST(BuildMesh, RaggedFourTwoThree) {  // TOPO-9; issue 2 sec. 4c
+TEST(BuildMesh, RaggedFourTwoThree) {  // TOPO-9
   const auto m = topo::emulate_machine(9, {4, 2, 3}, "", placement::block);
   const auto g = build(m, "auto");
   EXPECT_EQ(names(g), (std::vector<std::string>{"node:3", "core:4"}));

@@ -1,4 +1,4 @@
-# Runs convoy-topo under the MPI launcher and checks what it prints (issue 2 "Done when":
+# Runs convoy-topo under the MPI launcher and checks what it prints:
 # np 8 with CONVOY_EMULATE_NODES=3,3,2 shows a node dimension of 3, the hole, and coordinates
 # matching placement). Invoked by CTest as
 #   cmake -DLAUNCH=<mpiexec;-n;8;flags...> -DTOOL=<convoy-topo> -DCASE=<case> -P this-file

@@ -47,7 +47,7 @@ TEST(Mesh, TableNotArithmetic) {  // TOPO-10
 }
 
 TEST(Mesh, RaggedNodesLeaveHoles) {  // TOPO-9, TOPO-14
-  // Nodes of 4, 2 and 3 ranks (issue 2 sec. 4c): 3x4 with 3 holes.
+  // Nodes of 4, 2 and 3 ranks: 3x4 with 3 holes.
   const coords_t c{{0, 0}, {0, 1}, {0, 2}, {0, 3}, {1, 0}, {1, 1}, {2, 0}, {2, 1}, {2, 2}};
   const topo::mesh m({{"node", 3}, {"core", 4}}, c);
   EXPECT_EQ(m.n_cells(), 12);

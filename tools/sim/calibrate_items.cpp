@@ -78,7 +78,7 @@ item_costs measure_item_costs(std::uint64_t items) {
   const timings direct = drive(router::make_tensor_plan(1, 2, 2), 1, {}, items);
   c.push_s = direct.push / n;
   c.pull_s = direct.pull / n;
-  // Forward: 2x2 mesh, rank 0 to rank 3 through rank 1 or 2 (TRAM sec. III.B).
+  // Forward: 2x2 mesh, rank 0 to rank 3 through rank 1 or 2 (Wesolowski et al. 2014, sec. III.B).
   const std::vector<int> shape{2, 2};
   const timings mesh =
       drive(router::make_mesh_plan(topology::mesh::cartesian(shape)), 3, {1, 2}, items);

@@ -2,7 +2,7 @@
 /// @file
 /// The per-item costs of convoy-sim's model (push, forward, pull), timed on the library's
 /// engine itself, in-process over the simulated transport (no MPI): convoy-calibrate's
-/// second half (tools/sim/README.md "Calibration").
+/// second half (docs/sim-reference.md "Calibration").
 #include <cstdint>
 
 struct item_costs {

@@ -1,5 +1,5 @@
 // convoy-calibrate: measures convoy-sim's cost model on the machine at hand through MPI
-// (issue 12 sec. 1; tools/sim/README.md "Calibration") and writes the model file that
+// (docs/sim-reference.md, "Calibration") and writes the model file that
 // `convoy-sim --model` reads.
 //
 //   mpirun -np N [--mca btl self,tcp] convoy-calibrate --out model.json

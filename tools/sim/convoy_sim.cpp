@@ -1,5 +1,5 @@
 // convoy-sim: the library's engines for P virtual ranks over a simulated network with a
-// cost model, in one process without MPI (tools/sim/README.md; issue 12).
+// cost model, in one process without MPI (tools/sim/README.md).
 //
 //   convoy-sim --mesh 16x16x16 --items 1000 [--workload uniform] [--json out.json]
 //   convoy-sim --ranks 4096 --ppn 64 --mesh node,core --model cluster.json

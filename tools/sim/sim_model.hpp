@@ -1,6 +1,6 @@
 #pragma once
 /// @file
-/// The cost model of convoy-sim (tools/sim/README.md "The model"): per link class the
+/// The cost model of convoy-sim (docs/sim-reference.md "The model"): per link class the
 /// per-message overhead, latency and inverse bandwidth, plus the library's per-item CPU
 /// costs. Read from and written to a JSON file (`--model FILE`, SIM-3).
 #include <convoy/aggregation/timed_network.hpp>
@@ -25,7 +25,7 @@ struct cost_model {
   bool operator==(const cost_model&) const = default;
 };
 
-/// The model as a JSON document (see README "Model file").
+/// The model as a JSON document (see README "The model").
 [[nodiscard]] std::string to_json_text(const cost_model& m);
 /// Parses a model document. Keys left out keep their value from `base`. Throws
 /// convoy::error naming the key on an unknown key, a non-number or a negative value.

@@ -77,7 +77,8 @@ void print_table(std::ostream& out, const run_config& c, const run_result& r) {
                    : 0.0);
   }
   const auto b = table1(c, r);
-  put("# Table I (TRAM sec. IV.C): z=%.0f g=%.0f N=%.0f: messages %.0f..%.0f, bytes %.0f..%.0f\n",
+  put("# Table I (Wesolowski et al. 2014, sec. IV.C): z=%.0f g=%.0f N=%.0f: messages %.0f..%.0f, "
+      "bytes %.0f..%.0f\n",
       b.z, b.g, b.n, b.messages_lo, b.messages_hi, b.bytes_lo, b.bytes_hi);
 }
 

@@ -9,8 +9,8 @@
 
 namespace convoy::sim {
 
-/// Table I's quantities for a run (TRAM sec. IV.C): z items over the network, g items per
-/// full buffer, N = max hops, e = header bytes, m = record bytes (payload + tag).
+/// Table I's quantities for a run (Wesolowski et al. 2014, sec. IV.C): z items over the network, g
+/// items per full buffer, N = max hops, e = header bytes, m = record bytes (payload + tag).
 struct table1_bounds {
   double z = 0, g = 0, n = 0, e = 0, m_min = 0, m_max = 0;
   double messages_lo = 0, messages_hi = 0;  ///< z/g, N·z/g

@@ -38,7 +38,7 @@ int64_t convoy_convey_n_pes(convey_t* c);
 /** This PE's index (its rank in MPI_COMM_WORLD). */
 int64_t convoy_convey_my_pe(convey_t* c);
 
-/* ---- One-sided append (seed 003, Dinan & Flajslik, One-Sided Append; CAPI-100..106) ----
+/* ---- One-sided append (Dinan & Flajslik 2014; CAPI-100..106) ----
  *
  * Every PE owns one append buffer of the same size; any PE appends bytes to any PE's
  * buffer without the owner taking part (an atomic fetch-and-add on the owner's offset
@@ -79,7 +79,7 @@ int64_t convoy_append_push(convoy_append_t a, int64_t pe, const void* bytes, siz
 int convoy_append_view(convoy_append_t a, const void** data, size_t* bytes, int64_t* n_appends);
 
 /** Local: bytes pushes asked to append here since the last reset (the offset counter,
- * seed 003's shmem_oct_get); above the capacity when pushes were truncated. Negative on
+ * Dinan & Flajslik's shmem_oct_get); above the capacity when pushes were truncated. Negative on
  * misuse. */
 int64_t convoy_append_offset(convoy_append_t a);
 

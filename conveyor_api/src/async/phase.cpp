@@ -1,7 +1,7 @@
 // One phase of the coroutine runtime: start tasks (at most max_tasks in flight), resume
 // them as replies arrive, serve other ranks' requests, and end through the conveyors' own
-// termination (seed 000 sec. 3.3 for two conveyors, as in bale's index-gather: the reply
-// conveyor is done once the request conveyor is complete and no reply is held).
+// termination (Maley & DeVinney 2019, sec. 3.3 for two conveyors, as in bale's index-gather: the
+// reply conveyor is done once the request conveyor is complete and no reply is held).
 #include <algorithm>
 #include <string>
 

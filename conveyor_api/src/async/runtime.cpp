@@ -1,5 +1,6 @@
 // The coroutine-task runtime: one request and one reply conveyor per runtime, tasks
-// resumed when their replies arrive (seed 004 sec. 4.1–4.3). The phase loop is phase.cpp.
+// resumed when their replies arrive (Fischler & Uchima 1993, sec. 4.1–4.3). The phase loop is
+// phase.cpp.
 #include <string>
 
 #include "runtime_impl.hpp"

@@ -1,6 +1,6 @@
 #pragma once
-// The conveyor contract as an executable model, written from seed 000 sec. 3.2-3.3 and 3.6
-// (states, what is legal in each, exactly once, FIFO per pair, unpull, termination, steady,
+// The conveyor contract as an executable model, written from Maley & DeVinney 2019, sec. 3.2-3.3
+// and 3.6 (states, what is legal in each, exactly once, FIFO per pair, unpull, termination, steady,
 // elastic) and from the return codes engine.hpp documents — never from the engine's code.
 //
 // For every call on rank r the driver asks the model which results the contract allows

@@ -196,7 +196,7 @@ void model_runner::drain_rank(int r, int target) {
   do_advance(r, m.st != state::working || quota == 0);
 }
 
-// Every rank runs seed 000 Figure 3 to COMPLETE of the latest cycle any rank began
+// Every rank runs Maley & DeVinney 2019, Figure 3 to COMPLETE of the latest cycle any rank began
 // (ranks behind reset and begin the planned cycles in between): TERM-40..43.
 void model_runner::drain() {
   int target = 0;

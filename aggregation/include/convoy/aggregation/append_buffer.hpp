@@ -1,17 +1,17 @@
 #pragma once
 /// @file
-/// One-sided append (seed 003_a88e0156be692d01.txt, Dinan & Flajslik, *One-Sided Append*):
+/// One-sided append (Dinan & Flajslik 2014):
 /// every rank owns one receive buffer of the same size; any rank appends bytes to any
 /// rank's buffer with push(), without the receiver taking part. Usable without a conveyor.
 ///
-/// Implementation (seed 003 sec. 3, "implemented on top of the existing API", and its
+/// Implementation (Dinan & Flajslik 2014, sec. 3, "implemented on top of the existing API", and its
 /// "counting push" of sec. 2.1): a sender reserves space with an atomic fetch-and-add on
 /// the target's offset counter (MPI_Fetch_and_op), writes its bytes there (MPI_Put, flush)
 /// and then adds what it wrote to the target's completion counters (bytes and appends,
 /// MPI_Accumulate, flush). When the completed bytes equal the reserved ones (capped at the
 /// capacity), every byte of the buffer up to that length is valid: the receiver can read
 /// without a barrier (local_view().complete). Invariants AGG-100..AGG-105
-/// (aggregation/README.md, "One-sided append").
+/// (docs/aggregation-reference.md, "One-sided append").
 #include <mpi.h>
 
 #include <convoy/aggregation/detail/rma_window.hpp>
@@ -35,7 +35,7 @@ class append_buffer {
   };
 
   /// Collective over `comm`: every rank gets a buffer of `capacity_bytes`, which must be
-  /// the same on every rank (the truncation rule needs it, seed 003 sec. 2.1). Throws
+  /// the same on every rank (the truncation rule needs it, Dinan & Flajslik 2014, sec. 2.1). Throws
   /// convoy::error (on every rank) if the sizes differ or MPI fails.
   append_buffer(MPI_Comm comm, std::size_t capacity_bytes);
   /// Frees the buffer if free() was not called (then collective, like free()).

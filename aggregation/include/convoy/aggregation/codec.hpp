@@ -1,7 +1,7 @@
 #pragma once
 /// @file
 /// Buffer compression: the codec interface the compressing transport and the bulk exchange
-/// run on buffers that leave the node (seed 000 sec. 3.6, "Compression"; bale's
+/// run on buffers that leave the node (Maley & DeVinney 2019, sec. 3.6, "Compression"; bale's
 /// convey_codec.h), and the built-in codec (aggregation/README.md, AGG-40..42).
 ///
 /// A buffer handed to a codec is `n_items` packets of `cargo::packet_bytes` bytes each,
@@ -86,9 +86,9 @@ class codec {
                           std::size_t n_bytes, std::byte* in, std::byte* out) = 0;
 };
 
-/// The built-in codec (seed 000 sec. 3.6): squeezes out the bytes that are the same in
-/// every packet of a buffer, sending them once. Stateless; declines a buffer of fewer than
-/// two packets or whose compressed form would not be smaller. Byte-for-byte the format of
+/// The built-in codec (Maley & DeVinney 2019, sec. 3.6): squeezes out the bytes that are the same
+/// in every packet of a buffer, sending them once. Stateless; declines a buffer of fewer than two
+/// packets or whose compressed form would not be smaller. Byte-for-byte the format of
 /// bale-compatible `convey_standard_codec` (conveyor_api/src/c/codec.cpp), which calls
 /// the two functions below.
 class standard_codec final : public codec {

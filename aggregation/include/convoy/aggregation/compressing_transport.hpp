@@ -2,7 +2,7 @@
 /// @file
 /// A transport decorator that compresses buffers on chosen links (those leaving the node)
 /// and restores them on arrival, below the engine, which never sees compressed bytes
-/// (seed 000 sec. 3.6, "Compression"; aggregation/README.md, AGG-43..47).
+/// (Maley & DeVinney 2019, sec. 3.6, "Compression"; aggregation/README.md, AGG-43..47).
 #include <convoy/aggregation/codec.hpp>
 #include <convoy/aggregation/transport.hpp>
 #include <cstddef>

@@ -1,7 +1,7 @@
 #pragma once
 /// @file
 /// The delivery window: the received buffer whose records are handed out by the engine's
-/// inline pull (aggregation/README.md, "Per-peer buffers", AGG-25).
+/// inline pull (docs/aggregation-reference.md, "Per-peer buffers", AGG-25).
 #include <cstddef>
 #include <cstdint>
 

@@ -1,7 +1,8 @@
 #pragma once
 /// @file
 /// The hybrid transport: node shared memory for on-node links, MPI point-to-point for the
-/// rest, behind one transport object (aggregation/README.md, AGG-8 and "Shared memory").
+/// rest, behind one transport object (aggregation/README.md, AGG-8; docs/aggregation-reference.md,
+/// "Shared memory").
 #include <mpi.h>
 
 #include <convoy/aggregation/mpi_transport.hpp>

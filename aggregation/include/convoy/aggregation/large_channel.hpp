@@ -1,7 +1,7 @@
 #pragma once
 /// @file
 /// The channel that carries the bytes of large ("monster") items beside the engine, whose
-/// buffers carry only a ticket for them (seed 000 sec. 4.4.1; aggregation/README.md,
+/// buffers carry only a ticket for them (Maley & DeVinney 2019, sec. 4.4.1; aggregation/README.md,
 /// AGG-52..57). Two-sided and never blocking: a receive is started when the receiver meets
 /// the ticket and completes in later progress() calls; at most one outgoing item is in
 /// flight per rank, and each end holds one buffer of at most the item bound.
@@ -128,8 +128,8 @@ class mpi_large_channel final : public large_channel {
 
 /// What `kind` stands for on `comm` (collective when `kind` is automatic and there is no
 /// buffer source): CONVOY_LARGE=auto is rendezvous when every rank of `comm` shares one
-/// node (measured faster here, 2-10x, aggregation/README.md "Large items by rendezvous"),
-/// two-sided otherwise (unmeasured across nodes, and MPI_Win_allocate's one-sided
+/// node (one copy from a shared window; docs/aggregation-reference.md, "Large items by
+/// rendezvous"), two-sided otherwise (MPI_Win_allocate's one-sided
 /// component there is AGG-117's), and two-sided with a buffer source (its contract: every
 /// channel buffer from the source, which a window cannot be; every rank alike). Other
 /// kinds come back unchanged. Throws convoy::error if MPI fails.

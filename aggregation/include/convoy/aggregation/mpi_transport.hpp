@@ -1,7 +1,8 @@
 #pragma once
 /// @file
 /// The MPI transport: nonblocking point-to-point with credit flow control
-/// (aggregation/README.md, "Transports"; bale's MPI porters, seed 000 sec. 4.3.2).
+/// (docs/aggregation-reference.md, "Transports"; bale's MPI porters, Maley & DeVinney 2019,
+/// sec. 4.3.2).
 #include <mpi.h>
 
 #include <convoy/aggregation/detail/book_endpoint.hpp>
@@ -32,7 +33,7 @@ struct mpi_counters {
 
 /// The credit window make_transport gives MPI links (AGG-67): with bale's one buffer per
 /// link, four messages in flight take the round trip of a credit off the critical path
-/// (bench/README.md, "Credit window").
+/// (docs/aggregation-reference.md, AGG-67).
 inline constexpr int default_credit_window = 4;
 
 /// Moves buffers with MPI_Isend / pre-posted MPI_Irecv on its own duplicate of a

@@ -30,8 +30,8 @@ using node_map = std::vector<int>;
 
 /// Collective over `comm`, with rank 0's settings `s`: the predicate "`rank` and `peer`
 /// (ranks of `comm`) are on different nodes of topology discovery", emulated or real — the
-/// links whose buffers a codec compresses (seed 000 sec. 3.6). Throws convoy::error, on
-/// every rank alike, when `comm` is MPI_COMM_NULL or discovery throws; the predicate throws
+/// links whose buffers a codec compresses (Maley & DeVinney 2019, sec. 3.6). Throws convoy::error,
+/// on every rank alike, when `comm` is MPI_COMM_NULL or discovery throws; the predicate throws
 /// std::out_of_range for a rank not in `comm`.
 [[nodiscard]] std::function<bool(int rank, int peer)> off_node_links(MPI_Comm comm,
                                                                      const base::settings& s);

@@ -1,6 +1,6 @@
 #pragma once
 /// @file
-/// The wire format of items inside a buffer (aggregation/README.md, "Buffers").
+/// The wire format of items inside a buffer (docs/aggregation-reference.md).
 ///
 /// A buffer is a buffer_header followed by packed item records. On a hop of stage s a
 /// record is: the routing tag (route_plan::tag_bytes(s) bytes, little-endian), then for

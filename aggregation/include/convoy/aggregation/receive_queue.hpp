@@ -1,7 +1,7 @@
 #pragma once
 /// @file
 /// The receive side of one in-link: the buffers it delivered, in arrival order, and the
-/// read position in the front one (aggregation/README.md, "Per-peer buffers", AGG-24).
+/// read position in the front one (docs/aggregation-reference.md, "Per-peer buffers", AGG-24).
 #include <convoy/aggregation/packing.hpp>
 #include <convoy/aggregation/transport.hpp>
 #include <cstddef>

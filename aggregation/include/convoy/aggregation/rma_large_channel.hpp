@@ -1,6 +1,6 @@
 #pragma once
 /// @file
-/// Large items by rendezvous (seed 002, MP_Lite's SHMEM module: a header says where the
+/// Large items by rendezvous (MP_Lite SHMEM notes: a header says where the
 /// data lies on the source, the receiver matches it and pulls the data with a get;
 /// aggregation/README.md, AGG-120..127). The sender's outgoing buffer is its part of an
 /// MPI-3 window held open for the channel's life (passive target, lock_all): a 64-byte

@@ -2,8 +2,8 @@
 /// @file
 /// The one-sided (RMA) transport: every rank exposes one receive ring per stage in an
 /// MPI-3 window; senders reserve space in it with an atomic on the receiver's tail counter
-/// and write whole buffers with MPI_Put (seed 003_a88e0156be692d01.txt, One-Sided Append,
-/// Listing 1, made circular). aggregation/README.md, "RMA transport", AGG-110–AGG-117.
+/// and write whole buffers with MPI_Put (Dinan & Flajslik 2014,
+/// Listing 1, made circular). docs/aggregation-reference.md, "RMA transport", AGG-110–AGG-117.
 #include <mpi.h>
 
 #include <convoy/aggregation/detail/rma_window.hpp>

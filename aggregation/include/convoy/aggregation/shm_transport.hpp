@@ -2,8 +2,8 @@
 /// @file
 /// The node shared-memory transport: single-producer single-consumer rings in one MPI-3
 /// shared window per node, published with release/acquire atomics, no MPI call per
-/// buffer (the conveyor paper's "local atomics" porter, seed 000 sec. 4.3.2;
-/// aggregation/README.md, "Shared memory", invariants M1–M7).
+/// buffer (the conveyor paper's "local atomics" porter, Maley & DeVinney 2019, sec. 4.3.2;
+/// docs/aggregation-reference.md, "Shared memory", invariants M1–M7).
 #include <mpi.h>
 
 #include <convoy/aggregation/node_map.hpp>

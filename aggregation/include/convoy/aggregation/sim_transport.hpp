@@ -1,7 +1,7 @@
 #pragma once
 /// @file
 /// The in-process simulated transport: P virtual ranks in one process, no MPI
-/// (aggregation/README.md, "Transports", invariants AGG-1–AGG-6 and AGG-30–AGG-33).
+/// (docs/aggregation-reference.md, "Transports", invariants AGG-1–AGG-6 and AGG-30–AGG-33).
 #include <convoy/aggregation/transport.hpp>
 #include <cstddef>
 #include <cstdint>

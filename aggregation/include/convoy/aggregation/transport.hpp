@@ -73,7 +73,8 @@ static_assert(sizeof(buffer_header) == 16);
 
 enum buffer_flag : std::uint32_t {
   /// The last buffer of its epoch on this link: the sender has closed the link's stage;
-  /// `seq` is the total number of buffers the receiver must have seen (TRAM sec. III.D).
+  /// `seq` is the total number of buffers the receiver must have seen (Wesolowski et al. 2014, sec.
+  /// III.D).
   flag_last = 1u,
 };
 

@@ -11,7 +11,7 @@
 namespace convoy::base {
 
 /// A level of the machine hierarchy, outermost first. Their order is the only legal order
-/// in a spec (TRAM sec. V.C: the intranode dimension goes last).
+/// in a spec (Wesolowski et al. 2014, sec. V.C: the intranode dimension goes last).
 enum class level { node, socket, numa, core };
 
 /// "node", "socket", "numa", "core".

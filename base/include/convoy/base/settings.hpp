@@ -54,7 +54,7 @@ enum class large_kind {
   automatic,  ///< "auto": the faster on this machine by measurement (aggregation/README.md)
   two_sided,  ///< "two-sided": MPI_Isend/MPI_Irecv in chunks (aggregation::mpi_large_channel)
   rendezvous  ///< "rendezvous": the receiver gets the bytes from the sender's exposed
-              ///< buffer (aggregation::rma_large_channel; seed 002)
+              ///< buffer (aggregation::rma_large_channel; MP_Lite SHMEM notes)
 };
 
 /// "auto", "two-sided" or "rendezvous".

@@ -1,7 +1,7 @@
 #pragma once
 /// @file
 /// A block-distributed array whose elements tasks read and update as plain code:
-/// `T v = co_await a.get(i)` and `a.update(i, op, value)` (seed 004 sec. 2.2, "flat,
+/// `T v = co_await a.get(i)` and `a.update(i, op, value)` (Fischler & Uchima 1993, sec. 2.2, "flat,
 /// global access"). Rank r owns the global indices [begin(r), begin(r+1)), with the
 /// remainder of n / P spread over the first ranks.
 ///

@@ -1,10 +1,10 @@
 #pragma once
 /// @file
-/// The per-rank runtime of coroutine tasks (seed 004, Fischler & Uchima, sec. 4): many
+/// The per-rank runtime of coroutine tasks (Fischler & Uchima 1993, sec. 4): many
 /// lightweight tasks per rank, each written as sequential code; a task that waits on a
 /// remote access is switched out, and the accesses of all tasks travel aggregated through
 /// two convoy conveyors (requests and replies), routed over the mesh like any conveyor
-/// traffic. conveyor_api/README.md "Coroutine tasks" states the guarantees (API-70..79).
+/// traffic. docs/cpp-api.md, "Coroutine tasks", states the guarantees (API-70..81).
 ///
 ///   convoy::async::runtime rt(MPI_COMM_WORLD);                 // collective
 ///   convoy::async::dist_array<long> table(rt, n_global);        // collective
@@ -19,8 +19,8 @@
 /// order on every rank (`rt.define(f)`), which gives every rank the same identifier for
 /// them; their arguments and results are trivially copyable (checked at compile time).
 ///
-/// Coherence (seed 004 sec. 4.7): requests from one rank to another are handled in the
-/// order they were issued (the request conveyor is FIFO per pair, and a rank handles the
+/// Coherence (Fischler & Uchima 1993, sec. 4.7): requests from one rank to another are handled in
+/// the order they were issued (the request conveyor is FIFO per pair, and a rank handles the
 /// requests it pulls in order), so a rank's posts to an owner are applied before any later
 /// call or read of that rank to the same owner is answered.
 #include <mpi.h>
@@ -62,11 +62,11 @@ inline constexpr std::uint32_t k_undefined_fn = ~0u, k_foreign_fn = ~0u - 1;
 struct runtime_options {
   /// Mesh or tensor plan, buffer size and buffers per link of the two conveyors
   /// (steady/elastic are ignored: the runtime flushes partly filled buffers whenever no
-  /// task can run, seed 004's "transfers are done when no further work can be done").
+  /// task can run, Fischler & Uchima's "transfers are done when no further work can be done").
   conveyor_options conveyor;
   /// Root tasks in flight at most on this rank (run_each starts a new one only below it),
   /// so memory stays bounded when a phase has 10^7 tasks. >= 1. The default is measured
-  /// (conveyor_api/README.md, "Coroutine tasks"): more frames than the cache holds beside
+  /// (docs/cpp-api.md, "Coroutine tasks"): more frames than the cache holds beside
   /// the user's data cost more than the coalescing they add.
   std::size_t max_tasks = 1024;
   /// A task that posts many updates without waiting serves the requests that other ranks

@@ -1,8 +1,8 @@
 #pragma once
 /// @file
 /// `convoy::async::task<T>`: a lazily started C++20 coroutine that a runtime runs among
-/// thousands of others (seed 004 sec. 4: many lightweight tasks per processor, switched
-/// only where a task waits on a remote access, so the transfers of many tasks coalesce).
+/// thousands of others (Fischler & Uchima 1993, sec. 4: many lightweight tasks per processor,
+/// switched only where a task waits on a remote access, so the transfers of many tasks coalesce).
 ///
 /// A task does nothing until it is awaited by another task (`T v = co_await child();`,
 /// which runs the child and resumes the parent when the child is done) or handed to a
@@ -50,8 +50,8 @@ struct frame_stats {
   std::size_t pooled_bytes = 0;   ///< bytes held in the free lists
 };
 
-/// Frame memory (seed 004 sec. 4.3: "new stack pages are selected from among a set which
-/// were allocated at the start of processing"): per-thread intrusive free lists of 64-byte
+/// Frame memory (Fischler & Uchima 1993, sec. 4.3: "new stack pages are selected from among a set
+/// which were allocated at the start of processing"): per-thread intrusive free lists of 64-byte
 /// size classes up to 1 KiB, the general allocator beyond. The common case (a class whose
 /// list is not empty) is inline in the coroutine's own code: a frame that starts and
 /// finishes costs two list operations and no call.

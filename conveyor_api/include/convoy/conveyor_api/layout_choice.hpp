@@ -3,13 +3,13 @@
 /// Choosing a conveyor's layout under a memory limit: the route (tensor order and group
 /// size, a mesh, or the bulk-synchronous all-to-all), the buffer capacity and the buffers
 /// per link, with the memory each choice costs. This is bale's convey_new / convey_new_elastic
-/// / biconvey_new choice (seed 000 sec. 4.3, 4.6; bale's convey_parameters) in one place,
-/// used by the C façade and available to C++ users.
+/// / biconvey_new choice (Maley & DeVinney 2019, sec. 4.3, 4.6; bale's convey_parameters) in
+/// one place, used by the C façade and available to C++ users.
 ///
 /// The decision (choose_layout) is pure: the machine and the settings come in
 /// layout_inputs, and the route plans' cost is measured through a layout_meter (collective
 /// over MPI, or over every rank of a plan without MPI, for tests and tools). A tuning-file
-/// entry (issue 14) can drive it through layout_inputs::preferred.
+/// entry can drive it through layout_inputs::preferred.
 #include <mpi.h>
 
 #include <convoy/aggregation/packing.hpp>
@@ -103,7 +103,7 @@ struct layout_inputs {
   /// The engine's default buffer bytes, header included, for when CONVEY_BUFFER_SIZE is
   /// unset (resolve_engine_options: CONVOY_BUFFER_BYTES, the tuning file, 16384).
   std::size_t engine_capacity_bytes = base::default_buffer_bytes;
-  /// Tried first, as is, when it fits the request (issue 14: a tuning-file entry naming the
+  /// Tried first, as is, when it fits the request (a tuning-file entry naming the
   /// measured-fastest layout). Its memory_bytes is recomputed.
   std::optional<layout_plan> preferred;
 };
@@ -131,18 +131,18 @@ using layout_meter = std::function<metered_plan(const layout_plan& candidate)>;
 /// rounded up to 64 bytes (bale's simple conveyor).
 [[nodiscard]] std::size_t bulk_memory_bytes(std::size_t capacity, std::size_t n_ranks) noexcept;
 
-/// Up to this many ranks the layout choice tries the fewest hops first (API-8): on 2 and 4
-/// emulated nodes over TCP, and on one node, tensor order 1 moved the most items per second
-/// of the three orders (bench/README.md, "Which route"). Beyond it bale's order, most hops
-/// first (fewer peers, fuller buffers: seed 001 sec. V), until a tuning file says otherwise.
+/// Up to this many ranks the layout choice tries the fewest hops first (API-8): with few
+/// ranks every link's buffers fill and a second hop saves no message (the bench kinds
+/// tensor1..3 measure the orders, bench/README.md). Beyond it bale's order, most hops first
+/// (fewer peers, fuller buffers: Wesolowski et al. 2014, sec. V), until a tuning file says
+/// otherwise.
 inline constexpr int direct_first_ranks = 8;
 
-/// The choice (API-2). Routes (seed 000 sec. 4.3): a mesh if CONVOY_MESH is set; else the
-/// tensor orders that apply — order 3 when the group is proper (1 < n_local < P) and the
-/// middle dimension P / n_local^2 is at least sqrt(n_local), order 2 when the group is
-/// proper, order 1 always — fewest hops first up to direct_first_ranks ranks, most hops
-/// first beyond. The capacity is
-/// CONVEY_BUFFER_SIZE, else the engine's resolved default (less its header), at most
+/// The choice (API-2). Routes (Maley & DeVinney 2019, sec. 4.3): a mesh if CONVOY_MESH is set; else
+/// the tensor orders that apply — order 3 when the group is proper (1 < n_local < P) and the middle
+/// dimension P / n_local^2 is at least sqrt(n_local), order 2 when the group is proper, order 1
+/// always — fewest hops first up to direct_first_ranks ranks, most hops first beyond. The capacity
+/// is CONVEY_BUFFER_SIZE, else the engine's resolved default (less its header), at most
 /// capacity_cap. With max_bytes < SIZE_MAX it is a hard limit: fewer buffers per link
 /// (2, then 1), then the next route in that order, then halved capacities down to 32
 /// bytes (64 elastic), the bulk kind being tried at each capacity when allowed; the first

@@ -27,9 +27,11 @@ using transport_factory = std::function<std::unique_ptr<aggregation::transport>(
 /// How a conveyor moves its items (conveyor_api/README.md, API-18, API-21).
 enum class conveyor_kind {
   /// The streaming engine (termination/engine.hpp): items travel hop by hop along the
-  /// route plan (mesh or tensor) as buffers fill; advance is local (seed 000 sec. 4.2-4.3).
+  /// route plan (mesh or tensor) as buffers fill; advance is local (Maley & DeVinney 2019,
+  /// sec. 4.2-4.3).
   streaming,
-  /// Bulk-synchronous (bale's simple conveyor, seed 000 sec. 4.1): one buffer per rank,
+  /// Bulk-synchronous (bale's simple conveyor, Maley & DeVinney 2019, sec. 4.1): one buffer per
+  /// rank,
   /// exchanged all at once by MPI_Alltoallv; advance is collective while WORKING or
   /// ENDGAME. Rigid items only. Ignores the route fields (mesh, dim_order, tensor_order,
   /// n_local), n_buffers and steady_period; capacity_bytes is one per-rank buffer.
@@ -45,31 +47,32 @@ struct conveyor_options {
   /// Mesh spec ("auto", "node,core", "8x4x2", ...; see base/README.md). Used unless
   /// tensor_order is set. Empty: CONVOY_MESH, else the tuning file's mesh, else "auto".
   std::string mesh;
-  /// Stage order over the mesh dimensions (empty: innermost first, TRAM sec. V.C).
+  /// Stage order over the mesh dimensions (empty: innermost first, Wesolowski et al. 2014, sec.
+  /// V.C).
   std::vector<int> dim_order;
-  /// 1, 2 or 3: bale's tensor routing (seed 000 sec. 4.3.1) instead of a mesh.
+  /// 1, 2 or 3: bale's tensor routing (Maley & DeVinney 2019, sec. 4.3.1) instead of a mesh.
   int tensor_order = 0;
   /// Tensor group size; 0: node_group_size() of the discovered machine (layout_choice.hpp).
   int n_local = 0;
   /// Bytes per buffer, header included (0: setting or 16384); bulk: per-rank buffer.
   std::size_t capacity_bytes = 0;
   int n_buffers = 0;      ///< buffers per link (0: setting or 2)
-  bool steady = false;    ///< never hold an item indefinitely (seed 000 sec. 3.6)
+  bool steady = false;    ///< never hold an item indefinitely (Maley & DeVinney 2019, sec. 3.6)
   int steady_period = 1;  ///< advance() calls a partly filled buffer may wait
   bool elastic = false;   ///< items carry their own size
   /// The engine, and so every link buffer, exists only from begin() to reset() (bale's
   /// convey_opt_DYNAMIC); untyped_conveyor builds it at begin and drops it at reset.
   bool dynamic = false;
   /// Allocator hook: the link buffers that go through MPI come from here, one collective
-  /// grab per engine (aggregation/README.md, T11). Null: the transports allocate.
+  /// grab per engine (aggregation/README.md, AGG-11). Null: the transports allocate.
   std::shared_ptr<aggregation::buffer_source> buffers;
   /// The transport (e.g. a decorator over the MPI transport). Empty:
   /// aggregation::make_transport with CONVOY_TRANSPORT and `buffers`. Streaming only.
   transport_factory make_transport;
-  /// Compression (seed 000 sec. 3.6): buffers on links that leave the node go through this
-  /// codec — aggregation::compressing_transport around the transport, told the cycle's
-  /// rigid item size by the engine (elastic items are never compressed); bulk: the
-  /// exchange's buffers to other nodes (aggregation::bulk_exchange). Null: none. E.g.
+  /// Compression (Maley & DeVinney 2019, sec. 3.6): buffers on links that leave the node go through
+  /// this codec — aggregation::compressing_transport around the transport, told the cycle's rigid
+  /// item size by the engine (elastic items are never compressed); bulk: the exchange's buffers to
+  /// other nodes (aggregation::bulk_exchange). Null: none. E.g.
   /// std::make_shared<aggregation::standard_codec>(). Every rank uses the same codec.
   std::shared_ptr<aggregation::codec> codec;
   /// Sees every compressing transport built for `codec` (dynamic conveyors: one per

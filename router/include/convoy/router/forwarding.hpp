@@ -3,7 +3,8 @@
 /// The forwarding step of one rank over a route plan (router/README.md, ROUTE-20..23): the
 /// numbering of its links across stages, the first hop of an item pushed here, and the next
 /// step of a record that arrived on an in-link — decode its tag, pick the next hop, encode
-/// the tag it carries there (TRAM sec. III.B: one hop at a time, stages in order).
+/// the tag it carries there (Wesolowski et al. 2014, sec. III.B: one hop at a time, stages in
+/// order).
 #include <convoy/router/route_plan.hpp>
 #include <cstddef>
 #include <cstdint>

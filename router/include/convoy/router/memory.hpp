@@ -1,7 +1,8 @@
 #pragma once
 /// @file
 /// The buffer-memory model shared by the router, the engine and the tools
-/// (TRAM sec. V.A, seed 000 sec. 4.3: memory grows with a rank's peers, not with P).
+/// (Wesolowski et al. 2014, sec. V.A, Maley & DeVinney 2019, sec. 4.3: memory grows with a rank's
+/// peers, not with P).
 #include <convoy/router/route_plan.hpp>
 #include <cstddef>
 

@@ -5,7 +5,8 @@
 /// A plan over P ranks has S stages. An item is routed hop by hop; every hop uses a
 /// stage strictly greater than the previous hop's (ROUTE-1 in router/README.md).
 /// Because stages only increase along a route, the buffer-dependency graph is acyclic
-/// (no routing deadlock) and termination can close stages in order (TRAM sec. III.D).
+/// (no routing deadlock) and termination can close stages in order (Wesolowski et al. 2014, sec.
+/// III.D).
 ///
 /// Every plan also defines the per-item routing tag carried on each stage's hop: the
 /// smallest integer that, with the sender's and receiver's ranks (known to the receiver
@@ -65,18 +66,18 @@ class route_plan {
                       int& dst) const noexcept = 0;
 };
 
-/// TRAM over a mesh (TRAM sec. III.B): stage i fixes dimension dim_order[i]. The default
-/// order is innermost first (n_dims-1, ..., 0), TRAM's "highest differing dimension
-/// first", which keeps the first hop on the node (TRAM sec. V.C). Holes are routed around
-/// (router/README.md states the bounds). Throws convoy::error on an order that is not a
+/// TRAM over a mesh (Wesolowski et al. 2014, sec. III.B): stage i fixes dimension dim_order[i]. The
+/// default order is innermost first (n_dims-1, ..., 0), TRAM's "highest differing dimension first",
+/// which keeps the first hop on the node (Wesolowski et al. 2014, sec. V.C). Holes are routed
+/// around (router/README.md states the bounds). Throws convoy::error on an order that is not a
 /// permutation of the dimensions.
 std::unique_ptr<route_plan> make_mesh_plan(const topology::mesh& m,
                                            std::vector<int> dim_order = {});
 
-/// bale's tensor schemes (seed 000 sec. 4.3.1) as route plans. order 1: one direct hop;
-/// order 2: local group of n_local consecutive ranks, then across; order 3: local,
-/// network, local with PE r = n^2 x + n y + z. Throws convoy::error unless order is 1..3,
-/// n_ranks >= 1 and (for orders 2, 3) n_local >= 1 divides n_ranks.
+/// bale's tensor schemes (Maley & DeVinney 2019, sec. 4.3.1) as route plans. order 1: one direct
+/// hop; order 2: local group of n_local consecutive ranks, then across; order 3: local, network,
+/// local with PE r = n^2 x + n y + z. Throws convoy::error unless order is 1..3, n_ranks >= 1 and
+/// (for orders 2, 3) n_local >= 1 divides n_ranks.
 std::unique_ptr<route_plan> make_tensor_plan(int order, int n_ranks, int n_local);
 
 }  // namespace convoy::router

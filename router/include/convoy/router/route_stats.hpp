@@ -1,7 +1,7 @@
 #pragma once
 /// @file
-/// Following routes hop by hop: hop counts and distributions (TRAM Table II, Eq. 3).
-/// Set-up and tooling helpers, not for the hot path.
+/// Following routes hop by hop: hop counts and distributions (Wesolowski et al. 2014, Table II, Eq.
+/// 3). Set-up and tooling helpers, not for the hot path.
 #include <convoy/router/route_plan.hpp>
 #include <cstdint>
 #include <vector>

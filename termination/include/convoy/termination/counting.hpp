@@ -1,9 +1,9 @@
 #pragma once
 /// @file
-/// Dimension-ordered termination counting (TRAM sec. III.D; termination/README.md, TERM-4
-/// and TERM-8): per out-link sequence numbers, a *last* buffer per out-link carrying the
-/// link's count, per in-link counts received and expected, stages closed in order, and the
-/// cycle (epoch) every buffer is stamped with.
+/// Dimension-ordered termination counting (Wesolowski et al. 2014, sec. III.D;
+/// termination/README.md, TERM-4 and TERM-8): per out-link sequence numbers, a *last* buffer per
+/// out-link carrying the link's count, per in-link counts received and expected, stages closed in
+/// order, and the cycle (epoch) every buffer is stamped with.
 ///
 /// The protocol knows links by number and stage only; what it needs from the buffers
 /// beneath it is the small link_layer interface (the engine; a fake in the unit tests).

@@ -1,7 +1,7 @@
 #pragma once
 /// @file
-/// Laying a virtual mesh onto a machine (TRAM sec. V.C: match the virtual topology to the
-/// physical one, intranode dimension last). Invariants 5-11 of topology/README.md.
+/// Laying a virtual mesh onto a machine (Wesolowski et al. 2014, sec. V.C: match the virtual
+/// topology to the physical one, intranode dimension last). Invariants 5-11 of topology/README.md.
 #include <mpi.h>
 
 #include <convoy/base/mesh_spec.hpp>
@@ -16,12 +16,12 @@ namespace convoy::topology {
 /// - automatic: levels node, socket, core.
 /// - levels: one dimension per named level. A level that the spec skips is merged into the
 ///   next named level below it (socket,core numbers sockets across all nodes; node,core
-///   numbers cores across a node's sockets), TRAM sec. V.C. A rank's coordinate in a
-///   dimension is the index of its value among the distinct values present within its
-///   parent (the dimensions before it), so ragged nodes and sockets leave holes. The core
-///   level numbers cores when the ranks of a socket sit on distinct known cores, else it
-///   numbers the ranks themselves in rank order (unbound or oversubscribed ranks).
-///   Dimensions of size 1 are dropped; if all are, the innermost named one is kept.
+///   numbers cores across a node's sockets), Wesolowski et al. 2014, sec. V.C. A rank's coordinate
+///   in a dimension is the index of its value among the distinct values present within its parent
+///   (the dimensions before it), so ragged nodes and sockets leave holes. The core level numbers
+///   cores when the ranks of a socket sit on distinct known cores, else it numbers the ranks
+///   themselves in rank order (unbound or oversubscribed ranks). Dimensions of size 1 are dropped;
+///   if all are, the innermost named one is kept.
 /// - cartesian: mesh::cartesian(shape) over rank order, dimensions d0, d1, ...
 ///
 /// @throws convoy::error "mesh spec '<spec>': ..." if a shape's product is not the rank

@@ -1,8 +1,8 @@
 #pragma once
 /// @file
 /// Discovery: where every rank runs (node, package, NUMA node, core), gathered into one
-/// machine description that is identical on all ranks (TRAM sec. V.C: the virtual mesh is
-/// matched to this physical hierarchy). Numbered invariants: topology/README.md.
+/// machine description that is identical on all ranks (Wesolowski et al. 2014, sec. V.C: the
+/// virtual mesh is matched to this physical hierarchy). Numbered invariants: topology/README.md.
 #include <mpi.h>
 
 #include <convoy/base/settings.hpp>

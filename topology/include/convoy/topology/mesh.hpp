@@ -1,6 +1,6 @@
 #pragma once
 /// @file
-/// The virtual N-dimensional mesh that TRAM routes over (TRAM sec. III.B, V.C).
+/// The virtual N-dimensional mesh that TRAM routes over (Wesolowski et al. 2014, sec. III.B, V.C).
 ///
 /// Dimension 0 is the outermost (e.g. node) and dimension N-1 the innermost (e.g. core).
 /// rank <-> coordinates is a table, never rank arithmetic, so ranks placed round-robin or

@@ -1,0 +1,57 @@
+#!/usr/bin/env bash
+# Product files speak of the product as it is now (house style, "Comments"): no private ids
+# of papers (cite them as docs/references.md says), no development history ("session",
+# issue numbers, dated notebook headings) and no paths outside the repository. Checks every
+# tracked text file except this script and the changelog, prints file:line: text of each
+# hit and fails if there is one.
+#
+# Usage: product_text_test.sh [SOURCE_DIR]   (default: the checkout this script is in)
+# Exit: 0 clean, 1 hits, 77 not a git checkout (CTest reports it as skipped).
+set -euo pipefail
+
+src=${1:-$(cd "$(dirname "$0")/../.." && pwd)}
+self=tests/docs/product_text_test.sh
+
+if ! command -v git >/dev/null || ! git -C "$src" rev-parse --is-inside-work-tree >/dev/null 2>&1; then
+  echo "product_text_test: $src is not a git checkout; nothing to check"
+  exit 77
+fi
+cd "$src"
+
+# One pattern per kind of hit (Perl syntax, case-insensitive unless marked).
+#   paper id     "seed 000", "Seed 004's", "Seed000", a seed file name "000_b14e3a2654c1bd2b.txt"
+#   session      the word, except MPI's own sessions ("MPI session", MPI_Session_init)
+#   issue        "issue 11", "issue #3", "issue-12", "issues 2 and 3"
+#   path         /work/..., ../shared/..., shared/seeds, the unpublished convey-api.md
+#   dated entry  a heading or list item that carries a date ("### 2026-11-24: ...")
+git ls-files -z | SELF="$self" perl -0 -ne '
+  chomp;
+  my $f = $_;
+  next if $f eq $ENV{SELF} || $f =~ m{(^|/)CHANGELOG[^/]*$}i;
+  next unless -f $f && -T $f;
+  open(my $fh, "<", $f) or next;
+  local $/ = "\n";
+  while (my $l = <$fh>) {
+    my $why;
+    if    ($l =~ /\bseeds?[ _]?00\d\b|\b00\d_[0-9a-f]{16}\.txt/i)            { $why = "paper id" }
+    elsif ($l =~ /(?<!MPI )(?<!MPI_)\bsessions?\b/i)                        { $why = "session" }
+    elsif ($l =~ /\bissues?[ -]?#?\d/i)                                     { $why = "issue number" }
+    elsif ($l =~ m{(?<![\w.])/work/|\.\./shared\b|\bshared/seeds\b|\bconvey-api\.md\b})        { $why = "path outside the repository" }
+    elsif ($l =~ /^\s*(?:#+|[-*]|\/\/+)\s.*\b20\d\d-[01]\d-[0-3]\d\b/)       { $why = "dated entry" }
+    next unless $why;
+    chomp $l;
+    $l = substr($l, 0, 160) . " ..." if length($l) > 160;
+    print "$f:$.: [$why] $l\n";
+    $main::hits++;
+  }
+  close $fh;
+  END {
+    if ($main::hits) {
+      print STDERR "product_text_test: $main::hits line(s) above name private paper ids, ",
+                   "development history or paths outside the repository\n";
+      $? = 1;
+    } else {
+      print "product_text_test: clean\n";
+    }
+  }
+'
