@@ -1,4 +1,4 @@
-// Bulk-synchronous exchange (seed 000 sec. 4.1): per-rank buffers moved by one
+// Bulk-synchronous exchange (Maley & DeVinney 2019, sec. 4.1): per-rank buffers moved by one
 // MPI_Alltoall of {items, bytes} and one MPI_Alltoallv. Behaviour reference: the C
 // façade's simple conveyor, compression included (sec. 3.6): a buffer to a chosen rank is
 // compressed in place when the codec makes it smaller; the receiver knows it by its byte

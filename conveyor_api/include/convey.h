@@ -3,8 +3,8 @@
  * bale-compatible conveyors over convoy (drop-in `convey.h`, bale 0.5 API).
  *
  * A conveyor moves small items from `push` on any PE to `pull` on the destination PE.
- * States (seed 000 sec. 3.2): a conveyor is DORMANT after construction; begin -> WORKING;
- * advance(true) -> ENDGAME, CLEANUP or COMPLETE as advance returns OK, NEAR or DONE;
+ * States (Maley & DeVinney 2019, sec. 3.2): a conveyor is DORMANT after construction; begin ->
+ * WORKING; advance(true) -> ENDGAME, CLEANUP or COMPLETE as advance returns OK, NEAR or DONE;
  * ENDGAME -> CLEANUP -> COMPLETE; reset -> DORMANT. Legal calls per state:
  *  - DORMANT: begin, reset (does nothing), free, set_codec.
  *  - WORKING: push, epush, pull, apull, epull, unpull, advance.
@@ -16,14 +16,14 @@
  * advance(false) after advance(true) counts as advance(true), and epull on an elastic
  * conveyor in DORMANT fails with 0.
  *
- * Contract (seed 000 sec. 3.3): if every PE keeps calling pull and advance until
+ * Contract (Maley & DeVinney 2019, sec. 3.3): if every PE keeps calling pull and advance until
  * advance returns DONE, then repeated push attempts interleaved with advance succeed;
  * every pushed item is pulled exactly once on its destination before the next reset;
  * items from one PE to another are pulled in push order; if any PE is in CLEANUP or
  * COMPLETE, none is WORKING. Conveyors from convey_new_simple() synchronize all PEs in
- * advance (seed 000 sec. 3.3, "one strange clause": advance is collective while WORKING
- * or ENDGAME); all other conveyors have a nonblocking advance. When several conveyors
- * are active, advance them in the same order on every PE (seed 000 Figure 4).
+ * advance (Maley & DeVinney 2019, sec. 3.3, "one strange clause": advance is collective while
+ * WORKING or ENDGAME); all other conveyors have a nonblocking advance. When several conveyors are
+ * active, advance them in the same order on every PE (Maley & DeVinney 2019, Figure 4).
  *
  * Return convention: positive = success, 0 (convey_FAIL / convey_DONE) = ordinary
  * failure, negative = misuse or internal error (see enum convey_error and
@@ -37,7 +37,6 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
-
 #include <string.h>
 
 #include "convey_alc8r.h"
@@ -144,7 +143,7 @@ convey_t* convey_new(size_t max_bytes, size_t n_local, const convey_alc8r_t* all
 convey_t* convey_new_elastic(size_t item_bound, size_t max_bytes, size_t n_local,
                              const convey_alc8r_t* alloc, uint64_t options);
 
-/** Bulk synchronous conveyor (seed 000 sec. 4.1, exstack style): one buffer of
+/** Bulk synchronous conveyor (Maley & DeVinney 2019, sec. 4.1, exstack style): one buffer of
  *  `capacity` bytes per destination, exchanged by an all-to-all when every PE has pulled
  *  everything. Its advance is collective and synchronizing. `a2a` must be NULL. */
 convey_t* convey_new_simple(size_t capacity, const convey_alc8r_t* alloc,
@@ -160,14 +159,14 @@ convey_t* convey_new_twohop(size_t capacity, size_t row_procs, const convey_alc8
 #endif
     ;
 
-/** Asynchronous conveyor whose items take `order` hops (1, 2 or 3; seed 000 sec. 4.3).
- *  For orders 2 and 3 the first (and for 3 the last) hop stays within a group of
+/** Asynchronous conveyor whose items take `order` hops (1, 2 or 3; Maley & DeVinney 2019,
+ * sec. 4.3). For orders 2 and 3 the first (and for 3 the last) hop stays within a group of
  *  `n_local` consecutive PEs, which must divide the PE count. `capacity`: bytes per
  *  buffer (items plus routing tags). `n_buffers`: buffers per link, a power of two. */
 convey_t* convey_new_tensor(size_t capacity, int order, size_t n_local, size_t n_buffers,
                             const convey_alc8r_t* alloc, uint64_t options);
 
-/** Elastic tensor conveyor (seed 000 sec. 4.4): items of 0 to `monster_bytes` bytes;
+/** Elastic tensor conveyor (Maley & DeVinney 2019, sec. 4.4): items of 0 to `monster_bytes` bytes;
  *  those that do not fit in a buffer of `buffer_bytes` travel separately ("monster"
  *  items, any size including above 2^31 bytes) but stay FIFO with the small ones. */
 convey_t* convey_new_etensor(size_t buffer_bytes, size_t monster_bytes, int order, size_t n_local,
@@ -283,11 +282,21 @@ static inline void convoy_copy_(void* to, const void* from, size_t n) {
     return;
   }
   switch (n) {
-    case 4: memcpy(to, from, 4); return;
-    case 16: memcpy(to, from, 16); return;
-    case 24: memcpy(to, from, 24); return;
-    case 32: memcpy(to, from, 32); return;
-    default: memcpy(to, from, n); return;
+    case 4:
+      memcpy(to, from, 4);
+      return;
+    case 16:
+      memcpy(to, from, 16);
+      return;
+    case 24:
+      memcpy(to, from, 24);
+      return;
+    case 32:
+      memcpy(to, from, 32);
+      return;
+    default:
+      memcpy(to, from, n);
+      return;
   }
 }
 

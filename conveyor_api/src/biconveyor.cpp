@@ -1,5 +1,5 @@
-// Request/reply over two steady conveyors (seed 000 sec. 6.1, Figure 4): the query slot,
-// the pending reply and the reorder window (conveyor_api/README.md, API-23..25).
+// Request/reply over two steady conveyors (Maley & DeVinney 2019, sec. 6.1, Figure 4): the query
+// slot, the pending reply and the reorder window (conveyor_api/README.md, API-23..25).
 #include <convoy/base/error.hpp>
 #include <convoy/conveyor_api/biconveyor.hpp>
 #include <new>
@@ -104,8 +104,8 @@ int untyped_biconveyor::pull(void* reply) noexcept {
   return 1;
 }
 
-// Answers incoming queries (seed 000 Figure 4), never answering one twice: a reply whose
-// push failed waits, answered, until the next call.
+// Answers incoming queries (Maley & DeVinney 2019, Figure 4), never answering one twice: a reply
+// whose push failed waits, answered, until the next call.
 int untyped_biconveyor::serve() {
   for (;;) {
     if (pending_) {

@@ -1,4 +1,4 @@
-// The bulk-synchronous engine kind (seed 000 sec. 4.1): its calls checked against the
+// The bulk-synchronous engine kind (Maley & DeVinney 2019, sec. 4.1): its calls checked against the
 // state machine (termination::conveyor_state), its lanes and delivery window published in
 // the interface's hot state, and the collective decision of advance(); the buffers and the
 // exchange are aggregation's bulk_exchange.
@@ -93,7 +93,7 @@ int bulk_engine::push_slow(const void* item, int dest) noexcept {
   if (static_cast<unsigned>(dest) >= hot_.n_ranks) return term::error_rank;
   if (!item) return term::error_argument;
   if (lanes_[static_cast<std::size_t>(dest)].used > lanes_[static_cast<std::size_t>(dest)].limit)
-    return 0;  // full until the next exchange
+    return 0;               // full until the next exchange
   return term::error_size;  // push<N> with N != item_bytes()
 }
 

@@ -1,4 +1,4 @@
-// Elastic items and monster items over the streaming engine (seed 000 sec. 4.4.1).
+// Elastic items and monster items over the streaming engine (Maley & DeVinney 2019, sec. 4.4.1).
 // Behaviour reference: the C façade's etensor conveyor, with its blocking MPI_Recv loop in
 // pull replaced by a receive started at the ticket and tested on later calls.
 #include <algorithm>
@@ -105,7 +105,7 @@ int elastic_engine::epush(const void* item, std::size_t bytes, int dest) noexcep
   try {
     if (!channel_->send_ready()) return 0;  // one outgoing large item in flight per rank
     // The bytes are staged before the ticket leaves: the send cannot lack memory, and a
-    // receiver that meets the ticket finds them (rendezvous, seed 002).
+    // receiver that meets the ticket finds them (rendezvous, MP_Lite SHMEM notes).
     descriptor = channel_->stage_send(item, bytes, dest);
   } catch (const std::bad_alloc& ex) {
     return channel_failed(ex, true);

@@ -1,5 +1,5 @@
 // Choosing a conveyor's layout under a memory limit (layout_choice.hpp; bale's
-// convey_parameters, seed 000 sec. 4.3 and 4.6).
+// convey_parameters, Maley & DeVinney 2019, sec. 4.3 and 4.6).
 #include <algorithm>
 #include <array>
 #include <convoy/base/error.hpp>
@@ -18,8 +18,8 @@ std::size_t node_group_size(const topology::machine& m) {
   std::size_t g = 0;
   for (const auto& node : m.nodes) {
     if (node.ranks.empty()) continue;
-    // bale's groups are consecutive PEs (seed 000 sec. 4.3.1): a node that is not a run
-    // of consecutive ranks cannot hold whole groups.
+    // bale's groups are consecutive PEs (Maley & DeVinney 2019, sec. 4.3.1): a node that is not a
+    // run of consecutive ranks cannot hold whole groups.
     if (node.ranks.back() - node.ranks.front() + 1 != static_cast<int>(node.ranks.size())) return 1;
     g = std::gcd(g, node.ranks.size());
   }
@@ -91,7 +91,7 @@ std::size_t model(const layout_plan& t, const layout_request& r, const metered_p
   return bytes;
 }
 
-// n_local and the preferred routes, most hops first (seed 000 sec. 4.3).
+// n_local and the preferred routes, most hops first (Maley & DeVinney 2019, sec. 4.3).
 std::vector<layout_plan> routes(const layout_request& r, const layout_inputs& in,
                                 std::size_t capacity, std::string& note) {
   const auto p = static_cast<std::size_t>(in.n_ranks);

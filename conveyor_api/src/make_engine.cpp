@@ -27,7 +27,7 @@ int comm_size(MPI_Comm comm) {
   return n;
 }
 
-// Compression on the links that leave the node (seed 000 sec. 3.6), collective.
+// Compression on the links that leave the node (Maley & DeVinney 2019, sec. 3.6), collective.
 std::unique_ptr<aggregation::compressing_transport> compress_off_node(
     MPI_Comm comm, const router::route_plan& plan, const base::settings& s,
     std::shared_ptr<aggregation::codec> codec, std::unique_ptr<aggregation::transport> inner) {

@@ -1,5 +1,5 @@
-// Dimension-ordered termination counting (TRAM sec. III.D; termination/README.md TERM-4,
-// TERM-8).
+// Dimension-ordered termination counting (Wesolowski et al. 2014, sec. III.D; termination/README.md
+// TERM-4, TERM-8).
 #include <convoy/base/error.hpp>
 #include <convoy/termination/counting.hpp>
 #include <limits>

@@ -150,7 +150,7 @@ int engine::advance(bool done) noexcept {
     if (done) m.counting.stop_pushing();
     if (options_.steady || m.counting.done_pushing())
       m.flush_older_than(static_cast<std::uint64_t>(options_.steady_period));
-    m.counting.close_stages(m);  // TRAM sec. III.D (TERM-4)
+    m.counting.close_stages(m);  // Wesolowski et al. 2014, sec. III.D (TERM-4)
     m.transport->progress();
     // A caller spinning on a blocked push or an empty pull waits for another rank; after
     // a few idle rounds give the core away, so oversubscribed ranks make progress.

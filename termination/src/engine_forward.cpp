@@ -1,7 +1,7 @@
 // The engine's forwarding: the records of an arrived buffer go on to their next lane or
-// become deliverable here (TRAM sec. III.B, one hop at a time). Rigid records on links with a
-// step table (ROUTE-24) move by runs: a table load and a fixed-size copy each (TERM-13);
-// others take the per-record step (decode, next hop, encode, append).
+// become deliverable here (Wesolowski et al. 2014, sec. III.B, one hop at a time). Rigid records on
+// links with a step table (ROUTE-24) move by runs: a table load and a fixed-size copy each
+// (TERM-13); others take the per-record step (decode, next hop, encode, append).
 #include <convoy/aggregation/packing.hpp>
 #include <cstring>
 #include <span>
@@ -21,7 +21,7 @@ namespace agg = convoy::aggregation;
 // must not decode a new head or ready the link.
 void engine::impl::examine(int id) {
   in_link& l = ins[static_cast<std::size_t>(id)];
-  if (e.hot_.window.in_link == id) return;           // its front buffer is being pulled
+  if (e.hot_.window.in_link == id) return;       // its front buffer is being pulled
   if (last.valid && last.in_link == id) return;  // its last pull may be unpulled
   while (!l.queue.empty()) {
     if (l.queue.offset >= l.queue.front_bytes()) {

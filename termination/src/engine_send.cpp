@@ -42,7 +42,7 @@ void engine::impl::post_data(int lane) {
   post(lane, lane == loopback_lane() ? 0 : counting.next_seq(lane), 0);
 }
 
-// link_layer: the last buffer of a closing stage's out-link (TRAM sec. III.D).
+// link_layer: the last buffer of a closing stage's out-link (Wesolowski et al. 2014, sec. III.D).
 bool engine::impl::send_last(int out_link, std::uint32_t count) {
   if (!lanes.has_buffer(out_link) && !open_lane(out_link)) return false;
   post(out_link, count, agg::flag_last);
@@ -73,7 +73,7 @@ int engine::impl::push_item(const void* item, std::size_t n, int dest) noexcept 
 }
 
 // Posts every partly filled out-link buffer that has waited at least `period` advance
-// calls (steady dispatch, TERM-6; TRAM sec. III.D periodic dispatch).
+// calls (steady dispatch, TERM-6; Wesolowski et al. 2014, sec. III.D periodic dispatch).
 void engine::impl::flush_older_than(std::uint64_t period) {
   for (int lane = 0; lane < lanes.n_out(); ++lane)
     if (lanes.has_items(lane) && lanes.waited(lane, tick) >= period) post_data(lane);

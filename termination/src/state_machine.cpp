@@ -1,4 +1,5 @@
-// The conveyor state machine (seed 000 sec. 3.2; termination/README.md, TERM-9, TERM-10).
+// The conveyor state machine (Maley & DeVinney 2019, sec. 3.2; termination/README.md, TERM-9,
+// TERM-10).
 #include <convoy/termination/state_machine.hpp>
 
 namespace convoy::termination {
@@ -43,7 +44,7 @@ const char* error_string(int code) noexcept {
   }
 }
 
-// Seed 000 sec. 3.2, state by state.
+// Maley & DeVinney 2019, sec. 3.2, state by state.
 verdict conveyor_state::check(call c) const noexcept {
   if (c == call::destroy)  // DORMANT or COMPLETE: nothing in flight
     return now_ == state::dormant || now_ == state::complete ? verdict::proceed : verdict::illegal;

@@ -1,4 +1,4 @@
-// Biconveyors (seed 000 sec. 6.1): bale's arguments and codes translated to
+// Biconveyors (Maley & DeVinney 2019, sec. 6.1): bale's arguments and codes translated to
 // convoy::untyped_biconveyor (API-23..25), whose two steady conveyors are built here as
 // the convey.h constructors build theirs.
 #include <biconvey.h>

@@ -1,7 +1,7 @@
 // convey_standard_codec, and c_codec: a convey_codec_t as the C++ core's codec.
 //
 // convey_standard_codec: squeezes out the bytes that are constant across a buffer's
-// packets and sends them once (seed 000 sec. 3.6, "Compression"). Its compress and
+// packets and sends them once (Maley & DeVinney 2019, sec. 3.6, "Compression"). Its compress and
 // decompress are aggregation::squeeze_constant_bytes / restore_constant_bytes (the
 // built-in C++ codec's, same wire format); p = cargo->packet_size, stride = p.
 #include <convey_codec.h>

@@ -1,5 +1,5 @@
-// Dispatch functions of convey.h: state tracking and checks (seed 000 sec. 3.2, 3.5, 4),
-// the codes bale returns for each misuse (CAPI-2, the table in conveyor_api/README.md),
+// Dispatch functions of convey.h: state tracking and checks (Maley & DeVinney 2019, sec. 3.2, 3.5,
+// 4), the codes bale returns for each misuse (CAPI-2, the table in conveyor_api/README.md),
 // statistics, and convoy's C extensions (convoy/convey_ext.h).
 //
 // push, pull and apull are inline in convey.h over the conveyor's view (the engine's hot
@@ -20,9 +20,9 @@
 #include "facade.hpp"
 
 using convoy::facade::misaligned;
+using convoy::facade::to_convey;
 using convoy::termination::call;
 using convoy::termination::verdict;
-using convoy::facade::to_convey;
 
 extern "C" const char convey_version[] = "0.5.0";
 
@@ -32,10 +32,11 @@ namespace agg = convoy::aggregation;
 namespace term = convoy::termination;
 template <class T>
 constexpr std::size_t size_of = sizeof(T);
-#define CONVOY_SAME_FIELD(C, Cpp, cf, cppf)              \
+#define CONVOY_SAME_FIELD(C, Cpp, cf, cppf)               \
   static_assert(offsetof(C, cf) == offsetof(Cpp, cppf) && \
                 size_of<decltype(C::cf)> == size_of<decltype(Cpp::cppf)>)
-static_assert(std::is_standard_layout_v<agg::send_lane> && sizeof(convey_lane_t) == sizeof(agg::send_lane));
+static_assert(std::is_standard_layout_v<agg::send_lane> &&
+              sizeof(convey_lane_t) == sizeof(agg::send_lane));
 CONVOY_SAME_FIELD(convey_lane_t, agg::send_lane, buf, buf);
 CONVOY_SAME_FIELD(convey_lane_t, agg::send_lane, used, used);
 CONVOY_SAME_FIELD(convey_lane_t, agg::send_lane, limit, limit);
@@ -68,7 +69,8 @@ CONVOY_SAME_FIELD(convey_view_t, term::hot_state, pulls, pulls);
 }  // namespace
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Winvalid-offsetof"
-static_assert(offsetof(conveyor, head) == 0, "convey.h reads a convey_head_t at a convey_t's start");
+static_assert(offsetof(conveyor, head) == 0,
+              "convey.h reads a convey_head_t at a convey_t's start");
 #pragma GCC diagnostic pop
 
 convey_view_t conveyor::closed_view{};
@@ -154,7 +156,8 @@ const void* pull_checked(conveyor* c, const char* where, void* dest, std::int64_
   const int got = c->engine->pull(v, true);
   if (got <= 0) {
     // An elastic item of another size stays for epull: bale's MISFIT (CAPI-5).
-    if (got < 0) *rc = c->panic(where, got == term::error_elastic ? convey_error_MISFIT : to_convey(got));
+    if (got < 0)
+      *rc = c->panic(where, got == term::error_elastic ? convey_error_MISFIT : to_convey(got));
     return nullptr;
   }
   if (!c->engine_counts) ++c->life[k_pulls];
@@ -315,8 +318,9 @@ int convey_advance(convey_t* c, bool done) {
   // still unpull it (elastic conveyors: when an apull or epull pointer is held).
   const bool put_back = (c->engine_counts || c->held) && c->core.unpull() > 0;
   const convey_window_t& w = c->head.view->window;
-  const void* const expect =
-      !put_back ? nullptr : c->engine_counts ? (w.cur < w.end ? w.cur : nullptr) : c->held;
+  const void* const expect = !put_back          ? nullptr
+                             : c->engine_counts ? (w.cur < w.end ? w.cur : nullptr)
+                                                : c->held;
   const int rc = guarded(c, "convey_advance", [&] {
     const int code = to_convey(c->engine->advance(done));
     if (code == convey_error_COMMS && !(c->options & convey_opt_QUIET))

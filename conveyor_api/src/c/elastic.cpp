@@ -1,13 +1,13 @@
-// Elastic conveyors (etensor, convey_new_elastic; seed 000 sec. 4.4, 4.4.1): bale's
+// Elastic conveyors (etensor, convey_new_elastic; Maley & DeVinney 2019, sec. 4.4, 4.4.1): bale's
 // arguments and codes translated to the C++ core's elastic_engine (the engine every call
 // of this kind goes to, convey.cpp), which carries small
 // items in the engine and large ones through an aggregation::large_channel (two-sided or
 // rendezvous: CONVOY_LARGE, aggregation::make_large_channel), never blocking (a pull that meets a
 // large item still on its way returns "nothing yet" and the item stays first in line; CAPI-5).
 //
-// Memory (seed 000 sec. 4.6): with a client allocator the engine's link buffers come from
-// it (the core, T11) and so do the channel's two buffers, grabbed after the engine's and
-// given back before them (LIFO); with convey_opt_DYNAMIC both exist from begin to reset.
+// Memory (Maley & DeVinney 2019, sec. 4.6): with a client allocator the engine's link buffers come
+// from it (the core, T11) and so do the channel's two buffers, grabbed after the engine's and given
+// back before them (LIFO); with convey_opt_DYNAMIC both exist from begin to reset.
 #include <convoy/aggregation/large_channel.hpp>
 #include <convoy/aggregation/rma_large_channel.hpp>
 #include <convoy/base/error.hpp>
@@ -28,9 +28,7 @@ class elastic_conveyor final : public kind {
  public:
   elastic_conveyor(::conveyor& conv, const engine_request& r, const convey_alc8r_t* alloc,
                    std::uint64_t opts)
-      : kind(conv),
-        memory_(make_buffer_source(alloc)),
-        dynamic_((opts & convey_opt_DYNAMIC) != 0) {
+      : kind(conv), memory_(make_buffer_source(alloc)), dynamic_((opts & convey_opt_DYNAMIC) != 0) {
     c.core = untyped_conveyor(MPI_COMM_WORLD, engine_options_for(r, alloc, opts));
     c.order = r.layout.kind == layout_kind::mesh ? c.core.plan()->max_hops() : r.layout.order;
     c.n_local = r.layout.kind == layout_kind::tensor && r.layout.order >= 2 ? r.layout.n_local : 1;

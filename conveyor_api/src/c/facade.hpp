@@ -8,8 +8,8 @@
 /// push, pull and apull use (the engine's hot state, CAPI-3); it owns a
 /// convoy::untyped_conveyor, the C++ core of every conveyor, and its kind's methods
 /// (`ops`, a facade::kind). The dispatch functions (convey.cpp) check legality first
-/// (termination::conveyor_state, seed 000 sec. 3.2), then translate each call to the one
-/// engine interface (termination::conveyor_engine): names, codes, `pe`.
+/// (termination::conveyor_state, Maley & DeVinney 2019, sec. 3.2), then translate each call to the
+/// one engine interface (termination::conveyor_engine): names, codes, `pe`.
 #include <convey.h>
 #include <convey_codec.h>
 #include <convoy/convey_view.h>
@@ -95,7 +95,7 @@ namespace convoy::facade {
 class kind;
 }
 
-/// The object behind convey_t: what every kind has, the state of the calls (seed 000
+/// The object behind convey_t: what every kind has, the state of the calls (Maley & DeVinney 2019
 /// sec. 3.2), the counters; its kind's methods in `ops`. Not polymorphic, so that it begins
 /// with the convey_head_t that convey.h's inline calls read (convoy/convey_view.h).
 struct conveyor {

@@ -20,7 +20,7 @@ void finalize_at_exit() {
 }
 }  // namespace
 
-// Process model (convey-api.md): programs of bale's MPI build call MPI_Init; OpenSHMEM-style
+// Process model (docs/c-api.md): programs of bale's MPI build call MPI_Init; OpenSHMEM-style
 // programs never do, and then the library owns MPI from first use to exit.
 bool ensure_mpi(std::string& why) noexcept {
   int initialized = 0, finalized = 0;

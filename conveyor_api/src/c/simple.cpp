@@ -1,10 +1,10 @@
-// Simple conveyors (seed 000 sec. 4.1): bale's arguments and codes translated to the C++
-// core's bulk kind (a bulk layout_plan's conveyor_options, API-18..21), built by
+// Simple conveyors (Maley & DeVinney 2019, sec. 4.1): bale's arguments and codes translated to the
+// C++ core's bulk kind (a bulk layout_plan's conveyor_options, API-18..21), built by
 // make_bulk_engine as for a C++ conveyor. Its pushes and pulls are inline (convey.h) over
-// the bulk engine's hot state, as the streaming kinds'. THRIFTY: the core's codec is a c_codec over the
-// convey_codec_t, run by the exchange on the buffers whose destination is on another node.
-#include <convoy/base/error.hpp>
+// the bulk engine's hot state, as the streaming kinds'. THRIFTY: the core's codec is a c_codec over
+// the convey_codec_t, run by the exchange on the buffers whose destination is on another node.
 #include <algorithm>
+#include <convoy/base/error.hpp>
 #include <memory>
 
 #include "facade.hpp"

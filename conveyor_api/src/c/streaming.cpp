@@ -1,5 +1,5 @@
-// The rigid engine conveyors: tensor (seed 000 sec. 4.3), twohop and mesh. Their calls go
-// to the core's engine (convey.cpp, convey.h inline); this file only translates
+// The rigid engine conveyors: tensor (Maley & DeVinney 2019, sec. 4.3), twohop and mesh. Their
+// calls go to the core's engine (convey.cpp, convey.h inline); this file only translates
 // construction, begin and reset, the statistics and THRIFTY's codec (conveyor_options::codec, the
 // compressing transport of aggregation/) to the C++ core.
 #include <algorithm>
@@ -32,8 +32,8 @@ class streaming_conveyor final : public kind {
     c.buffer_bytes = r.layout.capacity;
     if (c.core.engine_options().steady) c.features |= convey_STEADY;
     if ((opts & convey_opt_COMPRESS) && !thrifty_mode_ && (opts & convey_opt_ALERT) && c.my_pe == 0)
-      print_once(std::string("warning: ") + c.kind + " conveyors do not compress; buffers are sent" +
-                 " uncompressed");
+      print_once(std::string("warning: ") + c.kind +
+                 " conveyors do not compress; buffers are sent" + " uncompressed");
     c.scratch = make_aligned(std::max<std::size_t>(c.core.max_item_bytes(), 64));
   }
 

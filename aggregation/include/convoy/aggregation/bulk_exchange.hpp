@@ -1,9 +1,9 @@
 #pragma once
 /// @file
 /// The bulk-synchronous exchange: one send and one receive buffer per rank, moved all at
-/// once by MPI_Alltoallv (bale's "simple" conveyors, seed 000 sec. 4.1), optionally with
-/// the buffers to other nodes compressed (sec. 3.6). The per-destination buffers of the
-/// bulk conveyor kind (conveyor_api's bulk_engine); aggregation/README.md, AGG-48..51.
+/// once by MPI_Alltoallv (bale's "simple" conveyors, Maley & DeVinney 2019, sec. 4.1), optionally
+/// with the buffers to other nodes compressed (sec. 3.6). The per-destination buffers of the bulk
+/// conveyor kind (conveyor_api's bulk_engine); aggregation/README.md, AGG-48..51.
 #include <mpi.h>
 
 #include <convoy/aggregation/codec.hpp>

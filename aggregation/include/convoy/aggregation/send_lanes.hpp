@@ -2,8 +2,8 @@
 /// @file
 /// Send lanes: the buffer being filled toward each out-link of a rank, plus one lane whose
 /// buffers come from a loopback pool for the items the rank sends to itself
-/// (aggregation/README.md, "Per-peer buffers", AGG-20..23). TRAM sec. III.C: one buffer
-/// per peer, filled by the items submitted locally and by those forwarded, sent when full.
+/// (aggregation/README.md, "Per-peer buffers", AGG-20..23). Wesolowski et al. 2014, sec. III.C: one
+/// buffer per peer, filled by the items submitted locally and by those forwarded, sent when full.
 ///
 /// A lane knows buffers and records, not what the header's counts mean: the engine writes
 /// the header (termination/) and hands the sealed buffer to a transport or to itself.

@@ -1,14 +1,14 @@
 #pragma once
 /// @file
-/// Request/reply conveyors (seed 000 sec. 6.1; conveyor_api/README.md, API-23..25): a
+/// Request/reply conveyors (Maley & DeVinney 2019, sec. 6.1; conveyor_api/README.md, API-23..25): a
 /// query pushed to a rank is answered there by the function given to begin(), and its
 /// reply comes back to the pusher, who pulls replies in the order it pushed the queries.
 ///
 /// Two steady conveyors of any kind (streaming mesh or tensor, or bulk), one for queries
-/// and one for replies, driven as seed 000 Figure 4. Each query carries a 4-byte slot of a
-/// reorder window on its source (`window` replies outstanding per rank); the reply brings
-/// the slot back, so replies are put in order whatever the route. A push fails (returns 0)
-/// while the window is full of unpulled replies.
+/// and one for replies, driven as Maley & DeVinney 2019, Figure 4. Each query carries a 4-byte slot
+/// of a reorder window on its source (`window` replies outstanding per rank); the reply brings the
+/// slot back, so replies are put in order whatever the route. A push fails (returns 0) while the
+/// window is full of unpulled replies.
 ///
 ///   convoy::biconveyor<long, double> b(MPI_COMM_WORLD);        // collective
 ///   b.begin([&](const long& i, int from) { return table[i]; });
@@ -140,7 +140,7 @@ class biconveyor {
     if (rc <= 0) return std::nullopt;
     return reply;
   }
-  /// True while not complete (seed 000 Figure 3's loop condition).
+  /// True while not complete (Maley & DeVinney 2019, Figure 3's loop condition).
   [[nodiscard]] bool advance(bool done) {
     const int rc = core_.advance(done);
     if (rc < 0) [[unlikely]]

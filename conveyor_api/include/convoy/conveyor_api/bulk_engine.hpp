@@ -1,8 +1,8 @@
 #pragma once
 /// @file
-/// The bulk-synchronous engine kind: bale's "simple" conveyor (seed 000 sec. 4.1), one of
-/// the kinds of the one engine interface (termination/conveyor_engine.hpp), so that the
-/// C++ API and the C façade run over any (conveyor_api/README.md, API-18..20).
+/// The bulk-synchronous engine kind: bale's "simple" conveyor (Maley & DeVinney 2019, sec. 4.1),
+/// one of the kinds of the one engine interface (termination/conveyor_engine.hpp), so that the C++
+/// API and the C façade run over any (conveyor_api/README.md, API-18..20).
 ///
 /// Items go into one buffer per destination (aggregation::bulk_exchange); advance() is
 /// collective and synchronizing while WORKING or ENDGAME (the contract's "strange clause",

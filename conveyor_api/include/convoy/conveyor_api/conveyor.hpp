@@ -5,9 +5,9 @@
 /// A conveyor<T> moves items of a trivially copyable type T between ranks through the
 /// streaming engine (termination/engine.hpp) or, with conveyor_options::kind =
 /// conveyor_kind::bulk, bulk-synchronously (bulk_engine.hpp), following the conveyor
-/// contract of seed 000 sec. 3 either way. Hot-path calls (push, pull, advance) return status
-/// values; misuse (push after done, rank out of range, call in the wrong state) throws
-/// convoy::error naming the problem and changes nothing.
+/// contract of Maley & DeVinney 2019, sec. 3 either way. Hot-path calls (push, pull, advance)
+/// return status values; misuse (push after done, rank out of range, call in the wrong state)
+/// throws convoy::error naming the problem and changes nothing.
 ///
 ///   convoy::conveyor<long> c(MPI_COMM_WORLD);         // collective; auto topology
 ///   c.begin();
@@ -82,7 +82,7 @@ class conveyor {
   /// if there is nothing to put back.
   void unpull() { check(core_.unpull(), "unpull"); }
 
-  /// Returns true while the conveyor is not complete (the loop condition of seed 000
+  /// Returns true while the conveyor is not complete (the loop condition of Maley & DeVinney 2019
   /// Figure 3). Throws convoy::error on misuse or transport failure.
   [[nodiscard]] bool advance(bool done) { return status(done) != termination::done; }
   /// As advance(), returning ok, near or done.

@@ -1,7 +1,7 @@
 #pragma once
 /// @file
-/// Elastic items of any size up to a bound over the streaming engine (seed 000 sec. 4.4,
-/// 4.4.1; conveyor_api/README.md, API-14..16). An item that fits a buffer travels in the
+/// Elastic items of any size up to a bound over the streaming engine (Maley & DeVinney 2019,
+/// sec. 4.4, 4.4.1; conveyor_api/README.md, API-14..16). An item that fits a buffer travels in the
 /// engine; a larger ("monster") item sends a ticket through the engine, in order with the
 /// small items, and its bytes through an aggregation::large_channel. Nothing blocks: a
 /// pull that meets a ticket whose bytes have not all arrived returns 0 ("nothing yet") and

@@ -1,9 +1,9 @@
 #pragma once
 /// @file
-/// The streaming engine of one rank (seed 000 sec. 3, TRAM sec. III). It composes the
-/// user's components: the router's forwarding step (router/forwarding.hpp: first hops, the
-/// next hop of an arrived record), aggregation's per-peer buffers (send lanes, receive
-/// queues, the delivery window) and termination's counting protocol and state machine
+/// The streaming engine of one rank (Maley & DeVinney 2019, sec. 3, Wesolowski et al. 2014, sec.
+/// III). It composes the user's components: the router's forwarding step (router/forwarding.hpp:
+/// first hops, the next hop of an arrived record), aggregation's per-peer buffers (send lanes,
+/// receive queues, the delivery window) and termination's counting protocol and state machine
 /// (counting.hpp, state_machine.hpp).
 ///
 /// An engine moves untyped items (fixed size per begin/reset cycle, or elastic: each item
@@ -11,7 +11,7 @@
 /// stages of a route plan, through a transport. Several engines may be alive and active at
 /// once (each owns its transport; MPI transports duplicate their communicator).
 ///
-/// States (seed 000 sec. 3.2): DORMANT -begin-> WORKING -advance(true)-> ENDGAME ->
+/// States (Maley & DeVinney 2019, sec. 3.2): DORMANT -begin-> WORKING -advance(true)-> ENDGAME ->
 /// CLEANUP -> COMPLETE -reset-> DORMANT. Its guarantees are TERM-1..12 of
 /// termination/README.md (exactly once, FIFO per pair, source, no CLEANUP while anyone
 /// works, bounded memory and backpressure, steady, non-blocking advance, cycles).
@@ -40,8 +40,8 @@ struct engine_options {
   std::size_t capacity_bytes = base::default_buffer_bytes;
   /// Buffers per link on each side (1, 2, 4, ...).
   int n_buffers = 2;
-  /// Steady (TRAM periodic dispatch, seed 000 sec. 3.6): a partly filled buffer is sent
-  /// once it has waited `steady_period` advance() calls without filling up.
+  /// Steady (TRAM periodic dispatch, Maley & DeVinney 2019, sec. 3.6): a partly filled buffer is
+  /// sent once it has waited `steady_period` advance() calls without filling up.
   bool steady = false;
   int steady_period = 1;
   /// Items carry their own size (elastic); begin()'s item_bytes is then the default size

@@ -1,7 +1,7 @@
 #pragma once
 /// @file
-/// The conveyor state machine (seed 000 sec. 3.2): the five states, which call is legal in
-/// each, and the transitions (termination/README.md, TERM-9 and TERM-10), with the return
+/// The conveyor state machine (Maley & DeVinney 2019, sec. 3.2): the five states, which call is
+/// legal in each, and the transitions (termination/README.md, TERM-9 and TERM-10), with the return
 /// codes the engine's calls use.
 
 namespace convoy::termination {
@@ -28,7 +28,18 @@ enum engine_error : int {
 /// The calls whose legality depends on the state. `advance` is advance(false),
 /// `advance_done` advance(true); `configure` changes a setting between cycles (a codec),
 /// `destroy` frees the conveyor.
-enum class call { begin, push, pull, unpull, advance, advance_done, flush, reset, configure, destroy };
+enum class call {
+  begin,
+  push,
+  pull,
+  unpull,
+  advance,
+  advance_done,
+  flush,
+  reset,
+  configure,
+  destroy
+};
 
 /// What a call may do in the current state (TERM-9).
 enum class verdict {
