@@ -115,6 +115,7 @@ class runner {
     while (net_.next_rank(rank)) {
       ++res.steps;
       if (step(rank)) ++n_complete;
+      if (c_.on_progress && (res.steps & 0xFFFF) == 0) c_.on_progress(n_complete, p_);
     }
     if (n_complete != p_) {
       int stuck = 0;
