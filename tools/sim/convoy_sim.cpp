@@ -172,8 +172,9 @@ int main(int argc, char** argv) {  // NOLINT(bugprone-exception-escape)
       return 0;
     }
     convoy::tools::progress_line progress("convoy-sim: ");
-    o.c.on_progress = [&progress](int complete, int ranks) {
-      progress.show(std::to_string(complete) + " of " + std::to_string(ranks) + " ranks complete");
+    o.c.on_progress = [&progress](std::uint64_t pulled, std::uint64_t items) {
+      progress.show(std::to_string(pulled) + " of " + std::to_string(items) + " items delivered (" +
+                    std::to_string(items ? pulled * 100 / items : 100) + " %)");
     };
     const auto r = convoy::sim::run(o.c);
     progress.clear();
