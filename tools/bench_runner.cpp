@@ -58,7 +58,7 @@ std::string find_program(const std::string& name) {
   const char* path = std::getenv("PATH");
   std::istringstream dirs(path ? path : "/usr/bin:/bin");
   for (std::string dir; std::getline(dirs, dir, ':');) {
-    const std::string c = (dir.empty() ? "." : dir) + "/" + name;
+    std::string c = (dir.empty() ? "." : dir) + "/" + name;
     if (access(c.c_str(), X_OK) == 0) return c;
   }
   return "";
