@@ -2,7 +2,7 @@
 /// convoy-demo: the README's main job (tools/quickstart demo). Runs histogram and
 /// index-gather on every rank of the job with the auto topology and prints a short table:
 /// kind, items/s per rank, memory per rank, verified. Takes the benchmark options
-/// (default: 10^6 8-byte items per rank, best of 3 after a warm-up cycle).
+/// (default: 10^6 8-byte items per rank, the median of 3 timed cycles after a warm-up one).
 #include "histogram.hpp"
 #include "index_gather.hpp"
 

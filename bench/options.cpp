@@ -6,34 +6,19 @@
 #include <sstream>
 
 #include "bench_common.hpp"
+#include "cli_checks.hpp"
 #include "cli_exit.hpp"
 
 namespace convoy::bench {
 
 namespace {
 
-// Accepts 10000000, 1e7, 10M, 64k, 16Ki, 1Mi.
+// A count (tools::parse_count: 1e7, 64k, 16Ki, ...).
 std::uint64_t parse_count(const std::string& flag, const std::string& text) {
-  char* end = nullptr;
-  errno = 0;
-  const double v = std::strtod(text.c_str(), &end);
-  const std::string suffix = end ? std::string(end) : std::string();
-  double mult = 1;
-  if (suffix == "k" || suffix == "K")
-    mult = 1e3;
-  else if (suffix == "M")
-    mult = 1e6;
-  else if (suffix == "G")
-    mult = 1e9;
-  else if (suffix == "Ki")
-    mult = 1024;
-  else if (suffix == "Mi")
-    mult = 1024.0 * 1024;
-  else if (!suffix.empty())
-    mult = -1;
-  if (errno || end == text.c_str() || mult < 0 || !(v >= 0) || v * mult > 1e15)
+  std::uint64_t v = 0;
+  if (!tools::parse_count(text, v))
     throw CLI::ValidationError(flag, "'" + text + "': expected a count such as 1e7, 64k or 16Ki");
-  return static_cast<std::uint64_t>(std::llround(v * mult));
+  return v;
 }
 
 std::uint64_t count_in(const std::string& flag, const std::string& text, std::uint64_t lo,
@@ -75,11 +60,27 @@ void count_option(CLI::App& app, const std::string& flag, std::uint64_t lo, std:
       ->type_name("N");
 }
 
-void add_options(CLI::App& app, options& o) {
+// 10000000 -> "1e7", 2000000 -> "2e6", 1234 -> "1234": a default as the help shows it.
+std::string count_text(std::uint64_t v) {
+  int zeros = 0;
+  for (; v >= 10 && v % 10 == 0; v /= 10) ++zeros;
+  return std::to_string(v) + (zeros >= 3 ? "e" + std::to_string(zeros) : std::string(zeros, '0'));
+}
+
+template <class T>
+std::string joined(const std::vector<T>& v) {
+  std::ostringstream s;
+  for (std::size_t i = 0; i < v.size(); ++i) s << (i ? "," : "") << v[i];
+  return s.str();
+}
+
+// The help of each option names the default of this program (`o` holds its defaults).
+void add_options(CLI::App& app, options& o, bool write_here) {
   constexpr std::uint64_t below_2_32 = (1ULL << 32) - 1;
   count_option(
       app, "--items", 0, below_2_32, [&o](std::uint64_t v) { o.items = v; },
-      "items pushed per rank per cycle (default 1e7; counts take 1e7, 64k, 16Ki)");
+      "items pushed per rank per cycle (default " + count_text(o.items) +
+          "; counts take 1e7, 64k, 16Ki)");
   app.add_option_function<std::string>(
          "--sizes",
          [&o](const std::string& s) {
@@ -90,22 +91,24 @@ void add_options(CLI::App& app, options& o) {
              o.sizes.push_back(static_cast<std::size_t>(count_in("--sizes", part, 1, 1 << 22)));
            if (o.sizes.empty()) throw CLI::ValidationError("--sizes", "needs at least one size");
          },
-         "item sizes in bytes (bench-large-items: KiB), comma separated (default 8,16,32,128)")
+         "item sizes in bytes (bench-large-items: KiB), comma separated (default " +
+             joined(o.sizes) + ")")
       ->type_name("LIST");
   app.add_option_function<std::string>(
          "--kinds", [&o](const std::string& s) { o.kinds = split_kinds(s); },
-         "kinds to run (default all built): naive, alltoallv, simple, tensor1, tensor2, "
-         "tensor3, convey, mesh, mesh-1d, mesh:<spec>")
+         "kinds to run (default " + (o.kinds.empty() ? "all built" : joined(o.kinds)) +
+             "): naive, alltoallv, simple, tensor1, tensor2, tensor3, convey, mesh, mesh-1d, "
+             "mesh:<spec>")
       ->type_name("LIST");
   count_option(
       app, "--reps", 1, 1000000, [&o](std::uint64_t v) { o.reps = static_cast<int>(v); },
-      "timed cycles; the median is reported (default 1)");
+      "timed cycles; the median is reported (default " + std::to_string(o.reps) + ")");
   count_option(
       app, "--warmup", 0, 1000000, [&o](std::uint64_t v) { o.warmup = static_cast<int>(v); },
-      "untimed cycles first (default 1)");
+      "untimed cycles first (default " + std::to_string(o.warmup) + ")");
   count_option(
       app, "--table", 1, below_2_32, [&o](std::uint64_t v) { o.table = v; },
-      "table entries per rank (histogram, index-gather; default 1e5)");
+      "table entries per rank (histogram, index-gather; default " + count_text(o.table) + ")");
   count_option(
       app, "--seed", 0, 1ULL << 48, [&o](std::uint64_t v) { o.seed = v; },
       "random stream (default 1)");
@@ -133,6 +136,7 @@ void add_options(CLI::App& app, options& o) {
       app, "--window", 1, 1 << 20, [&o](std::uint64_t v) { o.naive_window = static_cast<int>(v); },
       "outstanding requests of kind naive (default 256)");
   app.add_option("--json", o.json, "also write the results with their context as JSON")
+      ->check(tools::writable_file(write_here))
       ->type_name("FILE");
   app.add_flag("--print-table", o.table_output, "also print a short table");
 }
@@ -148,8 +152,13 @@ parsed_options parse_options(int argc, char** argv, const char* program, const c
   name = name.substr(name.rfind('/') + 1);
   CLI::App app{help, name};
   app.footer("bench/README.md describes the method, the kinds and the output.");
-  add_options(app, p.opt);
+  add_options(app, p.opt, print);
   p.exit_code = tools::parse_command_line(app, argc, argv, print);
+  // The rank that prints (rank 0) also checks the output file alone: every rank takes
+  // its outcome, so that none runs while another has stopped.
+  int mpi_up = 0;
+  MPI_Initialized(&mpi_up);
+  if (mpi_up) MPI_Bcast(&p.exit_code, 1, MPI_INT, 0, MPI_COMM_WORLD);
   return p;
 }
 

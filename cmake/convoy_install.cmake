@@ -21,3 +21,5 @@ write_basic_package_version_file(${CMAKE_CURRENT_BINARY_DIR}/convoyConfigVersion
 install(FILES ${CMAKE_CURRENT_BINARY_DIR}/convoyConfig.cmake
               ${CMAKE_CURRENT_BINARY_DIR}/convoyConfigVersion.cmake
         DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/convoy)
+install(FILES ${PROJECT_SOURCE_DIR}/LICENSE ${PROJECT_SOURCE_DIR}/CHANGELOG.md
+        DESTINATION ${CMAKE_INSTALL_DOCDIR})

@@ -17,9 +17,51 @@ namespace convoy::tools {
 
 std::vector<std::string> split_words(const std::string& text) {
   std::vector<std::string> words;
-  std::istringstream in(text);
-  for (std::string w; in >> w;) words.push_back(w);
+  std::string word;
+  bool in_word = false;
+  char quote = 0;  // the open quote, if any
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    const char ch = text[i];
+    if (quote == '\'') {
+      if (ch == '\'')
+        quote = 0;
+      else
+        word += ch;
+    } else if (ch == '\\') {  // outside single quotes: the next character as it is
+      if (++i == text.size()) throw std::invalid_argument("ends with a backslash");
+      word += text[i];
+      in_word = true;
+    } else if (quote == '"') {
+      if (ch == '"')
+        quote = 0;
+      else
+        word += ch;
+    } else if (ch == '\'' || ch == '"') {
+      quote = ch;
+      in_word = true;
+    } else if (ch == ' ' || ch == '\t' || ch == '\n') {
+      if (in_word) words.push_back(std::move(word));
+      word.clear();
+      in_word = false;
+    } else {
+      word += ch;
+      in_word = true;
+    }
+  }
+  if (quote) throw std::invalid_argument(std::string("unterminated ") + quote + " quote");
+  if (in_word) words.push_back(std::move(word));
   return words;
+}
+
+std::string find_program(const std::string& name) {
+  if (name.find('/') != std::string::npos) return access(name.c_str(), X_OK) == 0 ? name : "";
+  const char* path = std::getenv("PATH");
+  std::istringstream dirs(path ? path : "/usr/bin:/bin");
+  for (std::string dir; std::getline(dirs, dir, ':');) {
+    std::string c = (dir.empty() ? "." : dir) + "/" + name;
+    if (access(c.c_str(), X_OK) == 0) return c;
+  }
+  return "";
 }
 
 std::vector<bench::result_row> run_bench(std::vector<std::string> command,

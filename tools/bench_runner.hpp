@@ -9,8 +9,15 @@
 
 namespace convoy::tools {
 
-/// Splits a launcher prefix such as "srun -N 128 -n 4096" at blanks (no shell quoting).
+/// Splits a launcher prefix such as `srun -N 128 -n 4096 --export="A=1 B=2"` into words as
+/// a POSIX shell does, without expansions: blanks separate words, single and double quotes
+/// group, a backslash takes the next character as it is. Throws std::invalid_argument for
+/// an unterminated quote or a final backslash.
 [[nodiscard]] std::vector<std::string> split_words(const std::string& text);
+
+/// `name` if it contains a '/' and is executable, else the first executable `name` in a
+/// directory of PATH; "" if none.
+[[nodiscard]] std::string find_program(const std::string& name);
 
 /// Runs `command` (program and arguments; the first word is looked up on PATH) with
 /// `--json <temporary file>` appended, its standard output discarded and its standard error

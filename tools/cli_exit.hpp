@@ -1,10 +1,12 @@
 #pragma once
 /// @file
 /// One convention for every command-line program of convoy (tools/ and bench/): --help
-/// prints the usage and exits 0; a bad command line prints CLI11's message naming the
-/// option ("convoy-route: --tensor: Value 4 not in range 1 to 3", "convoy-topo: unknown
-/// argument '--frobnicate'") and "Run with --help for more information.", and exits 2
-/// (BENCH-3).
+/// prints the usage and --version "<program> <convoy version>", both exiting 0; a bad
+/// command line prints one line, CLI11's message naming the option ("convoy-route: --tensor:
+/// Value 4 not in range 1 to 3 (--help lists the options)", "convoy-topo: unknown argument
+/// '--frobnicate' ..."), and exits 2 (BENCH-3).
+#include <convoy/version.h>
+
 #include <CLI/CLI.hpp>
 #include <iostream>
 #include <sstream>
@@ -16,6 +18,8 @@ namespace convoy::tools {
 /// code (0 after --help, 2 after an error). Only `print` writes: MPI programs parse on every
 /// rank (the same argv gives the same outcome) and let rank 0 speak.
 inline int parse_command_line(CLI::App& app, int argc, char** argv, bool print = true) {
+  app.set_version_flag("--version", app.get_name() + " " + CONVOY_VERSION_STRING,
+                       "print the program's name and convoy's version, and exit");
   // "<program>: <what is wrong>", as every convoy tool has always said it.
   app.failure_message([](const CLI::App* a, const CLI::Error& e) {
     std::string what = e.what();
@@ -24,7 +28,7 @@ inline int parse_command_line(CLI::App& app, int argc, char** argv, bool print =
       what = extra.size() == 1 ? "unknown argument" : "unknown arguments";
       for (std::size_t i = 0; i < extra.size(); ++i) what += (i ? ", '" : " '") + extra[i] + "'";
     }
-    return a->get_name() + ": " + what + "\nRun with --help for more information.\n";
+    return a->get_name() + ": " + what + " (--help lists the options)\n";
   });
   try {
     app.parse(argc, argv);

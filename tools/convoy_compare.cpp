@@ -34,6 +34,7 @@ struct cell {
 
 struct table {
   std::vector<std::string> impls;    // base first
+  bool has_base = false;             // some row is of the base library
   std::vector<std::string> configs;  // in order of first appearance
   // (config, kernel, item bytes) -> kinds in order of first appearance
   std::map<std::tuple<std::string, std::string, std::size_t>, std::vector<std::string>> kinds;
@@ -53,6 +54,7 @@ table collect(const std::vector<std::string>& files, const std::string& base,
       if (!sizes.empty() && std::find(sizes.begin(), sizes.end(), r.item_bytes) == sizes.end())
         continue;
       add_once(t.impls, r.impl);
+      t.has_base = t.has_base || r.impl == base;
       add_once(t.configs, config);
       const auto group = std::make_tuple(config, r.kernel, r.item_bytes);
       add_once(t.groups, group);
@@ -155,8 +157,16 @@ int main(int argc, char** argv) {  // NOLINT(bugprone-exception-escape)
   try {
     const table t = collect(files, base, sizes);
     if (t.groups.empty()) {
-      std::cerr << "convoy-compare: no results in the input\n";
-      return 1;
+      std::cerr << "convoy-compare: no results in the input"
+                << (sizes.empty() ? "" : " of the --sizes given") << "\n";
+      return sizes.empty() ? 1 : 2;
+    }
+    if (!t.has_base) {  // the options name something the input does not hold
+      std::string known;
+      for (std::size_t i = 1; i < t.impls.size(); ++i) known += (i > 1 ? ", " : "") + t.impls[i];
+      std::cerr << "convoy-compare: --base: no results of '" << base << "' in the input (it has "
+                << known << ")\n";
+      return 2;
     }
     print(t);
     return 0;

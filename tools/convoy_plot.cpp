@@ -27,6 +27,7 @@
 #include <vector>
 
 #include "bench_rows.hpp"
+#include "cli_checks.hpp"
 #include "cli_exit.hpp"
 #include "first_seen.hpp"
 
@@ -266,8 +267,11 @@ int main(int argc, char** argv) {  // NOLINT(bugprone-exception-escape)
   app.add_option("-k,--kernels", o.kernels, "only these kernels (comma separated)")->delimiter(',');
   app.add_option("-i,--impl", o.impl, "only this library (impl=)");
   app.add_option("-t,--title", o.title, "title of the figure");
-  app.add_option("-o,--output", o.output, "the PNG to write")->required();
-  app.add_option("--script", o.script, "write the gnuplot script here instead of running gnuplot");
+  app.add_option("-o,--output", o.output, "the PNG to write")
+      ->required()
+      ->check(convoy::tools::writable_file());
+  app.add_option("--script", o.script, "write the gnuplot script here instead of running gnuplot")
+      ->check(convoy::tools::writable_file());
   app.add_option("files", o.files, "JSON files written by the benchmark programs (--json)")
       ->required()
       ->check(CLI::ExistingFile);
@@ -275,8 +279,10 @@ int main(int argc, char** argv) {  // NOLINT(bugprone-exception-escape)
   try {
     const plot_data d = collect(o);
     if (d.kernels.empty()) {
-      std::cerr << "convoy-plot: no verified results in the input\n";
-      return 1;
+      const bool filtered = !o.kernels.empty() || !o.impl.empty();
+      std::cerr << "convoy-plot: " << (filtered ? "--kernels/--impl: " : "")
+                << "no verified results in the input" << (filtered ? " match them" : "") << "\n";
+      return filtered ? 2 : 1;
     }
     const std::string text = script(o, d);
     if (!o.script.empty()) {

@@ -186,7 +186,7 @@ int main(int argc, char** argv) {  // NOLINT(bugprone-exception-escape)
               << "\n";
     return 0;
   } catch (const usage_error& e) {
-    std::cerr << "convoy-route: " << e.what << "\nRun with --help for more information.\n";
+    std::cerr << "convoy-route: " << e.what << " (--help lists the options)\n";
     return 2;
   } catch (const convoy::error& e) {
     std::cerr << "convoy-route: " << e.what() << "\n";

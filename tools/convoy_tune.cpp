@@ -36,6 +36,7 @@
 #include <vector>
 
 #include "bench_runner.hpp"
+#include "cli_checks.hpp"
 #include "cli_exit.hpp"
 
 namespace {
@@ -93,8 +94,8 @@ std::vector<std::string> split_commas(const std::string& text) {
 
 class tuner {
  public:
-  tuner(const options& o, std::vector<std::string> base, std::string log)
-      : o_(o), base_(std::move(base)), log_(std::move(log)) {}
+  tuner(const options& o, std::vector<std::string> base, std::string log, int planned)
+      : o_(o), base_(std::move(base)), log_(std::move(log)), planned_(planned) {}
 
   // Rates (items/s per rank) of `kinds` (comma separated) under `args`; 0 for a failed or
   // unverified kind. Each (kind, args) is measured once.
@@ -115,9 +116,13 @@ class tuner {
     cmd.insert(cmd.end(), {"--kinds", missing, "--sizes", std::to_string(o_.item_bytes), "--items",
                            o_.items, "--reps", std::to_string(o_.reps)});
     cmd.insert(cmd.end(), args.begin(), args.end());
+    progress_.show("run " + std::to_string(++runs_) + " of at most " + std::to_string(planned_) +
+                       ": " + missing + tail,
+                   true);
     std::map<std::string, double> got;
     for (const auto& r : convoy::tools::run_bench(cmd, log_))
       got[r.kind] = r.verified && r.error.empty() ? r.items_per_s_per_rank : 0;
+    progress_.clear();
     std::cerr << "  " << missing << tail << ":";
     for (const auto& k : split_commas(missing)) {
       rates[k] = seen_[k + tail] = got[k];  // absent: the run failed before writing
@@ -132,7 +137,29 @@ class tuner {
   std::vector<std::string> base_;
   std::string log_;
   std::map<std::string, double> seen_;  // "kind args" -> rate
+  int planned_;                         // runs of the whole search, before repeats are skipped
+  int runs_ = 0;
+  convoy::tools::progress_line progress_{"convoy-tune: "};
 };
+
+// Runs of the search below at most (a repeated (kind, arguments) is measured once).
+int planned_runs(const options& o, std::size_t n_meshes) {
+  const auto c = static_cast<int>(o.capacities.size());
+  const auto b = static_cast<int>(o.buffers.size());
+  const int kinds = o.kinds.empty() ? 0 : c + (static_cast<int>(o.kinds.size()) - 1) * b;
+  return 2 * c + b + static_cast<int>(n_meshes) + kinds;
+}
+
+// Of `given`, the value nearest to `wanted` (the library's default): where the search
+// starts, so that it tries only what the command line allows.
+template <class T>
+T nearest(const std::vector<T>& given, T wanted) {
+  T best = given.front();
+  for (T v : given)
+    if ((v > wanted ? v - wanted : wanted - v) < (best > wanted ? best - wanted : wanted - best))
+      best = v;
+  return best;
+}
 
 struct best {
   double rate = 0;
@@ -143,6 +170,9 @@ struct best {
 
 best tune_mesh(tuner& t, const options& o, const std::vector<std::string>& meshes) {
   best b;
+  b.capacity = nearest(o.capacities, b.capacity);
+  b.buffers = nearest(o.buffers, b.buffers);
+  b.mesh = meshes.front();
   auto consider = [&](std::size_t cap, int buf, const std::string& mesh) {
     const double r = t.measure("mesh", {"--mesh", mesh, "--capacity", std::to_string(cap),
                                         "--n-buffers", std::to_string(buf)})["mesh"];
@@ -226,7 +256,8 @@ void add_options(CLI::App& app, options& o) {
                  "ranks of the job (default: nproc); mesh candidates "
                  "are factorized for it, give it with -l too")
       ->check(CLI::Range(1, 1 << 24));
-  app.add_option("-N,--items", o.items, "items per rank per measurement (default 2e6)");
+  app.add_option("-N,--items", o.items, "items per rank per measurement (default 2e6)")
+      ->check(convoy::tools::count_in(1, (std::uint64_t{1} << 32) - 1));
   app.add_option("-r,--reps", o.reps, "timed cycles per measurement; median (default 3)")
       ->check(CLI::Range(1, 1000));
   app.add_option("-s,--size", o.item_bytes, "item size in bytes to tune for (default 8)")
@@ -238,17 +269,19 @@ void add_options(CLI::App& app, options& o) {
       ->delimiter(',')
       ->check(CLI::Validator(
           [](std::string& v) {
-            const long k = std::strtol(v.c_str(), nullptr, 10);
-            return k >= 1 && k <= 1024 && (k & (k - 1)) == 0 ? std::string()
-                                                             : "must be a power of two 1..1024";
+            std::uint64_t k = 0;
+            return convoy::tools::parse_count(v, k) && k >= 1 && k <= 1024 && (k & (k - 1)) == 0
+                       ? std::string()
+                       : "'" + v + "' is not a power of two 1..1024";
           },
-          "POWER OF 2"));
+          "POWER OF 2", "power of two"));
   app.add_option("-m,--mesh", o.meshes,
                  "a mesh spec to try (repeat -m; default: auto, node,core, node,socket,core, "
                  "the 1-D mesh and every 2-D and 3-D factorization of the rank count)");
   app.add_option("-K,--kinds", o.kinds,
                  "convey.h kinds to tune (default simple,tensor1,tensor2,tensor3; 'none' to skip)")
-      ->delimiter(',');
+      ->delimiter(',')
+      ->check(CLI::IsMember({"simple", "tensor1", "tensor2", "tensor3", "none"}));
   app.add_option("-B,--bench", o.bench,
                  "path of bench-histogram (default: beside this tool's "
                  "build, else on PATH)");
@@ -256,6 +289,64 @@ void add_options(CLI::App& app, options& o) {
                  "tuning file to write (default $CONVOY_TUNE_FILE, else "
                  "~/.config/convoy/tune.conf)");
   app.add_flag("-k,--dry-run", o.dry_run, "print the choice, write nothing");
+}
+
+// Everything the options decide before the first run, each checked: the mesh candidates,
+// the command that runs a measurement (launcher words, then the benchmark), the file to
+// write (its directory created). Throws with the option and the problem.
+void prepare(options& o, std::vector<std::string>& base, std::vector<std::string>& meshes,
+             std::string& target) {
+  if (o.ranks == 0) o.ranks = static_cast<int>(std::max(1L, sysconf(_SC_NPROCESSORS_ONLN)));
+  for (const auto& m : o.meshes.empty() ? mesh_candidates(o.ranks) : o.meshes) {
+    std::string c;
+    try {
+      c = checked_mesh(m, o.ranks);
+    } catch (const convoy::error& e) {
+      throw std::invalid_argument(std::string("--mesh: ") + e.what());
+    }
+    if (std::find(meshes.begin(), meshes.end(), c) == meshes.end()) meshes.push_back(c);
+  }
+  if (std::find(o.kinds.begin(), o.kinds.end(), "none") != o.kinds.end()) {
+    if (o.kinds.size() > 1) throw std::invalid_argument("--kinds: 'none' goes alone");
+    o.kinds.clear();
+  }
+  if (o.launcher.empty()) {
+    o.launcher = "mpirun -np " + std::to_string(o.ranks) +
+                 " --oversubscribe --mca mpi_yield_when_idle 1 --bind-to none";
+    if (geteuid() == 0) {
+      setenv("OMPI_ALLOW_RUN_AS_ROOT", "1", 0);
+      setenv("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1", 0);
+    }
+  }
+  try {
+    base = convoy::tools::split_words(o.launcher);
+  } catch (const std::invalid_argument& e) {
+    throw std::invalid_argument("--launcher '" + o.launcher + "': " + e.what());
+  }
+  if (base.empty()) throw std::invalid_argument("--launcher is empty");
+  if (convoy::tools::find_program(base.front()).empty())
+    throw std::invalid_argument("--launcher: '" + base.front() + "' is not an executable program" +
+                                (base.front().find('/') == std::string::npos ? " on PATH" : ""));
+  const std::string bench = find_bench(o.bench);
+  if (convoy::tools::find_program(bench).empty())
+    throw std::invalid_argument(
+        o.bench.empty() ? "--bench: bench-histogram is neither beside convoy-tune nor on PATH"
+                        : "--bench: '" + o.bench + "' is not an executable program");
+  base.push_back(bench);
+  if (o.dry_run) return;
+  target = o.output;
+  if (target.empty()) {
+    const char* env = std::getenv("CONVOY_TUNE_FILE");
+    const char* home = std::getenv("HOME");
+    target = env && *env ? env : std::string(home ? home : ".") + "/.config/convoy/tune.conf";
+  }
+  // The default's directory is made if missing (~/.config/convoy); a given file's must exist.
+  const auto dir = std::filesystem::path(target).parent_path();
+  std::error_code ec;
+  if (o.output.empty() && !dir.empty()) std::filesystem::create_directories(dir, ec);
+  const std::string why = convoy::tools::why_not_writable(target);
+  if (!why.empty())
+    throw std::invalid_argument((o.output.empty() ? "tuning file: " : "--output: ") + why);
 }
 
 }  // namespace
@@ -270,29 +361,20 @@ int main(int argc, char** argv) {  // NOLINT(bugprone-exception-escape)
       "convoy-tune"};
   add_options(app, o);
   if (const int code = convoy::tools::parse_command_line(app, argc, argv); code >= 0) return code;
+  std::vector<std::string> base, meshes;
+  std::string target;
   try {
-    if (o.ranks == 0) o.ranks = static_cast<int>(std::max(1L, sysconf(_SC_NPROCESSORS_ONLN)));
-    std::vector<std::string> meshes;
-    for (const auto& m : o.meshes.empty() ? mesh_candidates(o.ranks) : o.meshes) {
-      const std::string c = checked_mesh(m, o.ranks);
-      if (std::find(meshes.begin(), meshes.end(), c) == meshes.end()) meshes.push_back(c);
-    }
-    if (o.kinds.size() == 1 && o.kinds[0] == "none") o.kinds.clear();
-    if (o.launcher.empty()) {
-      o.launcher = "mpirun -np " + std::to_string(o.ranks) +
-                   " --oversubscribe --mca mpi_yield_when_idle 1 --bind-to none";
-      if (geteuid() == 0) {
-        setenv("OMPI_ALLOW_RUN_AS_ROOT", "1", 0);
-        setenv("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1", 0);
-      }
-    }
-    std::vector<std::string> base = convoy::tools::split_words(o.launcher);
-    base.push_back(find_bench(o.bench));
+    prepare(o, base, meshes, target);
+  } catch (const std::exception& e) {  // a bad option: nothing has run
+    std::cerr << "convoy-tune: " << e.what() << "\n";
+    return 2;
+  }
+  try {
     const std::string log = std::filesystem::temp_directory_path() /
                             ("convoy-tune-" + std::to_string(getpid()) + ".log");
     std::cerr << "convoy-tune: " << o.launcher << " " << base.back() << " (item " << o.item_bytes
               << " bytes, " << o.items << " items per rank, median of " << o.reps << ")\n";
-    tuner t(o, base, log);
+    tuner t(o, base, log, planned_runs(o, meshes.size()));
     const best m = tune_mesh(t, o, meshes);
     const auto kinds = o.kinds.empty() ? std::map<std::string, best>{} : tune_kinds(t, o);
     if (m.rate <= 0 && kinds.empty()) {
@@ -307,20 +389,11 @@ int main(int argc, char** argv) {  // NOLINT(bugprone-exception-escape)
       std::cout << text;
       return 0;
     }
-    std::string target = o.output;
-    if (target.empty()) {
-      const char* env = std::getenv("CONVOY_TUNE_FILE");
-      const char* home = std::getenv("HOME");
-      target = env && *env ? env : std::string(home ? home : ".") + "/.config/convoy/tune.conf";
-    }
-    const auto dir = std::filesystem::path(target).parent_path();
-    if (!dir.empty()) std::filesystem::create_directories(dir);
-    std::ofstream(target) << text;
+    std::ofstream out(target);
+    out << text;
+    if (!out) throw std::runtime_error("cannot write " + target);
     std::cerr << "convoy-tune: wrote " << target << "\n";
     return 0;
-  } catch (const convoy::error& e) {
-    std::cerr << "convoy-tune: " << e.what() << "\n";
-    return 2;
   } catch (const std::exception& e) {
     std::cerr << "convoy-tune: " << e.what() << "\n";
     return 1;

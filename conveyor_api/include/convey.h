@@ -123,7 +123,7 @@ typedef struct {
 /** bale's all-to-all strategy type for mpp_utilV4; opaque here, pass NULL. */
 typedef struct mpp_alltoall convey_mpp_a2a_t;
 
-/** Library version, "0.5.0"-style (the bale API version implemented). */
+/** Library version, "0.5.0"-style: convoy's (CONVOY_VERSION_STRING of convoy/version.h). */
 extern const char convey_version[];
 
 /** The strongest alignment convey_apull() can guarantee. */

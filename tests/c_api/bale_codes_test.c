@@ -5,6 +5,7 @@
 #include <biconvey.h>
 #include <convey.h>
 #include <convoy_test/c_verdict.h>
+#include <limits.h>
 #include <mpi.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -44,7 +45,12 @@ static void strings(void) {
   }
   H_CHECK(strstr(convey_error_string(NULL, 0), "ordinary") != NULL, "0");
   H_CHECK(strstr(convey_error_string(NULL, 1), "success") != NULL, "1");
-  H_CHECK(strstr(convey_error_string(NULL, -15), "unknown") != NULL, "-15");
+  H_CHECK(strstr(convey_error_string(NULL, 2), "success") != NULL, "2 (convey_NEAR)");
+  /* Codes no call returns: not "success" because they are positive. */
+  H_CHECK(strcmp(convey_error_string(NULL, -15), "unknown error") == 0, "-15");
+  H_CHECK(strcmp(convey_error_string(NULL, 3), "unknown error") == 0, "3");
+  H_CHECK(strcmp(convey_error_string(NULL, 12345), "unknown error") == 0, "12345");
+  H_CHECK(strcmp(convey_error_string(NULL, INT_MIN), "unknown error") == 0, "INT_MIN");
 }
 
 /* Drives `c` to COMPLETE with nothing pushed. */

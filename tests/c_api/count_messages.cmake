@@ -1,7 +1,7 @@
-# Runs PROGRAM (through LAUNCHER, a list, if given) and fails unless it exits 0 and prints
-# exactly EXPECT lines starting with "convey:" on stderr, and, if MATCH is given, stderr
-# matches that regular expression.
-execute_process(COMMAND ${LAUNCHER} ${PROGRAM} RESULT_VARIABLE rc OUTPUT_VARIABLE out
+# Runs PROGRAM with the arguments ARGS (a list; through LAUNCHER, a list, if given) and
+# fails unless it exits 0 and prints exactly EXPECT lines starting with "convey:" on
+# stderr, and, if MATCH is given, stderr matches that regular expression.
+execute_process(COMMAND ${LAUNCHER} ${PROGRAM} ${ARGS} RESULT_VARIABLE rc OUTPUT_VARIABLE out
                 ERROR_VARIABLE err)
 string(REGEX MATCHALL "(^|\n)convey:[^\n]*" lines "${err}")
 list(LENGTH lines n)

@@ -21,6 +21,7 @@
 #include <string>
 #include <vector>
 
+#include "../cli_checks.hpp"
 #include "../cli_exit.hpp"
 #include "calibrate_items.hpp"
 #include "sim_model.hpp"
@@ -141,6 +142,7 @@ convoy::aggregation::link_cost fit(const pair_times& t, int large_bytes) {
 }
 
 int run(const options& o, int me, int n) {
+  convoy::tools::progress_line progress("convoy-calibrate: ");  // rank 0 shows it
   const auto m = convoy::topology::discover(MPI_COMM_WORLD);
   convoy::sim::cost_model model = convoy::sim::cost_model::defaults();
   std::string measured, kept;
@@ -152,8 +154,12 @@ int run(const options& o, int me, int n) {
       kept += kept.empty() ? name : std::string(", ") + name;
       continue;
     }
+    if (me == 0)
+      progress.show(std::string("measuring ") + name + " (ranks 0-" + std::to_string(peer) + ")",
+                    true);
     const pair_times t = measure_pair(me, 0, peer, o);
     model.links[k] = fit(t, o.large_bytes);
+    progress.clear();
     if (me == 0)
       std::printf(
           "%-12s ranks 0-%d: one-way %.3g s, gap 16 B %.3g s, gap %d B %.3g s -> "
@@ -166,6 +172,7 @@ int run(const options& o, int me, int n) {
   }
   item_costs ic;
   std::string failed;  // rank 0 alone times the engine: the others wait, then it throws
+  if (me == 0) progress.show("timing push, forward and pull on the engine", true);
   if (me == 0) try {
       ic = measure_item_costs(o.items);
     } catch (const convoy::error& e) {
@@ -174,6 +181,7 @@ int run(const options& o, int me, int n) {
   MPI_Request done = MPI_REQUEST_NULL;
   MPI_Ibarrier(MPI_COMM_WORLD, &done);
   wait_sleeping(done);
+  progress.clear();
   if (!failed.empty()) throw convoy::error(failed);
   if (me == 0) {
     model.push_s = ic.push_s;
@@ -203,14 +211,17 @@ int main(int argc, char** argv) {  // NOLINT(bugprone-exception-escape)
   options o;
   CLI::App app{"convoy-calibrate: measures convoy-sim's cost model through MPI",
                "convoy-calibrate"};
-  app.add_option("--out", o.out, "the model file to write (JSON, convoy-sim --model)")->required();
-  app.add_option("--iters", o.iters, "ping-pong round trips per pair (default 5000)")
+  app.add_option("--out", o.out, "the model file to write (JSON, convoy-sim --model)")
+      ->required()
+      ->check(convoy::tools::writable_file(me == 0));  // rank 0 writes it
+  app.add_option("--iters", o.iters, "ping-pong round trips per pair (default 2000)")
       ->check(CLI::Range(10, 10'000'000));
   app.add_option("--large-bytes", o.large_bytes, "message size of the bandwidth stream (16384)")
       ->check(CLI::Range(1024, 1 << 26));
   app.add_option("--items", o.items, "items per per-item cost measurement (1e6)")
       ->check(CLI::Range(std::uint64_t{1000}, std::uint64_t{1} << 32));
   int code = convoy::tools::parse_command_line(app, argc, argv, me == 0);
+  MPI_Bcast(&code, 1, MPI_INT, 0, MPI_COMM_WORLD);  // rank 0 alone checked --out
   if (code < 0) {
     try {
       code = run(o, me, n);

@@ -20,6 +20,7 @@
 #include <string>
 #include <vector>
 
+#include "../cli_checks.hpp"
 #include "../cli_exit.hpp"
 #include "sim_model.hpp"
 #include "sim_report.hpp"
@@ -107,14 +108,17 @@ void add_options(CLI::App& app, cli& o) {
       ->check(CLI::Range(0, 1 << 21));
   app.add_option("--model", o.model_file, "cost model file (JSON), see README")
       ->check(CLI::ExistingFile);
-  app.add_option("--alpha", o.alpha, "off-node overhead per message, seconds")
-      ->check(CLI::NonNegativeNumber);
-  app.add_option("--latency", o.latency, "off-node latency, seconds")
-      ->check(CLI::NonNegativeNumber);
-  app.add_option("--bandwidth", o.bandwidth, "off-node bandwidth, bytes/s")
-      ->check(CLI::PositiveNumber);
-  app.add_option("--write-model", o.write_model, "write the model in effect to FILE and exit");
-  app.add_option("--json", o.json_file, "write the results as one JSON document to FILE");
+  using convoy::tools::number_in;
+  app.add_option("--alpha", o.alpha, "off-node overhead per message, seconds (0..1)")
+      ->check(number_in(0, 1));
+  app.add_option("--latency", o.latency, "off-node latency, seconds (0..1)")
+      ->check(number_in(0, 1));
+  app.add_option("--bandwidth", o.bandwidth, "off-node bandwidth, bytes/s (1..1e15)")
+      ->check(number_in(1, 1e15));
+  app.add_option("--write-model", o.write_model, "write the model in effect to FILE and exit")
+      ->check(convoy::tools::writable_file());
+  app.add_option("--json", o.json_file, "write the results as one JSON document to FILE")
+      ->check(convoy::tools::writable_file());
 }
 
 // What CLI11 cannot check per option; fills the derived fields of the configuration.
@@ -167,7 +171,13 @@ int main(int argc, char** argv) {  // NOLINT(bugprone-exception-escape)
       std::cout << "wrote " << o.write_model << "\n";
       return 0;
     }
+    convoy::tools::progress_line progress("convoy-sim: ");
+    o.c.on_progress = [&progress](std::uint64_t pulled, std::uint64_t items) {
+      progress.show(std::to_string(pulled) + " of " + std::to_string(items) + " items delivered (" +
+                    std::to_string(items ? pulled * 100 / items : 100) + " %)");
+    };
     const auto r = convoy::sim::run(o.c);
+    progress.clear();
     convoy::sim::print_table(std::cout, o.c, r);
     std::cout << "peak_rss_kib " << peak_rss_kib() << "\n";
     if (!o.json_file.empty()) {

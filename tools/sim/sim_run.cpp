@@ -112,9 +112,11 @@ class runner {
   void run(run_result& res) {
     for (int r = 0; r < p_; ++r) net_.wake(r);
     int rank = 0, n_complete = 0;
+    const std::uint64_t total = total_items();
     while (net_.next_rank(rank)) {
       ++res.steps;
       if (step(rank)) ++n_complete;
+      if (c_.on_progress && (res.steps & 0xFF) == 0) c_.on_progress(pulled_, total);
     }
     if (n_complete != p_) {
       int stuck = 0;
@@ -130,11 +132,12 @@ class runner {
   }
 
  private:
-  [[nodiscard]] bool fifo_on() const {
+  [[nodiscard]] std::uint64_t total_items() const {
     std::uint64_t total = 0;
     for (int r = 0; r < p_; ++r) total += dest_.items_of(r);
-    return total <= c_.fifo_check_max_items;
+    return total;
   }
+  [[nodiscard]] bool fifo_on() const { return total_items() <= c_.fifo_check_max_items; }
 
   // One step of `r` at its clock: push a batch, pull everything (answering queries), advance
   // the engine(s). True when the rank reached COMPLETE in this step.
@@ -225,6 +228,7 @@ class runner {
         throw run_failure("an item from rank " + std::to_string(src) + " pulled at rank " +
                           std::to_string(r) + " says it came from " + std::to_string(v.from));
       got_.add(r, fingerprint(src, r, seq));
+      ++pulled_;
       fifo_(src, r, seq);
       if (y) {
         rp.pending = true;
@@ -296,6 +300,7 @@ class runner {
   destinations dest_;
   std::vector<rank_progress> ranks_;
   tally sent_, got_;              // items (queries) per destination
+  std::uint64_t pulled_ = 0;      // items (queries) pulled so far, on any rank
   tally reply_sent_, reply_got_;  // replies per requester
   std::vector<std::byte> item_;
   order_check fifo_, reply_fifo_;

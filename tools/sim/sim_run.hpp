@@ -8,6 +8,7 @@
 #include <convoy/router/route_plan.hpp>
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -50,6 +51,9 @@ struct run_config {
   std::uint64_t fifo_check_max_items =
       std::uint64_t{1} << 23;  ///< engine_options: per-rank first-hop table up to this P
   cost_model model = cost_model::defaults();
+  /// Called now and then during the run with the items (queries) pulled so far on any rank
+  /// and the items of the whole run (convoy-sim's progress line); may be empty.
+  std::function<void(std::uint64_t pulled, std::uint64_t items)> on_progress;
 };
 
 /// Traffic per link class or per stage.

@@ -13,6 +13,7 @@
 
 #include "construct.hpp"
 #include "facade.hpp"
+#include "reports.hpp"
 
 namespace cf = convoy::facade;
 using convoy::layout_plan;
@@ -26,12 +27,12 @@ struct biconveyor {
   std::uint64_t options;
   std::uint64_t suppressed = 0;
 
-  // Reports `code` (negative) once per code unless QUIET; returns it.
+  // Reports `code` (negative) once per code and job unless QUIET (CAPI-9); returns it.
   int panic(const char* where, int code) noexcept {
     const unsigned bit = static_cast<unsigned>(-code);
     if (code >= 0 || (bit < 64 && (suppressed >> bit & 1u))) return code;
     if (bit < 64) suppressed |= std::uint64_t{1} << bit;
-    if (!(options & convey_opt_QUIET))
+    if (!(options & convey_opt_QUIET) && cf::claim_report(this, code))
       std::fprintf(stderr, "convey: %s: %s (biconveyor, state %s)\n", where,
                    convey_error_string(nullptr, code),
                    convoy::termination::to_string(core.current_state()));

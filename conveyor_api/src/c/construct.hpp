@@ -11,12 +11,14 @@
 #include <string>
 
 #include "facade.hpp"
+#include "reports.hpp"
 
 namespace convoy::facade {
 
 /// Runs `build` (collective), returning its pointer. A failure returns nullptr and prints
 /// its message once for all PEs, the lowest failing PE's (all fail alike on invalid
-/// arguments or settings), unless QUIET (CAPI-8).
+/// arguments or settings), unless QUIET (CAPI-8). Numbers the construction for the
+/// conveyor's usage errors, printed once per job (reports.hpp, CAPI-9).
 template <class F>
 auto construct(const char* who, std::uint64_t options, F&& build) noexcept -> decltype(build()) {
   const bool quiet = (options & convey_opt_QUIET) != 0;
@@ -25,6 +27,7 @@ auto construct(const char* who, std::uint64_t options, F&& build) noexcept -> de
     if (!quiet) print_once(std::string(who) + ": " + why);
     return nullptr;
   }
+  open_reports();
   decltype(build()) c = nullptr;
   try {
     c = build();
@@ -38,6 +41,7 @@ auto construct(const char* who, std::uint64_t options, F&& build) noexcept -> de
   } catch (const std::exception& e) {
     if (!quiet && world_rank() == 0) print_once(std::string(who) + ": " + e.what());
   }
+  if (c) name_conveyor(c);
   return c;
 }
 

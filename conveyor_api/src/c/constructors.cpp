@@ -13,10 +13,41 @@ namespace cf = convoy::facade;
 using convoy::layout_kind;
 using convoy::layout_plan;
 
+namespace {
+
+// Bounds beyond which an argument is a mistake, not a size (CAPI-8): a buffer of the
+// engine's largest (1 GiB, termination::engine), an item of 1 TiB.
+constexpr std::size_t max_capacity_bytes = std::size_t{1} << 30;
+constexpr std::size_t max_item_bytes = std::size_t{1} << 40;
+
+void check_capacity(const char* what, std::size_t bytes) {
+  if (bytes == 0) throw convoy::error(std::string(what) + " must be positive");
+  if (bytes > max_capacity_bytes)
+    throw convoy::error(std::string(what) + " " + std::to_string(bytes) +
+                        " is above the 1 GiB limit of a buffer");
+}
+
+void check_item_bound(const char* what, std::size_t bytes) {
+  if (bytes > max_item_bytes)
+    throw convoy::error(std::string(what) + " " + std::to_string(bytes) +
+                        " is above the 1 TiB limit of an item");
+}
+
+// convey_new's n_local is a hint (0: the node's PEs); one that does not divide the PE count
+// falls back to one-hop routes, as bale's does, but more PEs than the job has is a mistake.
+void check_n_local_hint(std::size_t n_local) {
+  const auto p = static_cast<std::size_t>(cf::world_size());
+  if (n_local > p)
+    throw convoy::error("n_local " + std::to_string(n_local) + " is more than the " +
+                        std::to_string(p) + " PEs");
+}
+
+}  // namespace
+
 layout_plan cf::tensor_layout(std::size_t capacity, int order, std::size_t n_local,
                               std::size_t n_buffers) {
   const auto p = static_cast<std::size_t>(cf::world_size());
-  if (capacity == 0) throw convoy::error("buffer capacity must be positive");
+  check_capacity("buffer capacity", capacity);
   if (order < 1 || order > 3)
     throw convoy::error("order " + std::to_string(order) + " is not 1, 2 or 3");
   if (n_buffers == 0 || (n_buffers & (n_buffers - 1)) != 0 || n_buffers > 1024)
@@ -82,6 +113,7 @@ extern "C" {
 convey_t* convey_new(size_t max_bytes, size_t n_local, const convey_alc8r_t* alloc,
                      uint64_t options) {
   return cf::construct("convey_new", options, [&] {
+    check_n_local_hint(n_local);
     convoy::layout_request r;
     r.max_bytes = max_bytes;
     r.n_local = n_local;
@@ -92,6 +124,8 @@ convey_t* convey_new(size_t max_bytes, size_t n_local, const convey_alc8r_t* all
 convey_t* convey_new_elastic(size_t item_bound, size_t max_bytes, size_t n_local,
                              const convey_alc8r_t* alloc, uint64_t options) {
   return cf::construct("convey_new_elastic", options, [&] {
+    check_n_local_hint(n_local);
+    check_item_bound("item_bound", item_bound);
     convoy::layout_request r;
     r.max_bytes = max_bytes;
     r.n_local = n_local;
@@ -106,6 +140,7 @@ convey_t* convey_new_simple(size_t capacity, const convey_alc8r_t* alloc,
                             const convey_mpp_a2a_t* a2a, uint64_t options) {
   return cf::construct("convey_new_simple", options, [&] {
     if (a2a) throw convoy::error("mpp_utilV4 all-to-all strategies are not supported: pass NULL");
+    check_capacity("capacity", capacity);
     return cf::make_simple(capacity, alloc, options);
   });
 }
@@ -129,6 +164,7 @@ convey_t* convey_new_tensor(size_t capacity, int order, size_t n_local, size_t n
 convey_t* convey_new_etensor(size_t buffer_bytes, size_t monster_bytes, int order, size_t n_local,
                              size_t n_buffers, const convey_alc8r_t* alloc, uint64_t options) {
   return cf::construct("convey_new_etensor", options, [&] {
+    check_item_bound("monster_bytes", monster_bytes);
     cf::engine_request r =
         request(cf::tensor_layout(buffer_bytes, order, n_local, n_buffers), options);
     r.elastic = true;

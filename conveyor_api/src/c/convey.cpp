@@ -11,6 +11,7 @@
 
 #include <convoy/aggregation/packing.hpp>
 #include <convoy/base/error.hpp>
+#include <convoy/version.h>
 #include <cstddef>
 #include <cstring>
 #include <exception>
@@ -24,7 +25,7 @@ using convoy::facade::to_convey;
 using convoy::termination::call;
 using convoy::termination::verdict;
 
-extern "C" const char convey_version[] = "0.5.0";
+extern "C" const char convey_version[] = CONVOY_VERSION_STRING;
 
 // ---- The view's layout is the engine's hot state (convoy/convey_view.h) ----
 namespace {

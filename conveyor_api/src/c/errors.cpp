@@ -1,8 +1,9 @@
 // Error codes and messages of the C façade: bale's codes (CAPI-2), the engine's codes
-// translated to them, and the once-per-code report.
+// translated to them, and the report of each code once per conveyor and job (CAPI-9).
 #include <cstdio>
 
 #include "facade.hpp"
+#include "reports.hpp"
 
 namespace convoy::facade {
 
@@ -41,6 +42,7 @@ int conveyor::panic(const char* where, int code, const char* detail) noexcept {
     suppressed |= std::uint64_t{1} << bit;
   }
   if (options & convey_opt_QUIET) return code;
+  if (!convoy::facade::claim_report(this, code)) return code;  // another PE printed it
   std::fprintf(stderr, "convey: %s on PE %lld: %s (%s conveyor, state %s)%s%s\n", where,
                static_cast<long long>(my_pe), convey_error_string(this, code), kind,
                convoy::termination::to_string(state.current()), detail ? ": " : "", detail ? detail : "");
@@ -50,8 +52,11 @@ int conveyor::panic(const char* where, int code, const char* detail) noexcept {
 
 extern "C" const char* convey_error_string(convey_t* c, int error) {
   (void)c;
-  if (error > 0) return "success";
   switch (error) {
+    case convey_OK:
+      return "success";
+    case convey_NEAR:
+      return "success (convey_NEAR: nothing more will arrive)";
     case 0:
       return "ordinary failure (convey_FAIL / convey_DONE)";
     case convey_error_STATE:
@@ -83,6 +88,6 @@ extern "C" const char* convey_error_string(convey_t* c, int error) {
     case convey_error_INTERNAL:
       return "internal error in the conveyor library";
     default:
-      return "unknown error code";
+      return "unknown error";
   }
 }

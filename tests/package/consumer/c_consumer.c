@@ -1,6 +1,6 @@
 /* A bale program in miniature, written only against the installed convey.h (and convoy's
  * convey_ext.h for the PE count): built by the package tests with
- * `cc $(pkg-config --cflags --libs convey)`, with `pkg-config --static`, and through
+ * `cc $(pkg-config --cflags --libs convey)`, with convey-static (libconvey.a), and through
  * find_package(convoy). It never calls MPI. Every PE sends item me * n + i to PE i % P;
  * each receiver checks source, content, FIFO per source and the count it must get.
  * Exit code 0 only if this PE saw exactly its items. */

@@ -1,0 +1,43 @@
+# Every program installed in PREFIX/bin runs from the prefix under a clean environment
+# (`env -i PATH=/usr/bin:/bin` and CLEAN_ENV, '|'-separated: what MPI needs to start as
+# root, the sanitizers' options): `--help` exits 0 and `--version` prints
+# "<program> VERSION". Every installed program and shared library has a RUNPATH relative
+# to itself ($ORIGIN) and none naming the build tree (BUILD_DIR).
+cmake_minimum_required(VERSION 3.25)
+string(REPLACE "|" ";" clean "${CLEAN_ENV}")
+set(run env -i PATH=/usr/bin:/bin ${clean})
+file(GLOB programs LIST_DIRECTORIES false ${PREFIX}/bin/*)
+file(GLOB_RECURSE libraries ${PREFIX}/lib*/*.so)
+if(NOT programs)
+  message(FATAL_ERROR "nothing installed in ${PREFIX}/bin")
+endif()
+set(failures "")
+foreach(file IN LISTS programs libraries)
+  execute_process(COMMAND readelf -d ${file} OUTPUT_VARIABLE dyn RESULT_VARIABLE rc)
+  if(rc)
+    continue()  # not ELF (a script)
+  endif()
+  if(NOT dyn MATCHES "\\((RUNPATH|RPATH)\\)[^\n]*\\$ORIGIN")
+    string(APPEND failures "${file}: no RUNPATH with $ORIGIN\n")
+  elseif(dyn MATCHES "${BUILD_DIR}")
+    string(APPEND failures "${file}: its RUNPATH names the build tree\n")
+  endif()
+endforeach()
+foreach(exe IN LISTS programs)
+  get_filename_component(name ${exe} NAME)
+  execute_process(COMMAND ${run} ${exe} --help RESULT_VARIABLE rc OUTPUT_VARIABLE out
+                  ERROR_VARIABLE err)
+  if(NOT rc STREQUAL "0" OR NOT out MATCHES "--version")
+    string(APPEND failures "${name} --help: exit ${rc}\n${out}${err}\n")
+  endif()
+  execute_process(COMMAND ${run} ${exe} --version RESULT_VARIABLE rc OUTPUT_VARIABLE out
+                  ERROR_VARIABLE err OUTPUT_STRIP_TRAILING_WHITESPACE)
+  if(NOT rc STREQUAL "0" OR NOT out STREQUAL "${name} ${VERSION}")
+    string(APPEND failures "${name} --version: exit ${rc}, '${out}' (expected '${name} ${VERSION}')\n${err}\n")
+  endif()
+endforeach()
+if(failures)
+  message(FATAL_ERROR "${failures}")
+endif()
+list(LENGTH programs n)
+message(STATUS "${n} programs start from ${PREFIX} with a clean environment")
