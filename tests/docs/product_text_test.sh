@@ -19,9 +19,10 @@ fi
 cd "$src"
 
 # One pattern per kind of hit (Perl syntax, case-insensitive unless marked).
-#   paper id     "seed 000", "Seed 004's", "Seed000", a seed file name "000_b14e3a2654c1bd2b.txt"
+#   paper id     the private id of a paper: the word for it followed by three digits (any case,
+#                with or without a blank), or its file name (three digits, "_", 16 hex digits, .txt)
 #   session      the word, except MPI's own sessions ("MPI session", MPI_Session_init)
-#   issue        "issue 11", "issue #3", "issue-12", "issues 2 and 3"
+#   issue        the word "issue" or "issues" followed by a number (with a blank, "#" or "-")
 #   path         /work/..., ../shared/..., shared/seeds, the unpublished convey-api.md
 #   dated entry  a heading or list item that carries a date ("### 2026-11-24: ...")
 git ls-files -z | SELF="$self" perl -0 -ne '
