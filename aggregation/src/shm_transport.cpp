@@ -62,7 +62,7 @@ std::byte* align_up(void* p) {
 // pool (AGG-70): the next serial, the number of kept windows and their serials.
 struct announcement {
   bool ok = false;
-  std::size_t capacity = 0;
+  std::size_t capacity_bytes = 0;
   int n_buffers = 0;
   std::vector<std::pair<int, int>> outs, ins;
   std::uint64_t next = 0;           // the serial its window pool would give a new window
@@ -235,7 +235,7 @@ void shm_transport::open(const link_layout& layout, std::vector<bool> serve_out,
     const int* p = all.data() + displs[static_cast<std::size_t>(r)];
     announcement& a = ann[static_cast<std::size_t>(r)];
     a.ok = p[0] != 0;
-    a.capacity = static_cast<std::size_t>(p[1]);
+    a.capacity_bytes = static_cast<std::size_t>(p[1]);
     a.n_buffers = p[2];
     p += 5;
     for (int i = 0; i < all[static_cast<std::size_t>(displs[static_cast<std::size_t>(r)]) + 3];
@@ -274,11 +274,11 @@ void shm_transport::open(const link_layout& layout, std::vector<bool> serve_out,
         throw convoy::error(text + ": the receiver does not serve it through shared memory");
       const announcement& a = ann[static_cast<std::size_t>(s)];
       const announcement& b = ann[static_cast<std::size_t>(r)];
-      if (a.capacity != b.capacity || a.n_buffers != b.n_buffers)
-        throw convoy::error(text + ": the ends disagree on capacity_bytes (" +
-                            std::to_string(a.capacity) + " vs " + std::to_string(b.capacity) +
-                            ") or n_buffers (" + std::to_string(a.n_buffers) + " vs " +
-                            std::to_string(b.n_buffers) + ")");
+      if (a.capacity_bytes != b.capacity_bytes || a.n_buffers != b.n_buffers)
+        throw convoy::error(
+            text + ": the ends disagree on capacity_bytes (" + std::to_string(a.capacity_bytes) +
+            " vs " + std::to_string(b.capacity_bytes) + ") or n_buffers (" +
+            std::to_string(a.n_buffers) + " vs " + std::to_string(b.n_buffers) + ")");
     }
   for (int r = 0; r < node_n; ++r)
     for (const auto& [stage, s] : ann[static_cast<std::size_t>(r)].ins)
@@ -302,7 +302,7 @@ void shm_transport::open(const link_layout& layout, std::vector<bool> serve_out,
     const announcement& a = ann[static_cast<std::size_t>(r)];
     if (!a.ins.empty())
       need[static_cast<std::size_t>(r)] =
-          static_cast<MPI_Aint>(a.ins.size() * ring_bytes(a.capacity, a.n_buffers) + line);
+          static_cast<MPI_Aint>(a.ins.size() * ring_bytes(a.capacity_bytes, a.n_buffers) + line);
     agreed_next = std::max(agreed_next, a.next);
   }
   {

@@ -16,6 +16,7 @@
 #include <stdint.h>
 
 #include "convey.h"
+#include "convoy/convey_view.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -43,12 +44,13 @@ biconvey_t* biconvey_new_tensor(size_t capacity, int order, size_t n_local, size
 int biconvey_begin(biconvey_t* b, size_t query_bytes, size_t reply_bytes,
                    void (*answer)(const void* query, void* reply, void* context), void* context);
 
-/** As convey_push() for a query. */
-int biconvey_push(biconvey_t* b, const void* query, int64_t pe);
+/** As convey_push() for a query (FAIL also while 8192 replies are outstanding). Inline
+ *  unless CONVOY_NO_INLINE, as convey_push(). */
+CONVOY_HOT_ int biconvey_push(biconvey_t* b, const void* query, int64_t pe);
 
 /** Copies the reply to the oldest unanswered-for query; OK, FAIL (not arrived yet) or
- *  negative. Replies come in push order. */
-int biconvey_pull(biconvey_t* b, void* reply);
+ *  negative. Replies come in push order. Inline unless CONVOY_NO_INLINE. */
+CONVOY_HOT_ int biconvey_pull(biconvey_t* b, void* reply);
 
 /** As convey_advance(): also answers incoming queries and collects replies. */
 int biconvey_advance(biconvey_t* b, bool done);
@@ -58,6 +60,72 @@ int biconvey_reset(biconvey_t* b);
 
 /** As convey_free(). */
 int biconvey_free(biconvey_t* b);
+
+/* ---- The inline calls (convoy/convey_view.h) ---- */
+
+/** The library's whole calls behind the inline ones, named by the view's version. */
+int convoy_v1_bipush(biconvey_t* b, const void* query, int64_t pe);
+int convoy_v1_bilane_full(biconvey_t* b, uint32_t lane);
+int convoy_v1_bipull(biconvey_t* b, void* reply);
+
+#if !defined(CONVOY_NO_INLINE) || defined(CONVOY_LIBCONVEY_SOURCE)
+static inline int convoy_bipush_inline_(biconvey_t* b, const void* query, int64_t pe) {
+  if (b && query) {
+    biconvey_view_t* const v = CONVOY_RCAST_(biconvey_head_t*, b)->view;
+    convey_view_t* const q = v->queries;
+    if (q && q->push_ok && CONVOY_SCAST_(uint64_t, pe) < q->n_pes && v->tail - v->head <= v->mask) {
+      const convey_hop_t h = q->hops[pe];
+      convey_lane_t* const l = q->lanes + h.lane;
+      const uint32_t used = l->used;
+      if (used <= l->limit) {
+        unsigned char* const p = l->buf + used;
+        const uint64_t tag = h.tag;
+        const uint32_t slot = CONVOY_SCAST_(uint32_t, v->tail & v->mask);
+        const uint32_t tag_bytes = l->tag_bytes;
+        const size_t n = v->query_bytes;
+        /* Bookkeeping before the copies, which may alias anything. */
+        const uint32_t next = used + l->record_bytes;
+        const int full = next > l->limit;
+        l->used = next;
+        ++l->items;
+        ++q->pushes;
+        v->filled[slot] = 0;
+        ++v->tail;
+        memcpy(p, &tag, sizeof tag);
+        memcpy(p + tag_bytes, &slot, sizeof slot);
+        convoy_copy_(p + tag_bytes + sizeof slot, query, n);
+        return full ? convoy_v1_bilane_full(b, h.lane) : convey_OK;
+      }
+    }
+  }
+  return convoy_v1_bipush(b, query, pe);
+}
+
+static inline int convoy_bipull_inline_(biconvey_t* b, void* reply) {
+  if (b && reply) {
+    biconvey_view_t* const v = CONVOY_RCAST_(biconvey_head_t*, b)->view;
+    if (v->head != v->tail) {
+      const uint64_t slot = v->head & v->mask;
+      if (v->filled[slot]) {
+        convoy_copy_(reply, v->ring + slot * v->reply_bytes, v->reply_bytes);
+        v->filled[slot] = 0;
+        ++v->head;
+        return convey_OK;
+      }
+    }
+  }
+  return convoy_v1_bipull(b, reply);
+}
+
+#if !defined(CONVOY_NO_INLINE) && !defined(CONVOY_LIBCONVEY_SOURCE)
+static inline int biconvey_push(biconvey_t* b, const void* query, int64_t pe) {
+  return convoy_bipush_inline_(b, query, pe);
+}
+static inline int biconvey_pull(biconvey_t* b, void* reply) {
+  return convoy_bipull_inline_(b, reply);
+}
+#endif
+#endif
 
 #ifdef __cplusplus
 }

@@ -18,7 +18,9 @@ conveyor_options steady(conveyor_options o) {
 }  // namespace
 
 untyped_biconveyor::untyped_biconveyor(MPI_Comm comm, const conveyor_options& options)
-    : queries_(comm, steady(options)), replies_(comm, steady(options)) {}
+    : queries_(comm, steady(options)), replies_(comm, steady(options)) {
+  refresh_hot();
+}
 
 untyped_biconveyor::untyped_biconveyor(untyped_conveyor queries, untyped_conveyor replies)
     : queries_(std::move(queries)), replies_(std::move(replies)) {
@@ -29,6 +31,23 @@ untyped_biconveyor::untyped_biconveyor(untyped_conveyor queries, untyped_conveyo
   if (queries_.current_state() != termination::state::dormant ||
       replies_.current_state() != termination::state::dormant)
     throw error("biconveyor: the conveyors must be DORMANT");
+  refresh_hot();
+}
+
+// The inline paths see the query engine (a dynamic conveyor's exists from begin to reset)
+// and the window's current storage.
+void untyped_biconveyor::refresh_hot() noexcept {
+  termination::conveyor_engine* const e = queries_.engine();
+  hot_.queries = e ? &e->hot() : nullptr;
+  hot_.mask = window - 1;
+  hot_.query_bytes = query_bytes_;
+  hot_.reply_bytes = reply_bytes_;
+  hot_.ring = ring_.data();
+  hot_.filled = filled_.data();
+}
+
+void untyped_biconveyor::lane_full(std::uint32_t lane) noexcept {
+  queries_.engine()->lane_full(lane);  // only the engine's hot state lets the inline push run
 }
 
 int untyped_biconveyor::begin(std::size_t query_bytes, std::size_t reply_bytes,
@@ -51,6 +70,7 @@ int untyped_biconveyor::begin(std::size_t query_bytes, std::size_t reply_bytes,
     return termination::error_alloc;
   }
   int rc = queries_.begin(k_slot + query_bytes);
+  refresh_hot();  // the window's new storage; a dynamic conveyor's engine
   if (rc < 0) return rc;
   rc = replies_.begin(k_slot + reply_bytes);
   if (rc < 0) {
@@ -59,40 +79,42 @@ int untyped_biconveyor::begin(std::size_t query_bytes, std::size_t reply_bytes,
     while (queries_.advance(true) > 0) {
     }
     queries_.reset();
+    refresh_hot();
     return rc;
   }
   query_bytes_ = query_bytes;
   reply_bytes_ = reply_bytes;
   answer_ = std::move(answer);
-  head_ = tail_ = 0;
+  hot_.head = hot_.tail = 0;
   pending_ = false;
+  refresh_hot();
   state_.begin();
   return 1;
 }
 
-int untyped_biconveyor::push(const void* query, int dest) noexcept {
+int untyped_biconveyor::push_slow(const void* query, int dest) noexcept {
   if (state_.check(termination::call::push) != termination::verdict::proceed)
     return termination::error_state;
   if (dest < 0 || dest >= n_ranks()) return termination::error_rank;
   if (!query) return termination::error_argument;
-  if (tail_ - head_ == window) return 0;
-  const auto slot = static_cast<std::uint32_t>(tail_ & (window - 1));
+  if (hot_.tail - hot_.head == window) return 0;
+  const auto slot = static_cast<std::uint32_t>(hot_.tail & (window - 1));
   std::memcpy(query_item_.data(), &slot, k_slot);
   std::memcpy(query_item_.data() + k_slot, query, query_bytes_);
   const int rc = queries_.push(query_item_.data(), dest);
   if (rc > 0) {
     filled_[slot] = 0;
-    ++tail_;
+    ++hot_.tail;
   }
   return rc;
 }
 
-int untyped_biconveyor::pull(void* reply) noexcept {
+int untyped_biconveyor::pull_slow(void* reply) noexcept {
   if (state_.check(termination::call::pull) == termination::verdict::illegal)
     return termination::error_state;
   if (!reply) return termination::error_argument;
-  if (head_ == tail_) return 0;
-  const std::uint64_t slot = head_ & (window - 1);
+  if (hot_.head == hot_.tail) return 0;
+  const std::uint64_t slot = hot_.head & (window - 1);
   if (!filled_[slot]) {
     const int rc = collect();
     if (rc < 0) return rc;
@@ -100,7 +122,7 @@ int untyped_biconveyor::pull(void* reply) noexcept {
   }
   std::memcpy(reply, ring_.data() + slot * reply_bytes_, reply_bytes_);
   filled_[slot] = 0;
-  ++head_;
+  ++hot_.head;
   return 1;
 }
 
@@ -157,7 +179,7 @@ int untyped_biconveyor::advance(bool done) {
   if (rc < 0) return rc;
   if (rr == termination::done || rr == termination::near) {
     // Never done while replies remain to be pulled.
-    const bool drained = rr == termination::done && head_ == tail_;
+    const bool drained = rr == termination::done && hot_.head == hot_.tail;
     return state_.after_advance(true, true, drained);  // CLEANUP or COMPLETE
   }
   return state_.after_advance(done, false, false);  // WORKING or ENDGAME
@@ -171,6 +193,7 @@ int untyped_biconveyor::reset() {
   int rc = replies_.reset();
   if (rc < 0) return rc;
   rc = queries_.reset();
+  refresh_hot();  // a dynamic query conveyor's engine goes at reset
   if (rc < 0) return rc;
   state_.reset();
   return 1;

@@ -42,7 +42,7 @@ conveyor_options layout_plan::options() const {
   conveyor_options o;
   if (kind == layout_kind::bulk) {  // one buffer per rank, no header (bulk_exchange)
     o.kind = conveyor_kind::bulk;
-    o.capacity_bytes = capacity;
+    o.capacity_bytes = payload_bytes;
     o.settings = settings;
     return o;
   }
@@ -52,7 +52,7 @@ conveyor_options layout_plan::options() const {
   } else {
     o.mesh = mesh;
   }
-  o.capacity_bytes = capacity + buffer_header_bytes;
+  o.capacity_bytes = payload_bytes + buffer_header_bytes;
   o.n_buffers = n_buffers;
   o.settings = settings;
   return o;
@@ -82,10 +82,10 @@ bool same_route(const route_extra& e, const layout_plan& t) noexcept {
 
 std::size_t model(const layout_plan& t, const layout_request& r, const metered_plan& m,
                   std::size_t n_ranks) {
-  if (t.kind == layout_kind::bulk) return bulk_memory_bytes(t.capacity, n_ranks);
+  if (t.kind == layout_kind::bulk) return bulk_memory_bytes(t.payload_bytes, n_ranks);
   std::size_t bytes = router::link_buffer_bytes(*m.plan, m.worst_rank,
-                                                t.capacity + buffer_header_bytes, t.n_buffers);
-  if (r.elastic && r.item_bound > t.capacity) bytes += 2 * r.item_bound;
+                                                t.payload_bytes + buffer_header_bytes, t.n_buffers);
+  if (r.elastic && r.item_bound > t.payload_bytes) bytes += 2 * r.item_bound;
   for (const route_extra& e : r.measured_extra)
     if (same_route(e, t)) bytes += e.bytes;
   return bytes;
@@ -104,7 +104,7 @@ std::vector<layout_plan> routes(const layout_request& r, const layout_inputs& in
     n = 1;
   }
   layout_plan base;
-  base.capacity = capacity;
+  base.payload_bytes = capacity;
   base.n_local = n;
   std::vector<layout_plan> out;
   if (in.settings.mesh) {
@@ -169,7 +169,7 @@ layout_plan choose_layout(const layout_request& r, const layout_inputs& in,
   const auto p = static_cast<std::size_t>(in.n_ranks);
   const bool bulk_ok = r.allow_bulk && !r.elastic;
   if (in.preferred && (bulk_ok || in.preferred->kind != layout_kind::bulk) &&
-      (r.capacity_cap == 0 || in.preferred->capacity <= r.capacity_cap)) {
+      (r.payload_cap == 0 || in.preferred->payload_bytes <= r.payload_cap)) {
     layout_plan t = *in.preferred;
     if (r.max_bytes == SIZE_MAX) return t;
     const metered_plan m = t.kind == layout_kind::bulk ? metered_plan{} : meter(t);
@@ -181,7 +181,7 @@ layout_plan choose_layout(const layout_request& r, const layout_inputs& in,
     capacity = in.engine_capacity_bytes > buffer_header_bytes
                    ? in.engine_capacity_bytes - buffer_header_bytes
                    : 1024;
-  if (r.capacity_cap && capacity > r.capacity_cap) capacity = r.capacity_cap;
+  if (r.payload_cap && capacity > r.payload_cap) capacity = r.payload_cap;
   std::string note;
   std::vector<layout_plan> candidates = routes(r, in, capacity, note);
   for (auto& t : candidates) t.note = note;
@@ -197,7 +197,7 @@ layout_plan choose_layout(const layout_request& r, const layout_inputs& in,
     for (int nb : {2, 1}) {
       for (std::size_t i = 0; i < candidates.size(); ++i) {
         layout_plan t = candidates[i];
-        t.capacity = cap;
+        t.payload_bytes = cap;
         t.n_buffers = nb;
         t.memory_bytes = model(t, r, metered[i], p);
         if (t.memory_bytes <= r.max_bytes) return t;
@@ -206,7 +206,7 @@ layout_plan choose_layout(const layout_request& r, const layout_inputs& in,
     if (bulk_ok && bulk_memory_bytes(cap, p) <= r.max_bytes) {
       layout_plan t;
       t.kind = layout_kind::bulk;
-      t.capacity = cap;
+      t.payload_bytes = cap;
       t.n_buffers = 1;
       t.memory_bytes = bulk_memory_bytes(cap, p);
       t.note = note;
@@ -263,10 +263,10 @@ layout_plan choose_and_build(MPI_Comm comm, const layout_request& request,
     else
       known->bytes += extra;  // t.memory_bytes held the estimate so far
     // The loopback buffers grow with the buffer size too: shrink in proportion.
-    r.capacity_cap =
-        static_cast<std::size_t>(static_cast<double>(t.capacity) * 0.9 *
+    r.payload_cap =
+        static_cast<std::size_t>(static_cast<double>(t.payload_bytes) * 0.9 *
                                  static_cast<double>(r.max_bytes) / static_cast<double>(worst));
-    if (r.capacity_cap < 32) break;
+    if (r.payload_cap < 32) break;
   }
   throw error("no conveyor fits in max_bytes = " + std::to_string(request.max_bytes) +
               " bytes per PE");

@@ -67,7 +67,7 @@ std::shared_ptr<const router::route_plan> make_plan(MPI_Comm comm, const conveyo
 termination::engine_options resolve_engine_options(const conveyor_options& o,
                                                    const base::settings& s) {
   termination::engine_options e;
-  e.capacity_bytes = o.capacity_bytes ? o.capacity_bytes : s.buffer_bytes_or_default();
+  e.capacity_bytes = o.capacity_bytes ? o.capacity_bytes : s.capacity_bytes_or_default();
   e.n_buffers = o.n_buffers ? o.n_buffers : s.n_buffers_or_default();
   e.steady = o.steady;
   e.steady_period = o.steady_period;
@@ -80,7 +80,7 @@ std::unique_ptr<bulk_engine> make_bulk_engine(MPI_Comm comm, const conveyor_opti
   if (o.elastic) throw error("conveyor: the bulk kind carries rigid items only (elastic is set)");
   if (o.make_transport) throw error("conveyor: the bulk kind has no transport to replace");
   // Every rank's buffers must have one size (MPI_Alltoallv counts); rank 0's wins.
-  unsigned long long capacity = o.capacity_bytes ? o.capacity_bytes : s.buffer_bytes_or_default();
+  unsigned long long capacity = o.capacity_bytes ? o.capacity_bytes : s.capacity_bytes_or_default();
   CONVOY_MPI_CHECK(MPI_Bcast(&capacity, 1, MPI_UNSIGNED_LONG_LONG, 0, comm));
   aggregation::bulk_exchange::options x;
   x.capacity_bytes = static_cast<std::size_t>(capacity);

@@ -100,7 +100,7 @@ TEST(SettingsMpi, TuningFileIsReadOnRankZeroOnly) {  // BASE-7, BASE-6
     base::settings s;
     ASSERT_NO_THROW(s = base::settings::from_env(MPI_COMM_WORLD));
     EXPECT_EQ(s.tuning.path, tune_path);
-    EXPECT_EQ(s.buffer_bytes_or_default(), 1024u);
+    EXPECT_EQ(s.capacity_bytes_or_default(), 1024u);
     EXPECT_EQ(s.n_buffers_or_default(), 8);
     EXPECT_EQ(s.tuning.kind(), "tensor3");
     EXPECT_TRUE(same_everywhere(s.describe())) << s.describe();
@@ -203,7 +203,7 @@ TEST(SettingsMpi, RankZeroEnvironmentWinsAndEveryVariableTravels) {  // BASE-6
   ASSERT_NO_THROW(s = base::settings::from_env(MPI_COMM_WORLD));
   EXPECT_EQ(s.mesh, "node,core");
   EXPECT_EQ(s.emulate_map, base::placement::cyclic);
-  EXPECT_EQ(s.buffer_bytes, 4096u);
+  EXPECT_EQ(s.capacity_bytes, 4096u);
   EXPECT_EQ(s.transport_or_auto(), base::transport_kind::shm_zero_copy);
   EXPECT_EQ(s.convey_nlocal, 2);
   EXPECT_EQ(s.tune_file, std::nullopt);

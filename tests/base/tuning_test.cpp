@@ -92,20 +92,20 @@ TEST(Tuning, BadValuesNameFileLineKeyAndValue) {  // BASE-8
 
 TEST(Settings, PrecedenceEnvironmentThenTuningThenDefault) {  // BASE-5
   base::settings s = base::settings::from_values({});
-  EXPECT_EQ(s.buffer_bytes_or_default(), base::default_buffer_bytes);
+  EXPECT_EQ(s.capacity_bytes_or_default(), base::default_buffer_bytes);
   EXPECT_EQ(s.n_buffers_or_default(), base::default_n_buffers);
   EXPECT_EQ(s.mesh_text(), "auto");
   s.tuning = base::tuning::parse("t.conf", "capacity_bytes=1Ki\nn_buffers=8\nmesh=node,core\n");
-  EXPECT_EQ(s.buffer_bytes_or_default(), 1024u);
+  EXPECT_EQ(s.capacity_bytes_or_default(), 1024u);
   EXPECT_EQ(s.n_buffers_or_default(), 8);
   EXPECT_EQ(s.mesh_text(), "node,core");
   EXPECT_EQ(s.mesh_or_auto(), base::mesh_spec::of_levels({base::level::node, base::level::core}));
   const auto env = base::settings::from_values(
       {{"CONVOY_BUFFER_BYTES", "2Ki"}, {"CONVOY_N_BUFFERS", "4"}, {"CONVOY_MESH", "2x1"}});
-  s.buffer_bytes = env.buffer_bytes;
+  s.capacity_bytes = env.capacity_bytes;
   s.n_buffers = env.n_buffers;
   s.mesh = env.mesh;
-  EXPECT_EQ(s.buffer_bytes_or_default(), 2048u);
+  EXPECT_EQ(s.capacity_bytes_or_default(), 2048u);
   EXPECT_EQ(s.n_buffers_or_default(), 4);
   EXPECT_EQ(s.mesh_text(), "2x1");
 }

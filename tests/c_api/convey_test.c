@@ -561,6 +561,9 @@ static void answer(const void* query, void* reply, void* context) {
   }
 }
 
+/* biconvey.h: replies outstanding per PE at most. */
+enum { k_bi_window = 8192 };
+
 static void scenario_bigather(const spec_t* s) {
   biconvey_t* b = make_bi(s);
   const int64_t P = g_pes, m = 40;
@@ -570,7 +573,7 @@ static void scenario_bigather(const spec_t* s) {
   struct bictx ctx;
   long iters, round;
   int64_t i, j;
-  int rc;
+  int rc, lazy, saw_full;
   H_CHECK(b != NULL, "biconveyor %s failed", s->kind);
   if (!b) goto out;
   ctx.me = h_me;
@@ -592,6 +595,8 @@ static void scenario_bigather(const spec_t* s) {
                 convey_OK);
     i = j = 0;
     iters = 0;
+    lazy = round == 1 && n > k_bi_window;
+    saw_full = 0;
     if (round == 0) {
       H_EXPECT_RC(biconvey_begin(b, 8, 8, answer, &ctx), convey_error_STATE);
       H_EXPECT_RC(biconvey_push(b, reply, -1), convey_error_RANGE);
@@ -608,6 +613,15 @@ static void scenario_bigather(const spec_t* s) {
         const int64_t local = query[i] / P;
         if (biconvey_push(b, &local, query[i] % P) != convey_OK) break;
       }
+      /* The reorder window: never more than 8192 replies outstanding; a push into a full
+         window fails. The second round of a long run pulls only when it must. */
+      H_CHECK(i - j <= k_bi_window, "%lld replies outstanding", (long long)(i - j));
+      if (i - j == k_bi_window && i < n) {
+        const int64_t local = query[i] / P;
+        saw_full = 1;
+        H_EXPECT_RC(biconvey_push(b, &local, query[i] % P), convey_FAIL);
+      }
+      if (lazy && i < n && i - j < k_bi_window) continue;
       while (biconvey_pull(b, reply) == convey_OK) {
         H_CHECK(j < n, "more replies than queries");
         if (j < n) {
@@ -624,6 +638,7 @@ static void scenario_bigather(const spec_t* s) {
     }
     H_CHECK(i == n && j == n, "bigather pushed %lld pulled %lld of %ld", (long long)i, (long long)j,
             n);
+    H_CHECK(!lazy || saw_full, "the reorder window never filled");
     H_EXPECT_RC(biconvey_pull(b, reply), convey_FAIL);
     H_EXPECT_RC(biconvey_reset(b), convey_OK);
   }

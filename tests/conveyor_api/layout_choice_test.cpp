@@ -55,7 +55,7 @@ TEST(LayoutChoice, PreferredRoutes) {
     EXPECT_EQ(t.kind, layout_kind::tensor);
     EXPECT_EQ(t.order, 1);
     EXPECT_EQ(t.n_local, 1u);
-    EXPECT_EQ(t.capacity, 16384u - convoy::buffer_header_bytes);
+    EXPECT_EQ(t.payload_bytes, 16384u - convoy::buffer_header_bytes);
     EXPECT_EQ(t.n_buffers, 2);
     EXPECT_EQ(t.memory_bytes, 0u);  // nothing metered without a limit
   }
@@ -65,7 +65,7 @@ TEST(LayoutChoice, PreferredRoutes) {
     EXPECT_EQ(t.kind, layout_kind::tensor);
     EXPECT_EQ(t.order, 2);
     EXPECT_EQ(t.n_local, 4u);
-    EXPECT_EQ(t.capacity, 16384u - convoy::buffer_header_bytes);
+    EXPECT_EQ(t.payload_bytes, 16384u - convoy::buffer_header_bytes);
     EXPECT_EQ(t.n_buffers, 2);
     EXPECT_EQ(t.memory_bytes, 0u);  // nothing metered without a limit
   }
@@ -94,7 +94,7 @@ TEST(LayoutChoice, Settings) {
                       convoy::machine_meter(m));
     EXPECT_EQ(t.n_local, 2u);
     EXPECT_EQ(t.order, 3);  // (12 / 2^2)^2 = 9 >= 2
-    EXPECT_EQ(t.capacity, 1000u);
+    EXPECT_EQ(t.payload_bytes, 1000u);
   }
   {
     const layout_plan t =
@@ -127,9 +127,9 @@ TEST(LayoutChoice, MemoryLimitIsHard) {
       const auto mp = meter(t);
       EXPECT_EQ(t.memory_bytes, convoy::router::link_buffer_bytes(
                                     *mp.plan, mp.worst_rank,
-                                    t.capacity + convoy::buffer_header_bytes, t.n_buffers));
+                                    t.payload_bytes + convoy::buffer_header_bytes, t.n_buffers));
     } else {
-      EXPECT_EQ(t.memory_bytes, convoy::bulk_memory_bytes(t.capacity, 16));
+      EXPECT_EQ(t.memory_bytes, convoy::bulk_memory_bytes(t.payload_bytes, 16));
     }
   }
   layout_request r;
@@ -153,7 +153,7 @@ TEST(LayoutChoice, MeasuredExtraJoinsTheModel) {
   other.measured_extra.push_back({layout_kind::tensor, 1, 1, "", r.max_bytes});
   const layout_plan same = choose_layout(other, inputs(m), meter);
   EXPECT_EQ(same.order, first.order);
-  EXPECT_EQ(same.capacity, first.capacity);
+  EXPECT_EQ(same.payload_bytes, first.payload_bytes);
   EXPECT_EQ(same.memory_bytes, first.memory_bytes);
 
   layout_request some = r;  // a modest extra on the chosen route: counted in its model
@@ -164,8 +164,8 @@ TEST(LayoutChoice, MeasuredExtraJoinsTheModel) {
     const auto mp = meter(counted);
     EXPECT_EQ(counted.memory_bytes,
               5000 + convoy::router::link_buffer_bytes(
-                         *mp.plan, mp.worst_rank, counted.capacity + convoy::buffer_header_bytes,
-                         counted.n_buffers));
+                         *mp.plan, mp.worst_rank,
+                         counted.payload_bytes + convoy::buffer_header_bytes, counted.n_buffers));
   }
 
   layout_request full = r;  // the chosen route's extra alone fills the limit: another route
@@ -192,7 +192,7 @@ TEST(LayoutChoice, Elastic) {
   EXPECT_THROW((void)choose_layout(r, inputs(m), meter), convoy::error);
 }
 
-// API-8: with a tight limit the bulk kind may win; capacity_cap bounds the buffers.
+// API-8: with a tight limit the bulk kind may win; payload_cap bounds the buffers.
 TEST(LayoutChoice, BulkAndCap) {
   const auto m = nodes({1, 1, 1, 1});
   const auto meter = convoy::machine_meter(m);
@@ -201,8 +201,8 @@ TEST(LayoutChoice, BulkAndCap) {
   const layout_plan t = choose_layout(r, inputs(m), meter);
   EXPECT_LE(t.memory_bytes, r.max_bytes);
   r = {};
-  r.capacity_cap = 500;
-  EXPECT_EQ(choose_layout(r, inputs(m), meter).capacity, 500u);
+  r.payload_cap = 500;
+  EXPECT_EQ(choose_layout(r, inputs(m), meter).payload_bytes, 500u);
 }
 
 // API-9: a preferred layout (a tuning-file entry) is taken when it fits, else ignored.
@@ -214,7 +214,7 @@ TEST(LayoutChoice, PreferredEntry) {
   pref.kind = layout_kind::tensor;
   pref.order = 2;  // not the ordinary choice at P 8 (order 1)
   pref.n_local = 4;
-  pref.capacity = 4096;
+  pref.payload_bytes = 4096;
   pref.n_buffers = 4;
   in.preferred = pref;
   EXPECT_EQ(choose_layout({}, in, meter).order, 2);  // no limit: taken as is
@@ -223,12 +223,12 @@ TEST(LayoutChoice, PreferredEntry) {
   r.max_bytes = 1000000;
   const layout_plan fits = choose_layout(r, in, meter);
   EXPECT_EQ(fits.order, 2);
-  EXPECT_EQ(fits.capacity, 4096u);
+  EXPECT_EQ(fits.payload_bytes, 4096u);
   EXPECT_LE(fits.memory_bytes, r.max_bytes);
   r.max_bytes = 20000;  // 8 links x 4 x 4112 bytes do not fit: the ordinary choice
   const layout_plan other = choose_layout(r, in, meter);
   EXPECT_LE(other.memory_bytes, r.max_bytes);
-  EXPECT_NE(other.capacity, 4096u);
+  EXPECT_NE(other.payload_bytes, 4096u);
   r = {};
   r.elastic = true;
   pref.kind = layout_kind::bulk;  // never for elastic items

@@ -129,7 +129,7 @@ TEST(UntypedConveyor, SettingsResolvedOncePerConstruction) {
   ::unsetenv("CONVOY_BUFFER_BYTES");
 
   auto given = std::make_shared<convoy::base::settings>();
-  given->buffer_bytes = 4096;
+  given->capacity_bytes = 4096;
   o.settings = given;
   o.dynamic = false;
   untyped_conveyor d(MPI_COMM_WORLD, o);
@@ -271,7 +271,7 @@ TEST(UntypedConveyor, ChooseLayoutOnASubcommunicator) {
     r.n_local = 1;
     convoy::layout_plan t;
     EXPECT_NO_THROW(t = convoy::choose_layout(part, r));
-    EXPECT_GT(t.capacity, 0u);
+    EXPECT_GT(t.payload_bytes, 0u);
   }
   MPI_Comm_free(&part);
   MPI_Barrier(MPI_COMM_WORLD);

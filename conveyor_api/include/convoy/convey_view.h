@@ -20,6 +20,12 @@
  * `stride`, sets `pulled` and counts the pull. Everything else goes to the library's
  * convoy_v1_* functions, which do the whole call with every check and code.
  *
+ * biconvey.h's inline `biconvey_push` may proceed when the window has room
+ * (`tail - head <= mask`) and the query conveyor's view allows a push as above: the record
+ * is the tag store, the 4-byte slot `tail & mask`, then the query; it clears `filled[slot]`
+ * and moves `tail`. Its inline `biconvey_pull` may proceed while `head != tail` and
+ * `filled[head & mask]`: it copies the reply, clears the mark and moves `head`.
+ *
  * The slow-path functions carry the view's version in their names, so a program compiled
  * against another version of this layout fails to link instead of misreading it.
  */
@@ -80,6 +86,26 @@ typedef struct convey_head {
   convey_view_t* view;
   size_t align_mask; /**< apull's alignment (set by begin) minus one */
 } convey_head_t;
+
+/** A biconveyor's inline state (convoy::biconveyor_hot): the query conveyor's view and
+ *  the reorder window. A query takes slot `tail & mask` and travels as an item of
+ *  4 + query_bytes bytes, the slot first; its reply arrives at `ring + slot * reply_bytes`
+ *  and sets `filled[slot]`. */
+typedef struct biconvey_view {
+  convey_view_t* queries; /**< NULL while the query conveyor has no engine */
+  uint64_t head;          /**< next reply to pull */
+  uint64_t tail;          /**< next query's slot */
+  uint64_t mask;          /**< window slots - 1 */
+  size_t query_bytes;
+  size_t reply_bytes;
+  unsigned char* ring;
+  unsigned char* filled;
+} biconvey_view_t;
+
+/** The first bytes of every biconvey_t. */
+typedef struct biconvey_head {
+  biconvey_view_t* view;
+} biconvey_head_t;
 
 #ifdef __cplusplus
 }

@@ -5,10 +5,12 @@
 
 #include <convoy/base/error.hpp>
 #include <convoy/conveyor_api/biconveyor.hpp>
+#include <cstddef>
 #include <cstdio>
 #include <memory>
 #include <new>
 #include <optional>
+#include <type_traits>
 #include <utility>
 
 #include "construct.hpp"
@@ -21,8 +23,13 @@ using convoy::untyped_conveyor;
 using convoy::facade::state;
 
 struct biconveyor {
-  biconveyor(convoy::untyped_biconveyor c, std::uint64_t o) : core(std::move(c)), options(o) {}
+  biconveyor(convoy::untyped_biconveyor c, std::uint64_t o) : core(std::move(c)), options(o) {
+    // The core's hot state is the view (the static_asserts below); biconvey.h reads it
+    // through biconvey_view_t. Its address never changes: the core lives here.
+    head.view = reinterpret_cast<biconvey_view_t*>(&core.hot());
+  }
 
+  biconvey_head_t head{};  // first: what biconvey.h's inline calls read
   convoy::untyped_biconveyor core;
   std::uint64_t options;
   std::uint64_t suppressed = 0;
@@ -42,6 +49,26 @@ struct biconveyor {
     return panic(where, cf::to_convey(engine_code));
   }
 };
+
+// ---- The view's layout is the core's hot state (convoy/convey_view.h) ----
+namespace {
+using convoy::biconveyor_hot;
+static_assert(std::is_standard_layout_v<biconveyor_hot> &&
+              sizeof(biconvey_view_t) == sizeof(biconveyor_hot));
+CONVOY_SAME_FIELD(biconvey_view_t, biconveyor_hot, queries, queries);
+CONVOY_SAME_FIELD(biconvey_view_t, biconveyor_hot, head, head);
+CONVOY_SAME_FIELD(biconvey_view_t, biconveyor_hot, tail, tail);
+CONVOY_SAME_FIELD(biconvey_view_t, biconveyor_hot, mask, mask);
+CONVOY_SAME_FIELD(biconvey_view_t, biconveyor_hot, query_bytes, query_bytes);
+CONVOY_SAME_FIELD(biconvey_view_t, biconveyor_hot, reply_bytes, reply_bytes);
+CONVOY_SAME_FIELD(biconvey_view_t, biconveyor_hot, ring, ring);
+CONVOY_SAME_FIELD(biconvey_view_t, biconveyor_hot, filled, filled);
+}  // namespace
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Winvalid-offsetof"
+static_assert(offsetof(biconveyor, head) == 0,
+              "biconvey.h reads a biconvey_head_t at a biconvey_t's start");
+#pragma GCC diagnostic pop
 
 namespace {
 
@@ -99,7 +126,7 @@ biconvey_t* biconvey_new_simple(size_t capacity, const convey_alc8r_t* alloc,
     if (capacity == 0) throw convoy::error("capacity must be positive");
     layout_plan t;
     t.kind = convoy::layout_kind::bulk;
-    t.capacity = capacity;
+    t.payload_bytes = capacity;
     return make_core(t, alloc, options);
   });
 }
@@ -129,13 +156,24 @@ int biconvey_begin(biconvey_t* b, size_t query_bytes, size_t reply_bytes,
 }
 
 int biconvey_push(biconvey_t* b, const void* query, int64_t pe) {
+  return convoy_bipush_inline_(b, query, pe);
+}
+
+int convoy_v1_bilane_full(biconvey_t* b, uint32_t lane) {
+  b->core.lane_full(lane);
+  return convey_OK;
+}
+
+int convoy_v1_bipush(biconvey_t* b, const void* query, int64_t pe) {
   if (!b) return convey_error_NULL;
   const int n = b->core.n_ranks();
   const int rc = b->core.push(query, pe < 0 || pe >= n ? -1 : static_cast<int>(pe));
   return rc < 0 ? b->translate("biconvey_push", rc) : rc;
 }
 
-int biconvey_pull(biconvey_t* b, void* reply) {
+int biconvey_pull(biconvey_t* b, void* reply) { return convoy_bipull_inline_(b, reply); }
+
+int convoy_v1_bipull(biconvey_t* b, void* reply) {
   if (!b) return convey_error_NULL;
   const int rc = b->core.pull(reply);
   return rc < 0 ? b->translate("biconvey_pull", rc) : rc;

@@ -63,7 +63,7 @@ layout_plan cf::tensor_layout(std::size_t capacity, int order, std::size_t n_loc
   t.kind = layout_kind::tensor;
   t.order = order;
   t.n_local = order == 1 ? 1 : n_local;
-  t.capacity = capacity;
+  t.payload_bytes = capacity;
   t.n_buffers = static_cast<int>(n_buffers);
   return t;
 }
@@ -92,7 +92,7 @@ convey_t* build_chosen(const convoy::layout_request& lr, const convey_alc8r_t* a
   cf::choose(lr, options, [&](const layout_plan& candidate) {
     kept.reset();  // the previous attempt's buffers go back first
     if (candidate.kind == layout_kind::bulk) {
-      kept.reset(cf::make_simple(candidate.capacity, alloc, options));
+      kept.reset(cf::make_simple(candidate.payload_bytes, alloc, options));
     } else {
       cf::engine_request r = request(candidate, options);
       r.elastic = lr.elastic;

@@ -8,10 +8,10 @@
 // inline code for objects compiled against another convey.h (CAPI-3).
 #include <convey.h>
 #include <convoy/convey_ext.h>
+#include <convoy/version.h>
 
 #include <convoy/aggregation/packing.hpp>
 #include <convoy/base/error.hpp>
-#include <convoy/version.h>
 #include <cstddef>
 #include <cstring>
 #include <exception>
@@ -31,11 +31,6 @@ extern "C" const char convey_version[] = CONVOY_VERSION_STRING;
 namespace {
 namespace agg = convoy::aggregation;
 namespace term = convoy::termination;
-template <class T>
-constexpr std::size_t size_of = sizeof(T);
-#define CONVOY_SAME_FIELD(C, Cpp, cf, cppf)               \
-  static_assert(offsetof(C, cf) == offsetof(Cpp, cppf) && \
-                size_of<decltype(C::cf)> == size_of<decltype(Cpp::cppf)>)
 static_assert(std::is_standard_layout_v<agg::send_lane> &&
               sizeof(convey_lane_t) == sizeof(agg::send_lane));
 CONVOY_SAME_FIELD(convey_lane_t, agg::send_lane, buf, buf);
@@ -66,7 +61,6 @@ CONVOY_SAME_FIELD(convey_view_t, term::hot_state, hops, first_hops);
 CONVOY_SAME_FIELD(convey_view_t, term::hot_state, window, window);
 CONVOY_SAME_FIELD(convey_view_t, term::hot_state, pushes, pushes);
 CONVOY_SAME_FIELD(convey_view_t, term::hot_state, pulls, pulls);
-#undef CONVOY_SAME_FIELD
 }  // namespace
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Winvalid-offsetof"
@@ -413,7 +407,7 @@ int64_t convey_statistic(convey_t* c, int which) {
 const char* convoy_convey_kind(convey_t* c) { return c ? c->kind : ""; }
 int convoy_convey_order(convey_t* c) { return c ? c->order : 0; }
 size_t convoy_convey_n_local(convey_t* c) { return c ? c->n_local : 0; }
-size_t convoy_convey_buffer_bytes(convey_t* c) { return c ? c->buffer_bytes : 0; }
+size_t convoy_convey_buffer_bytes(convey_t* c) { return c ? c->payload_bytes : 0; }
 size_t convoy_convey_memory_bytes(convey_t* c) { return c ? c->ops->memory_bytes_() : 0; }
 size_t convoy_convey_max_memory_bytes(convey_t* c) { return c ? c->ops->max_memory_bytes_() : 0; }
 int64_t convoy_convey_n_pes(convey_t* c) { return c ? c->n_pes : 0; }

@@ -32,11 +32,11 @@ class elastic_conveyor final : public kind {
     c.core = untyped_conveyor(MPI_COMM_WORLD, engine_options_for(r, alloc, opts));
     c.order = r.layout.kind == layout_kind::mesh ? c.core.plan()->max_hops() : r.layout.order;
     c.n_local = r.layout.kind == layout_kind::tensor && r.layout.order >= 2 ? r.layout.n_local : 1;
-    c.buffer_bytes = r.layout.capacity;
+    c.payload_bytes = r.layout.payload_bytes;
     c.features |= convey_ELASTIC | convey_STEADY;
     const std::size_t max_item = c.core.max_item_bytes();
     if (max_item < 26)
-      throw error("buffer_bytes " + std::to_string(r.layout.capacity) +
+      throw error("buffer_bytes " + std::to_string(r.layout.payload_bytes) +
                   " is too small for elastic items (a buffer must hold a 25-byte ticket)");
     small_max_ = max_item - 1;
     c.small_max = small_max_;

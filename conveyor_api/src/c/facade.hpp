@@ -27,6 +27,20 @@
 #include <string>
 #include <utility>
 
+/// The published views (convoy/convey_view.h) are C++ structs read through C declarations:
+/// a view field `cf` of C struct `C` must have the offset and size of field `cppf` of `Cpp`.
+#define CONVOY_SAME_FIELD(C, Cpp, cf, cppf)                             \
+  static_assert(offsetof(C, cf) == offsetof(Cpp, cppf) &&               \
+                    ::convoy::facade::size_of<decltype(C::cf)> ==       \
+                        ::convoy::facade::size_of<decltype(Cpp::cppf)>, \
+                #C "::" #cf " is not " #Cpp "::" #cppf)
+
+namespace convoy::facade {
+/// sizeof for CONVOY_SAME_FIELD (a template, so that no sizeof of a pointer is spelled).
+template <class T>
+inline constexpr std::size_t size_of = sizeof(T);
+}  // namespace convoy::facade
+
 namespace convoy::facade {
 
 using termination::state;
@@ -164,8 +178,8 @@ struct conveyor {
   std::int64_t my_pe = 0;
   int order = 1;
   std::size_t n_local = 1;
-  std::size_t buffer_bytes = 0;
-  std::uint64_t suppressed = 0;  ///< bit k: code -k already printed
+  std::size_t payload_bytes = 0;  ///< bale's capacity (convoy_convey_buffer_bytes)
+  std::uint64_t suppressed = 0;   ///< bit k: code -k already printed
 };
 
 namespace convoy::facade {

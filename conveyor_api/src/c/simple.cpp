@@ -22,7 +22,7 @@ class simple_conveyor final : public kind {
     if (capacity == 0) throw error("capacity must be positive");
     engine_request r;
     r.layout.kind = layout_kind::bulk;
-    r.layout.capacity = capacity;
+    r.layout.payload_bytes = capacity;
     r.steady = (opts & convey_opt_PROGRESS) != 0;
     conveyor_options o = engine_options_for(r, alloc, opts);  // + DYNAMIC, the allocator
     if (opts & convey_opt_COMPRESS) {
@@ -33,7 +33,7 @@ class simple_conveyor final : public kind {
     c.core = untyped_conveyor(MPI_COMM_WORLD, std::move(o));
     c.order = 1;
     c.n_local = 1;
-    c.buffer_bytes = capacity;
+    c.payload_bytes = capacity;
     c.scratch = make_aligned(std::max<std::size_t>(capacity, 64));
   }
 

@@ -29,7 +29,7 @@ class streaming_conveyor final : public kind {
     if (!c.core.engine()) thrifty_ = nullptr;  // DYNAMIC: the validating engine is gone
     c.order = r.layout.kind == layout_kind::mesh ? c.core.plan()->max_hops() : r.layout.order;
     c.n_local = r.layout.kind == layout_kind::tensor && r.layout.order >= 2 ? r.layout.n_local : 1;
-    c.buffer_bytes = r.layout.capacity;
+    c.payload_bytes = r.layout.payload_bytes;
     if (c.core.engine_options().steady) c.features |= convey_STEADY;
     if ((opts & convey_opt_COMPRESS) && !thrifty_mode_ && (opts & convey_opt_ALERT) && c.my_pe == 0)
       print_once(std::string("warning: ") + c.kind +

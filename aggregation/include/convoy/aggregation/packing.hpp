@@ -25,9 +25,9 @@ inline constexpr std::size_t size_field_bytes = 4;
 /// more than the rest of a push of an 8-byte item.
 inline void copy_item(void* to, const void* from, std::size_t n) noexcept {
 #if defined(__GNUC__)
-  // Hides the source object from GCC's bounds analysis, which otherwise warns about the
-  // branches of larger sizes when this is inlined for a smaller item.
-  asm("" : "+r"(from));
+  // Hides both ends from GCC's bounds analysis, which otherwise warns about the branches
+  // of larger sizes when this is inlined for a smaller item.
+  asm("" : "+r"(to), "+r"(from));
 #endif
   if (n == 8) [[likely]] {  // the common size: a compare, not an indirect jump
     std::memcpy(to, from, 8);

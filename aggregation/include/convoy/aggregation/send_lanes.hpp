@@ -11,6 +11,7 @@
 #include <convoy/aggregation/transport.hpp>
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <memory>
 #include <vector>
 
@@ -43,6 +44,19 @@ struct send_lane {
       std::memcpy(p + tag_bytes, payload, N);
     else
       copy_item(p + tag_bytes, payload, n);
+    return full;
+  }
+  /// As put_rigid() for a payload of a 4-byte `slot` followed by `n` bytes from `payload`
+  /// (the lane's record_bytes count both): a biconveyor's query and its reorder slot.
+  bool put_slotted(std::uint64_t tag, std::uint32_t slot, const void* payload,
+                   std::size_t n) noexcept {
+    std::byte* p = buf + used;
+    used += record_bytes;
+    ++items;
+    const bool full = used > limit;
+    std::memcpy(p, &tag, sizeof tag);
+    std::memcpy(p + tag_bytes, &slot, sizeof slot);
+    copy_item(p + tag_bytes + sizeof slot, payload, n);
     return full;
   }
 };

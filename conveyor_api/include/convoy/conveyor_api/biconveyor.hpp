@@ -20,6 +20,8 @@
 ///   b.reset();
 #include <mpi.h>
 
+#include <convoy/aggregation/packing.hpp>
+#include <convoy/aggregation/send_lanes.hpp>
 #include <convoy/base/error.hpp>
 #include <convoy/conveyor_api/options.hpp>
 #include <convoy/conveyor_api/untyped_conveyor.hpp>
@@ -35,6 +37,24 @@
 #include <vector>
 
 namespace convoy {
+
+/// What untyped_biconveyor's inline push() and pull() read and write: the query engine's
+/// hot state and the reorder window. Its layout is published: <convoy/convey_view.h>
+/// declares the same bytes as `biconvey_view_t`, which biconvey.h's inline
+/// `biconvey_push` and `biconvey_pull` use (offsets checked when libconvey is compiled).
+///
+/// A query occupies slot `tail & mask` of the window: it travels as a rigid item of
+/// 4 + query_bytes bytes, the slot first, and its reply comes back into `ring` at that slot,
+/// where `filled[slot]` marks it arrived. A push may proceed while `tail - head <= mask`.
+struct biconveyor_hot {
+  termination::hot_state* queries = nullptr;  ///< the query engine's; null without an engine
+  std::uint64_t head = 0;                     ///< next reply to pull
+  std::uint64_t tail = 0;                     ///< next query's slot
+  std::uint64_t mask = 0;                     ///< window slots - 1
+  std::size_t query_bytes = 0, reply_bytes = 0;
+  std::byte* ring = nullptr;        ///< [slot][reply_bytes]
+  unsigned char* filled = nullptr;  ///< per slot: its reply has arrived
+};
 
 /// Answers one query of query_bytes: writes reply_bytes to `reply`. `from` is the rank that
 /// pushed the query. Called inside advance(), once per query.
@@ -62,10 +82,45 @@ class untyped_biconveyor {
   int begin(std::size_t query_bytes, std::size_t reply_bytes, answer_function answer);
   /// Sends query_bytes from `query` to rank `dest`. Returns 1, 0 (window or path full:
   /// advance, pull, retry), error_state (not WORKING), error_rank, error_argument (null).
-  [[nodiscard]] int push(const void* query, int dest) noexcept;
+  /// Inline: the slot and the query go straight into the lane toward the first hop.
+  [[nodiscard]] int push(const void* query, int dest) noexcept {
+    termination::hot_state* const q = hot_.queries;
+    if (q && q->push_ok && static_cast<unsigned>(dest) < q->n_ranks && query &&
+        hot_.tail - hot_.head <= hot_.mask) [[likely]] {
+      const router::first_hop h = q->first_hops[static_cast<std::size_t>(dest)];
+      aggregation::send_lane& lane = q->lanes[h.out_link];
+      if (lane.used <= lane.limit) [[likely]] {
+        const auto slot = static_cast<std::uint32_t>(hot_.tail & hot_.mask);
+        hot_.filled[slot] = 0;
+        ++hot_.tail;
+        ++q->pushes;
+        if (lane.put_slotted(h.tag, slot, query, hot_.query_bytes)) [[unlikely]]
+          lane_full(h.out_link);
+        return 1;
+      }
+    }
+    return push_slow(query, dest);
+  }
   /// Copies the reply to the oldest query not yet answered here to `reply`. Returns 1, 0
   /// (not arrived yet, or none outstanding), error_state (DORMANT), error_argument (null).
-  [[nodiscard]] int pull(void* reply) noexcept;
+  /// Inline while that reply is in the window (then the biconveyor is not DORMANT).
+  [[nodiscard]] int pull(void* reply) noexcept {
+    if (hot_.head != hot_.tail && reply) [[likely]] {
+      const std::uint64_t slot = hot_.head & hot_.mask;
+      if (hot_.filled[slot]) {
+        aggregation::copy_item(reply, hot_.ring + slot * hot_.reply_bytes, hot_.reply_bytes);
+        hot_.filled[slot] = 0;
+        ++hot_.head;
+        return 1;
+      }
+    }
+    return pull_slow(reply);
+  }
+  /// The query lane `lane` was filled past its limit by an inline push over hot().
+  void lane_full(std::uint32_t lane) noexcept;
+  /// The inline paths' state, for callers that inline push and pull themselves (the C
+  /// façade): they must do exactly what push() and pull() do with it.
+  [[nodiscard]] biconveyor_hot& hot() noexcept { return hot_; }
   /// Advances both conveyors, answers the queries that arrived (collective for the bulk
   /// kind while WORKING/ENDGAME). Returns ok, near, done — done only once every query of
   /// every rank is answered and every reply of this rank pulled — error_state (DORMANT),
@@ -87,6 +142,9 @@ class untyped_biconveyor {
   [[nodiscard]] std::string last_message() const;
 
  private:
+  [[nodiscard]] int push_slow(const void* query, int dest) noexcept;
+  [[nodiscard]] int pull_slow(void* reply) noexcept;
+  void refresh_hot() noexcept;
   [[nodiscard]] int serve();
   [[nodiscard]] int collect() noexcept;
 
@@ -96,9 +154,9 @@ class untyped_biconveyor {
   std::size_t query_bytes_ = 0, reply_bytes_ = 0;
   answer_function answer_;
   std::vector<std::byte> query_item_, reply_item_, ring_;  // [slot][payload]; the window
-  std::vector<char> filled_;
-  std::uint64_t head_ = 0, tail_ = 0;  // next reply to pull / next slot to push
-  bool pending_ = false;               // an answered query whose reply push failed
+  std::vector<unsigned char> filled_;
+  biconveyor_hot hot_;    // head, tail and the window's pointers
+  bool pending_ = false;  // an answered query whose reply push failed
   int pending_to_ = 0;
 };
 
