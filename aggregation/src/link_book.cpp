@@ -134,6 +134,12 @@ void slot_buffers::use_block(std::byte* block) noexcept {
   memory_bytes_ = carve(block, serve_, n_, capacity_, buf_, allocated_);
 }
 
+void slot_buffers::manage_outside() noexcept {
+  owned_ = false;
+  allocated_.assign(allocated_.size(), true);
+  memory_bytes_ = 0;
+}
+
 void slot_buffers::init_slots(int n_links, int n_buffers, std::size_t capacity_bytes,
                               std::vector<bool> serve) {
   n_links_ = n_links;
@@ -187,20 +193,31 @@ void send_book::init(int n_links, int n_buffers, std::size_t capacity_bytes,
   n_queued_ = n_sending_ = 0;
 }
 
-std::byte* send_book::acquire(int link) noexcept {
-  if (!served(link)) return nullptr;
+int send_book::acquire_slot(int link) noexcept {
+  if (!served(link)) return -1;
   const auto l = static_cast<std::size_t>(link);
-  if (n_free_[l] == 0) return nullptr;
+  if (n_free_[l] == 0) return -1;
   if (!allocated_[l]) {
     try {
       allocate_link(link);
     } catch (...) {
-      return nullptr;
+      return -1;
     }
   }
   const int slot = pop_free(link);
   state_[index(link, slot)] = state::filling;
-  return buf_[index(link, slot)];
+  return slot;
+}
+
+std::byte* send_book::acquire(int link) noexcept {
+  const int slot = acquire_slot(link);
+  return slot < 0 ? nullptr : buf_[index(link, slot)];
+}
+
+int send_book::filling_slot(int link, const std::byte* buffer) const noexcept {
+  for (int s = 0; s < n_; ++s)
+    if (buf_[index(link, s)] == buffer && state_[index(link, s)] == state::filling) return s;
+  return -1;
 }
 
 int send_book::post(int link, const std::byte* buffer, std::size_t bytes, const char* who) {

@@ -5,6 +5,8 @@
 #include <convoy/aggregation/detail/link_book.hpp>
 #include <convoy/aggregation/timed_network.hpp>
 #include <convoy/base/error.hpp>
+#include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <queue>
 #include <stdexcept>
@@ -75,6 +77,7 @@ struct timed_state {
   std::size_t in_flight = 0;
   timed_network_stats stats;
   lazy_arena arena;
+  buffer_memory memory = buffer_memory::pages;
 
   // Planes (endpoint()'s `plane`) take bits 58-63, stages bits 42-57, ranks 21 bits each.
   static std::uint64_t key(int src, int dst, int stage, int plane) {
@@ -123,6 +126,10 @@ class timed_endpoint final : public book_endpoint {
   ~timed_endpoint() override;
 
   void open(const link_layout& layout) override;
+  [[nodiscard]] std::byte* acquire(int out_link) noexcept override;
+  [[nodiscard]] std::size_t room(int out_link, const std::byte* buffer) const noexcept override;
+  [[nodiscard]] std::byte* grow(int out_link, std::byte* buffer, std::size_t used_bytes,
+                                std::size_t at_least, std::size_t& room) noexcept override;
   void post(int out_link, std::byte* buffer, std::size_t bytes) override;
   [[nodiscard]] bool poll(received& out) override;
   void release(const received& r) override;
@@ -141,14 +148,46 @@ class timed_endpoint final : public book_endpoint {
   std::vector<int> in_channel_;
   std::vector<int> credit_ready_;  ///< out-links with queued buffers that got credit
   std::vector<bool> in_credit_ready_;
+  bool heap_ = false;      ///< buffer_memory::heap: buffers are heap blocks (AGG-143)
+  bool growable_ = false;  ///< the layout's: send buffers may start small
   int plane_;  ///< timed_network::endpoint()'s plane: its links are apart from other planes'
 };
 
 namespace {
 constexpr const char* who = "timed network";
+
+// Heap-mode buffers (AGG-143): a block of `room` bytes behind a 16-byte prefix that
+// records the room. Running out of memory ends the simulation with a message: the
+// engines cannot treat it as backpressure without changing the run.
+constexpr std::size_t heap_prefix = 16;
+constexpr std::size_t heap_first_room = 128;
+
+std::byte* heap_alloc(std::size_t room) noexcept {
+  auto* raw = static_cast<std::byte*>(std::malloc(room + heap_prefix));
+  if (!raw) {
+    std::fprintf(stderr, "timed network: out of memory for a buffer of %zu bytes\n", room);
+    std::abort();
+  }
+  std::memcpy(raw, &room, sizeof room);
+  return raw + heap_prefix;
 }
+std::size_t heap_room(const std::byte* p) noexcept {
+  std::size_t room = 0;
+  std::memcpy(&room, p - heap_prefix, sizeof room);
+  return room;
+}
+void heap_free(std::byte* p) noexcept {
+  if (p) std::free(p - heap_prefix);
+}
+}  // namespace
 
 timed_endpoint::~timed_endpoint() {
+  if (heap_) {  // buffers still held, being filled or in flight
+    for (int l = 0; l < out_.n_links(); ++l)
+      for (int k = 0; k < out_.n_buffers(); ++k) heap_free(out_.buffer(l, k));
+    for (int l = 0; l < in_.n_links(); ++l)
+      for (int k = 0; k < in_.n_buffers(); ++k) heap_free(in_.buffer(l, k));
+  }
   // Events of a detached channel are dropped when they come due.
   for (const int c : out_channel_) state_->channels[static_cast<std::size_t>(c)].sender = nullptr;
   for (const int c : in_channel_) state_->channels[static_cast<std::size_t>(c)].receiver = nullptr;
@@ -173,10 +212,16 @@ void timed_endpoint::open(const link_layout& layout) {
             std::vector<bool>(n_out, true));
   in_.init(static_cast<int>(n_in), layout.n_buffers, layout.capacity_bytes,
            std::vector<bool>(n_in, true));
-  // AGG-141: one lazily committed block; untouched buffers cost no memory.
-  std::byte* block = st.arena.carve(out_.block_bytes() + in_.block_bytes());
-  out_.use_block(block);
-  in_.use_block(block + out_.block_bytes());
+  heap_ = st.memory == buffer_memory::heap;
+  growable_ = layout.growable;
+  if (heap_) {  // AGG-143: buffers come and go with what they hold
+    out_.manage_outside();
+    in_.manage_outside();
+  } else {  // AGG-141: one lazily committed block; untouched buffers cost no memory.
+    std::byte* block = st.arena.carve(out_.block_bytes() + in_.block_bytes());
+    out_.use_block(block);
+    in_.use_block(block + out_.block_bytes());
+  }
   in_credit_ready_.assign(n_out, false);
   for (std::size_t i = 0; i < n_out; ++i) {
     const int c = st.channel(rank_, layout.out_links[i].peer, layout.out_links[i].stage, plane_);
@@ -191,6 +236,34 @@ void timed_endpoint::open(const link_layout& layout) {
     in_channel_.push_back(c);
   }
   opened_ = true;
+}
+
+std::byte* timed_endpoint::acquire(int out_link) noexcept {
+  if (!heap_) return book_endpoint::acquire(out_link);
+  if (!opened_) return nullptr;
+  const int slot = out_.acquire_slot(out_link);
+  if (slot < 0) return nullptr;
+  std::byte* p = heap_alloc(growable_ ? std::min(heap_first_room, out_.capacity_bytes())
+                                      : out_.capacity_bytes());
+  out_.set_buffer(out_link, slot, p);
+  return p;
+}
+
+std::size_t timed_endpoint::room(int /*out_link*/, const std::byte* buffer) const noexcept {
+  return heap_ && growable_ ? heap_room(buffer) : 0;
+}
+
+std::byte* timed_endpoint::grow(int out_link, std::byte* buffer, std::size_t used_bytes,
+                                std::size_t at_least, std::size_t& room) noexcept {
+  if (!heap_ || !growable_) return nullptr;
+  const int slot = out_.filling_slot(out_link, buffer);
+  if (slot < 0) return nullptr;
+  room = std::min(std::max(at_least, 2 * heap_room(buffer)), out_.capacity_bytes());
+  std::byte* p = heap_alloc(room);
+  std::memcpy(p, buffer, used_bytes);
+  heap_free(buffer);
+  out_.set_buffer(out_link, slot, p);
+  return p;
 }
 
 void timed_endpoint::post(int out_link, std::byte* buffer, std::size_t bytes) {
@@ -224,7 +297,12 @@ bool timed_endpoint::poll(received& out) {
 void timed_endpoint::release(const received& r) {
   if (!opened_) throw convoy::error("timed network: release() before open()");
   in_.release(r, who);
-  lazy_arena::give_back(r.data, in_.capacity_bytes());
+  if (heap_) {
+    heap_free(r.data);
+    in_.set_buffer(r.in_link, r.slot, nullptr);
+  } else {
+    lazy_arena::give_back(r.data, in_.capacity_bytes());
+  }
   timed_state& st = *state_;
   const int c = in_channel_[static_cast<std::size_t>(r.in_link)];
   const timed_channel& ch = st.channels[static_cast<std::size_t>(c)];
@@ -294,11 +372,17 @@ void timed_state::arrive(int c, double t, std::uint32_t d) {
   if (r < 0)  // the credit a sender spent guarantees a free receive buffer
     throw std::logic_error("timed network: credit invariant broken on a delivery");
   const std::size_t bytes = from.out_.bytes(ch.out_link, s);
-  std::memcpy(to.in_.buffer(ch.in_link, r), from.out_.buffer(ch.out_link, s), bytes);
+  if (memory == buffer_memory::heap) {  // the block itself moves to the receiver
+    to.in_.set_buffer(ch.in_link, r, from.out_.buffer(ch.out_link, s));
+    from.out_.set_buffer(ch.out_link, s, nullptr);
+  } else {
+    std::memcpy(to.in_.buffer(ch.in_link, r), from.out_.buffer(ch.out_link, s), bytes);
+  }
   to.in_.expect(ch.in_link, r);
   to.in_.arrived(ch.in_link, r, bytes);
   from.out_.send_done(ch.out_link, s);
-  lazy_arena::give_back(from.out_.buffer(ch.out_link, s), from.out_.capacity_bytes());
+  if (memory == buffer_memory::pages)
+    lazy_arena::give_back(from.out_.buffer(ch.out_link, s), from.out_.capacity_bytes());
   auto& dd = depth[static_cast<std::size_t>(ch.dst)];
   dd = std::max(dd, d);
   wake(ch.dst, t);
@@ -332,8 +416,9 @@ bool timed_state::next_rank(int& rank) {
 }  // namespace detail
 
 timed_network::timed_network(std::vector<int> node_of, std::vector<int> socket_of,
-                             const link_cost (&costs)[n_link_classes])
+                             const link_cost (&costs)[n_link_classes], buffer_memory memory)
     : state_(std::make_shared<detail::timed_state>()) {
+  state_->memory = memory;
   const auto p = node_of.size();
   if (p < 1 || p > (std::size_t{1} << 21))
     throw convoy::error("timed network: " + std::to_string(p) + " ranks, outside [1, 2^21]");

@@ -94,12 +94,17 @@ struct engine::impl final : link_layer {
   [[nodiscard]] bool open_lane(int lane);
   void post(int lane, std::uint32_t seq, std::uint32_t flags);
   void post_data(int lane);
+  // A rigid lane filled to its limit: more room if the transport's buffers grow and the
+  // lane is below capacity (AGG-143), else posted.
+  void lane_filled(int lane) {
+    if (!lanes.grow(lane, *transport)) post_data(lane);
+  }
   // Appends a record to `lane`. Returns false (nothing written) if the lane has no free
   // buffer: backpressure (TERM-5). Inline: the per-record forwarding path calls it.
   [[nodiscard]] bool append(int lane, std::uint64_t tag, const void* payload, std::size_t n) {
     if (lanes.has_buffer(lane) && !lanes.fits(lane, n)) post_data(lane);
     if (!lanes.has_buffer(lane) && !open_lane(lane)) return false;
-    if (lanes.put(lane, tag, payload, n)) post_data(lane);
+    if (lanes.put(lane, tag, payload, n)) lane_filled(lane);
     return true;
   }
   [[nodiscard]] int push_item(const void* item, std::size_t n, int dest) noexcept;

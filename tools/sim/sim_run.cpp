@@ -72,6 +72,13 @@ struct step_counts {
 
 constexpr int seq_bits = 43;  // an item's word: source << 43 | sequence number
 
+aggregation::buffer_memory memory_of(const run_config& c, int ranks) {
+  const bool heap =
+      c.buffer_memory == buffer_memory_choice::heap ||
+      (c.buffer_memory == buffer_memory_choice::automatic && ranks > heap_above_ranks);
+  return heap ? aggregation::buffer_memory::heap : aggregation::buffer_memory::pages;
+}
+
 class runner {
  public:
   runner(const run_config& c, std::shared_ptr<const router::route_plan> plan,
@@ -79,7 +86,7 @@ class runner {
       : c_(c),
         plan_(std::move(plan)),
         p_(plan_->n_ranks()),
-        net_(std::move(node_of), std::move(socket_of), c.model.links),
+        net_(std::move(node_of), std::move(socket_of), c.model.links, memory_of(c, p_)),
         dest_(c.workload, p_, c.items_per_rank, c.seed, matrix),
         ranks_(static_cast<std::size_t>(p_)),
         sent_(p_),
@@ -370,6 +377,7 @@ run_result run(const run_config& c) {
   res.nodes = node_of.empty() ? 0 : *std::max_element(node_of.begin(), node_of.end()) + 1;
   res.stages = plan->n_stages();
   res.max_hops = plan->max_hops();
+  res.heap_buffers = memory_of(c, res.ranks) == aggregation::buffer_memory::heap;
   traffic_matrix matrix;
   if (c.workload == workload_kind::traffic) {
     if (c.traffic_file.empty())

@@ -122,6 +122,11 @@ class send_lanes {
     // further pushes).
     return !elastic_ && l.used > l.limit;
   }
+  /// A rigid out-lane filled past its limit that still has room for another record below
+  /// capacity_bytes: asks the transport for a larger buffer (AGG-143). True if the lane
+  /// may take more records; false if it is full (post it) or the transport's buffers do
+  /// not grow. Costs nothing when buffers have their full capacity from the start.
+  [[nodiscard]] bool grow(int lane, transport& t) noexcept;
   /// Closes the lane and returns its buffer (the engine writes the header, then posts it).
   [[nodiscard]] sealed_buffer seal(int lane) noexcept;
   /// Advance calls the lane's open buffer has waited (steady dispatch).
