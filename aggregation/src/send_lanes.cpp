@@ -11,12 +11,8 @@ void loopback_pool::aligned_delete::operator()(std::byte* p) const noexcept {
 }
 
 loopback_pool::loopback_pool(std::size_t capacity_bytes, int n_buffers)
-    : capacity_bytes_(capacity_bytes) {
-  for (int k = 0; k < n_buffers; ++k) {
-    buffers_.emplace_back(
-        static_cast<std::byte*>(::operator new (capacity_bytes, std::align_val_t{64})));
-    free_.push_back(n_buffers - 1 - k);
-  }
+    : capacity_bytes_(capacity_bytes), buffers_(static_cast<std::size_t>(n_buffers)) {
+  for (int k = 0; k < n_buffers; ++k) free_.push_back(n_buffers - 1 - k);
 }
 
 std::byte* loopback_pool::take(int& slot) noexcept {
@@ -24,9 +20,19 @@ std::byte* loopback_pool::take(int& slot) noexcept {
     slot = -1;
     return nullptr;
   }
+  auto& b = buffers_[static_cast<std::size_t>(free_.back())];
+  // On first use: a rank that never sends to itself holds no loopback buffer.
+  if (!b) {
+    b.reset(static_cast<std::byte*>(
+        ::operator new (capacity_bytes_, std::align_val_t{64}, std::nothrow)));
+    if (!b) {
+      slot = -1;
+      return nullptr;
+    }
+  }
   slot = free_.back();
   free_.pop_back();
-  return buffers_[static_cast<std::size_t>(slot)].get();
+  return b.get();
 }
 
 send_lanes::send_lanes(const std::vector<int>& tag_bytes, std::size_t capacity_bytes, int n_buffers,

@@ -32,18 +32,20 @@ namespace detail {
 
 class timed_endpoint;
 
-/// One directed link (sender, receiver, stage) and its buffers in flight, FIFO.
+/// One directed link (sender, receiver, stage) and its buffers in flight, FIFO. Packed:
+/// a large simulation holds one per link of every rank.
 struct timed_channel {
   int src = 0, dst = 0;
   timed_endpoint* sender = nullptr;
-  int out_link = -1;
   timed_endpoint* receiver = nullptr;
-  int in_link = -1;
-  int stage = 0;
-  int plane = 0;
-  link_class cls = link_class::off_node;
-  ring_view flight;  ///< sender slots in flight, in timed_state::flight_slots
   double last_arrival = 0;
+  int out_link = -1;
+  int in_link = -1;
+  std::uint16_t stage = 0;
+  std::uint8_t plane = 0;
+  link_class cls = link_class::off_node;
+  std::uint16_t flight_head = 0;  ///< sender slots in flight, in timed_state::flight_slots
+  std::uint16_t flight_size = 0;
 };
 
 enum class event_kind : int { wake, arrival, credit };
@@ -78,6 +80,7 @@ struct timed_state {
   timed_network_stats stats;
   lazy_arena arena;
   buffer_memory memory = buffer_memory::pages;
+  bool links_complete = false;  ///< channel_of dropped: no endpoint may open any more
 
   // Planes (endpoint()'s `plane`) take bits 58-63, stages bits 42-57, ranks 21 bits each.
   static std::uint64_t key(int src, int dst, int stage, int plane) {
@@ -101,8 +104,8 @@ struct timed_state {
       timed_channel ch;
       ch.src = src;
       ch.dst = dst;
-      ch.stage = stage;
-      ch.plane = plane;
+      ch.stage = static_cast<std::uint16_t>(stage);
+      ch.plane = static_cast<std::uint8_t>(plane);
       ch.cls = class_of(src, dst);
       channels.push_back(ch);
       flight_slots.resize(flight_slots.size() + static_cast<std::size_t>(n_buffers), -1);
@@ -195,10 +198,14 @@ timed_endpoint::~timed_endpoint() {
 
 void timed_endpoint::open(const link_layout& layout) {
   if (opened_) throw convoy::error("timed network: open() called twice");
+  if (state_->links_complete) throw convoy::error("timed network: open() after links_complete()");
   validate_layout(layout, who);
   timed_state& st = *state_;
   check_layout_rank(layout, rank_, st.n_ranks, who);
-  if (st.n_buffers == 0) st.n_buffers = layout.n_buffers;
+  if (st.n_buffers == 0) {
+    st.n_buffers = layout.n_buffers;
+    st.flight_slots.reserve(st.channels.capacity() * static_cast<std::size_t>(st.n_buffers));
+  }
   if (st.n_buffers != layout.n_buffers)
     throw convoy::error("timed network: every endpoint needs the same n_buffers");
   const auto n_out = layout.out_links.size(), n_in = layout.in_links.size();
@@ -343,8 +350,8 @@ void timed_state::depart(int c, int sender_rank, int slot, std::size_t bytes,
   const double arrival = std::max(port + cost.latency_s, ch.last_arrival);
   ch.last_arrival = arrival;
   flight_slots[static_cast<std::size_t>(c) * static_cast<std::size_t>(n_buffers) +
-               static_cast<std::size_t>((ch.flight.head + ch.flight.size) % n_buffers)] = slot;
-  ++ch.flight.size;
+               static_cast<std::size_t>((ch.flight_head + ch.flight_size) % n_buffers)] = slot;
+  ++ch.flight_size;
   ++in_flight;
   stats.max_in_flight = std::max(stats.max_in_flight, in_flight);
   traffic_counts& k = stats.per_class[static_cast<int>(ch.cls)];
@@ -361,9 +368,9 @@ void timed_state::depart(int c, int sender_rank, int slot, std::size_t bytes,
 void timed_state::arrive(int c, double t, std::uint32_t d) {
   timed_channel& ch = channels[static_cast<std::size_t>(c)];
   const std::size_t base = static_cast<std::size_t>(c) * static_cast<std::size_t>(n_buffers);
-  const int s = flight_slots[base + static_cast<std::size_t>(ch.flight.head)];
-  ch.flight.head = (ch.flight.head + 1) % n_buffers;
-  --ch.flight.size;
+  const int s = flight_slots[base + static_cast<std::size_t>(ch.flight_head)];
+  ch.flight_head = static_cast<std::uint16_t>((ch.flight_head + 1) % n_buffers);
+  --ch.flight_size;
   --in_flight;
   if (ch.sender == nullptr || ch.receiver == nullptr) return;  // an end was destroyed
   timed_endpoint& from = *ch.sender;
@@ -459,6 +466,20 @@ std::unique_ptr<transport> timed_network::endpoint(int rank, int plane) {
     throw convoy::error("timed network: plane " + std::to_string(plane) + " out of range [0, " +
                         std::to_string(max_planes) + ")");
   return std::make_unique<detail::timed_endpoint>(state_, rank, plane);
+}
+
+void timed_network::reserve_links(std::size_t n) {
+  detail::timed_state& st = *state_;
+  st.channels.reserve(n);
+  st.channel_of.reserve(n);
+}
+
+void timed_network::links_complete() {
+  detail::timed_state& st = *state_;
+  st.links_complete = true;
+  std::unordered_map<std::uint64_t, int>().swap(st.channel_of);
+  st.channels.shrink_to_fit();
+  st.flight_slots.shrink_to_fit();
 }
 
 int timed_network::n_ranks() const noexcept { return state_->n_ranks; }

@@ -103,6 +103,10 @@ class runner {
     // Request-reply (bale's ig, Maley & DeVinney 2019, Figure 4): a query engine in plane 0 and a
     // reply engine in plane 1 on every rank, over the same plan.
     const int planes = c.workload == workload_kind::request_reply ? 2 : 1;
+    std::size_t links = 0;
+    for (int r = 0; r < p_; ++r)
+      for (int s = 0; s < plan_->n_stages(); ++s) links += plan_->out_peers(r, s).size();
+    net_.reserve_links(links * static_cast<std::size_t>(planes));
     for (int k = 0; k < planes; ++k) {
       auto& v = k == 0 ? engines_ : replies_;
       v.reserve(static_cast<std::size_t>(p_));
@@ -114,6 +118,7 @@ class runner {
                               " bytes does not fit a buffer of " + std::to_string(c.buffer_bytes) +
                               " bytes");
     }
+    net_.links_complete();
   }
 
   void run(run_result& res) {

@@ -55,11 +55,12 @@ struct sealed_buffer {
 };
 
 /// `n_buffers` buffers of `capacity_bytes` (64-byte aligned) for the items a rank sends to
-/// itself; they never meet the transport (AGG-22).
+/// itself, each allocated on its first use; they never meet the transport (AGG-22).
 class loopback_pool {
  public:
   loopback_pool(std::size_t capacity_bytes, int n_buffers);
-  /// A free buffer and its slot, or {nullptr, -1} when all are in use (backpressure).
+  /// A free buffer and its slot, or {nullptr, -1} when all are in use (backpressure) or
+  /// the first allocation of the slot's buffer failed.
   [[nodiscard]] std::byte* take(int& slot) noexcept;
   void give_back(int slot) noexcept { free_.push_back(slot); }
   [[nodiscard]] std::size_t memory_bytes() const noexcept {

@@ -34,7 +34,7 @@ struct timed_state;
 }
 
 /// Where two ranks sit relative to each other.
-enum class link_class : int { same_socket = 0, same_node = 1, off_node = 2 };
+enum class link_class : std::uint8_t { same_socket = 0, same_node = 1, off_node = 2 };
 inline constexpr int n_link_classes = 3;
 /// "same_socket", "same_node", "off_node".
 [[nodiscard]] const char* link_class_name(link_class c) noexcept;
@@ -95,6 +95,13 @@ class timed_network {
   /// rank takes its own `plane` (e.g. request/reply: queries 0, replies 1): the planes'
   /// links are apart, their messages share the rank's clock, ports and NIC (AGG-142).
   [[nodiscard]] std::unique_ptr<transport> endpoint(int rank, int plane = 0);
+
+  /// Room for `n` links (the out-links of every endpoint that will open, all planes), so
+  /// that a large simulation builds its link table without a growing table's doubling.
+  void reserve_links(std::size_t n);
+  /// Every endpoint is open: drops the table that pairs a link's sender with its receiver
+  /// (about 40 bytes per link). Opening an endpoint afterwards throws convoy::error.
+  void links_complete();
 
   [[nodiscard]] int n_ranks() const noexcept;
   [[nodiscard]] link_class class_of(int src, int dst) const noexcept;
