@@ -149,7 +149,7 @@ void slot_buffers::init_slots(int n_links, int n_buffers, std::size_t capacity_b
   serve_.resize(static_cast<std::size_t>(n_links), false);
   const auto slots = static_cast<std::size_t>(n_links) * static_cast<std::size_t>(n_buffers);
   reset_vector<std::byte*>(buf_, slots, nullptr);
-  reset_vector<std::size_t>(bytes_, slots, 0);
+  reset_vector<std::uint32_t>(bytes_, slots, 0);
   free_.resize(slots);
   for (std::size_t i = 0; i < slots; ++i)  // popped from the back: slot 0 first
     free_[i] = n_buffers - 1 - static_cast<int>(i % static_cast<std::size_t>(n_buffers));
@@ -239,7 +239,7 @@ int send_book::post(int link, const std::byte* buffer, std::size_t bytes, const 
                         "]");
   const auto i = index(link, slot);
   state_[i] = state::queued;
-  bytes_[i] = bytes;
+  bytes_[i] = static_cast<std::uint32_t>(bytes);
   ring_view& q = queue_[static_cast<std::size_t>(link)];
   queue_slots_[index(link, (q.head + q.size) % n_)] = slot;
   ++q.size;
@@ -312,7 +312,7 @@ void recv_book::make_ready(int link) noexcept {
 void recv_book::arrived(int link, int slot, std::size_t bytes) noexcept {
   const auto i = index(link, slot);
   state_[i] = state::arrived;
-  bytes_[i] = bytes;
+  bytes_[i] = static_cast<std::uint32_t>(bytes);
   const ring_view& o = order_[static_cast<std::size_t>(link)];
   if (order_slots_[index(link, o.head)] == slot) make_ready(link);
 }

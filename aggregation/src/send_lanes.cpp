@@ -70,7 +70,7 @@ bool send_lanes::open(int lane, transport& t, std::uint64_t tick) noexcept {
     return true;
   }
   std::size_t room = lane == n_out_ ? 0 : t.room(lane, b);
-  // A growing buffer (AGG-143) starts with room for at least one record.
+  // A growing buffer (AGG-144) starts with room for at least one record.
   if (room != 0 && room < header_bytes + record) {
     b = t.grow(lane, b, header_bytes, header_bytes + record, room);
     if (!b || room < header_bytes + record) return false;

@@ -151,7 +151,7 @@ class timed_endpoint final : public book_endpoint {
   std::vector<int> in_channel_;
   std::vector<int> credit_ready_;  ///< out-links with queued buffers that got credit
   std::vector<bool> in_credit_ready_;
-  bool heap_ = false;      ///< buffer_memory::heap: buffers are heap blocks (AGG-143)
+  bool heap_ = false;      ///< buffer_memory::heap: buffers are heap blocks (AGG-144)
   bool growable_ = false;  ///< the layout's: send buffers may start small
   int plane_;  ///< timed_network::endpoint()'s plane: its links are apart from other planes'
 };
@@ -159,7 +159,7 @@ class timed_endpoint final : public book_endpoint {
 namespace {
 constexpr const char* who = "timed network";
 
-// Heap-mode buffers (AGG-143): a block of `room` bytes behind a 16-byte prefix that
+// Heap-mode buffers (AGG-144): a block of `room` bytes behind a 16-byte prefix that
 // records the room. Running out of memory ends the simulation with a message: the
 // engines cannot treat it as backpressure without changing the run.
 constexpr std::size_t heap_prefix = 16;
@@ -221,7 +221,7 @@ void timed_endpoint::open(const link_layout& layout) {
            std::vector<bool>(n_in, true));
   heap_ = st.memory == buffer_memory::heap;
   growable_ = layout.growable;
-  if (heap_) {  // AGG-143: buffers come and go with what they hold
+  if (heap_) {  // AGG-144: buffers come and go with what they hold
     out_.manage_outside();
     in_.manage_outside();
   } else {  // AGG-141: one lazily committed block; untouched buffers cost no memory.

@@ -1,5 +1,5 @@
 // convoy-sim's two buffer memories (tools/sim/README.md SIM-12; aggregation/README.md
-// AGG-143): the timed network's buffers as full-size pages or as heap blocks that grow with
+// AGG-144): the timed network's buffers as full-size pages or as heap blocks that grow with
 // what they hold give the same run — messages, bytes, predicted time, critical path, per
 // stage and per class — and both pass the exactly-once and FIFO oracle (run() throws
 // otherwise).

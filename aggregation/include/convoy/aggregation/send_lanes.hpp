@@ -124,7 +124,7 @@ class send_lanes {
     return !elastic_ && l.used > l.limit;
   }
   /// A rigid out-lane filled past its limit that still has room for another record below
-  /// capacity_bytes: asks the transport for a larger buffer (AGG-143). True if the lane
+  /// capacity_bytes: asks the transport for a larger buffer (AGG-144). True if the lane
   /// may take more records; false if it is full (post it) or the transport's buffers do
   /// not grow. Costs nothing when buffers have their full capacity from the start.
   [[nodiscard]] bool grow(int lane, transport& t) noexcept;

@@ -20,7 +20,7 @@
 /// Buffer memory costs what it holds (buffer_memory below): by default every endpoint's
 /// buffers are carved from one lazily committed mapping and a buffer's pages are given
 /// back when it becomes free; in heap mode a buffer is a heap block that grows with what
-/// it holds (AGG-143).
+/// it holds (AGG-144).
 #include <convoy/aggregation/transport.hpp>
 #include <cstddef>
 #include <cstdint>
@@ -64,7 +64,7 @@ struct timed_network_stats {
 };
 
 /// Where the endpoints' link buffers live. Both move the same bytes at the same times: the
-/// counts, clocks and deliveries of a run do not depend on it (AGG-143).
+/// counts, clocks and deliveries of a run do not depend on it (AGG-144).
 enum class buffer_memory : int {
   /// Full-capacity buffers carved from a lazily committed mapping (AGG-141): an open
   /// buffer costs at least a page; a delivery copies the bytes to the receiver's buffer.

@@ -89,10 +89,10 @@ inline constexpr std::uint32_t transport_flag_mask = 0xfffu << transport_flag_sh
 
 /// A buffer handed to the engine by poll(); give it back with release().
 struct received {
-  int in_link = -1;           ///< index into link_layout::in_links
   std::byte* data = nullptr;  ///< starts with a buffer_header
   std::size_t bytes = 0;
-  int slot = -1;  ///< transport's own bookkeeping
+  int in_link = -1;  ///< index into link_layout::in_links
+  int slot = -1;     ///< transport's own bookkeeping
 };
 
 class transport {
@@ -113,7 +113,7 @@ class transport {
   [[nodiscard]] virtual std::byte* acquire(int out_link) noexcept = 0;
 
   /// Bytes the engine may write into `buffer`, just acquired for `out_link`: 0 means
-  /// capacity_bytes (every transport but one whose buffers grow, AGG-143).
+  /// capacity_bytes (every transport but one whose buffers grow, AGG-144).
   [[nodiscard]] virtual std::size_t room(int out_link, const std::byte* buffer) const noexcept {
     (void)out_link;
     (void)buffer;

@@ -72,7 +72,7 @@ class slot_buffers {
   [[nodiscard]] std::byte* buffer(int link, int slot) const noexcept {
     return buf_[index(link, slot)];
   }
-  /// The transport allocates and frees every slot's buffer itself (AGG-143): call right
+  /// The transport allocates and frees every slot's buffer itself (AGG-144): call right
   /// after init(); afterwards the book never allocates or frees one, and set_buffer()
   /// says which buffer a slot holds (nullptr while it holds none).
   void manage_outside() noexcept;
@@ -115,8 +115,8 @@ class slot_buffers {
   std::size_t capacity_ = 0;
   std::vector<bool> serve_;
   std::vector<std::byte*> buf_;
-  std::vector<std::size_t> bytes_;
-  std::vector<int> free_;  ///< per link a stack of free slots
+  std::vector<std::uint32_t> bytes_;  ///< at most capacity_bytes (<= INT_MAX)
+  std::vector<int> free_;             ///< per link a stack of free slots
   std::vector<int> n_free_;
   std::vector<bool> allocated_;
   bool owned_ = true;  ///< buffers are ours to free (false: carved from a block)
