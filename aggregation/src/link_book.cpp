@@ -134,6 +134,12 @@ void slot_buffers::use_block(std::byte* block) noexcept {
   memory_bytes_ = carve(block, serve_, n_, capacity_, buf_, allocated_);
 }
 
+void slot_buffers::manage_outside() noexcept {
+  owned_ = false;
+  allocated_.assign(allocated_.size(), true);
+  memory_bytes_ = 0;
+}
+
 void slot_buffers::init_slots(int n_links, int n_buffers, std::size_t capacity_bytes,
                               std::vector<bool> serve) {
   n_links_ = n_links;
@@ -143,7 +149,7 @@ void slot_buffers::init_slots(int n_links, int n_buffers, std::size_t capacity_b
   serve_.resize(static_cast<std::size_t>(n_links), false);
   const auto slots = static_cast<std::size_t>(n_links) * static_cast<std::size_t>(n_buffers);
   reset_vector<std::byte*>(buf_, slots, nullptr);
-  reset_vector<std::size_t>(bytes_, slots, 0);
+  reset_vector<std::uint32_t>(bytes_, slots, 0);
   free_.resize(slots);
   for (std::size_t i = 0; i < slots; ++i)  // popped from the back: slot 0 first
     free_[i] = n_buffers - 1 - static_cast<int>(i % static_cast<std::size_t>(n_buffers));
@@ -187,20 +193,31 @@ void send_book::init(int n_links, int n_buffers, std::size_t capacity_bytes,
   n_queued_ = n_sending_ = 0;
 }
 
-std::byte* send_book::acquire(int link) noexcept {
-  if (!served(link)) return nullptr;
+int send_book::acquire_slot(int link) noexcept {
+  if (!served(link)) return -1;
   const auto l = static_cast<std::size_t>(link);
-  if (n_free_[l] == 0) return nullptr;
+  if (n_free_[l] == 0) return -1;
   if (!allocated_[l]) {
     try {
       allocate_link(link);
     } catch (...) {
-      return nullptr;
+      return -1;
     }
   }
   const int slot = pop_free(link);
   state_[index(link, slot)] = state::filling;
-  return buf_[index(link, slot)];
+  return slot;
+}
+
+std::byte* send_book::acquire(int link) noexcept {
+  const int slot = acquire_slot(link);
+  return slot < 0 ? nullptr : buf_[index(link, slot)];
+}
+
+int send_book::filling_slot(int link, const std::byte* buffer) const noexcept {
+  for (int s = 0; s < n_; ++s)
+    if (buf_[index(link, s)] == buffer && state_[index(link, s)] == state::filling) return s;
+  return -1;
 }
 
 int send_book::post(int link, const std::byte* buffer, std::size_t bytes, const char* who) {
@@ -222,7 +239,7 @@ int send_book::post(int link, const std::byte* buffer, std::size_t bytes, const 
                         "]");
   const auto i = index(link, slot);
   state_[i] = state::queued;
-  bytes_[i] = bytes;
+  bytes_[i] = static_cast<std::uint32_t>(bytes);
   ring_view& q = queue_[static_cast<std::size_t>(link)];
   queue_slots_[index(link, (q.head + q.size) % n_)] = slot;
   ++q.size;
@@ -295,7 +312,7 @@ void recv_book::make_ready(int link) noexcept {
 void recv_book::arrived(int link, int slot, std::size_t bytes) noexcept {
   const auto i = index(link, slot);
   state_[i] = state::arrived;
-  bytes_[i] = bytes;
+  bytes_[i] = static_cast<std::uint32_t>(bytes);
   const ring_view& o = order_[static_cast<std::size_t>(link)];
   if (order_slots_[index(link, o.head)] == slot) make_ready(link);
 }

@@ -11,12 +11,8 @@ void loopback_pool::aligned_delete::operator()(std::byte* p) const noexcept {
 }
 
 loopback_pool::loopback_pool(std::size_t capacity_bytes, int n_buffers)
-    : capacity_bytes_(capacity_bytes) {
-  for (int k = 0; k < n_buffers; ++k) {
-    buffers_.emplace_back(
-        static_cast<std::byte*>(::operator new (capacity_bytes, std::align_val_t{64})));
-    free_.push_back(n_buffers - 1 - k);
-  }
+    : capacity_bytes_(capacity_bytes), buffers_(static_cast<std::size_t>(n_buffers)) {
+  for (int k = 0; k < n_buffers; ++k) free_.push_back(n_buffers - 1 - k);
 }
 
 std::byte* loopback_pool::take(int& slot) noexcept {
@@ -24,9 +20,19 @@ std::byte* loopback_pool::take(int& slot) noexcept {
     slot = -1;
     return nullptr;
   }
+  auto& b = buffers_[static_cast<std::size_t>(free_.back())];
+  // On first use: a rank that never sends to itself holds no loopback buffer.
+  if (!b) {
+    b.reset(static_cast<std::byte*>(
+        ::operator new (capacity_bytes_, std::align_val_t{64}, std::nothrow)));
+    if (!b) {
+      slot = -1;
+      return nullptr;
+    }
+  }
   slot = free_.back();
   free_.pop_back();
-  return buffers_[static_cast<std::size_t>(slot)].get();
+  return b.get();
 }
 
 send_lanes::send_lanes(const std::vector<int>& tag_bytes, std::size_t capacity_bytes, int n_buffers,
@@ -55,11 +61,35 @@ bool send_lanes::open(int lane, transport& t, std::uint64_t tick) noexcept {
     opened_at_[static_cast<std::size_t>(lane)] = tick;
   }
   if (!b) return false;
-  l.buf = b;
-  l.used = static_cast<std::uint32_t>(header_bytes);
   // Room for one more rigid record and the inline push's 8-byte tag store (AGG-20).
   const std::size_t record = std::max<std::size_t>(l.record_bytes, 8);
-  l.limit = elastic_ ? 0 : static_cast<std::uint32_t>(capacity_bytes_ - record);
+  l.used = static_cast<std::uint32_t>(header_bytes);
+  if (elastic_) {
+    l.buf = b;
+    l.limit = 0;
+    return true;
+  }
+  std::size_t room = lane == n_out_ ? 0 : t.room(lane, b);
+  // A growing buffer (AGG-144) starts with room for at least one record.
+  if (room != 0 && room < header_bytes + record) {
+    b = t.grow(lane, b, header_bytes, header_bytes + record, room);
+    if (!b || room < header_bytes + record) return false;
+  }
+  l.buf = b;
+  l.limit = static_cast<std::uint32_t>((room == 0 ? capacity_bytes_ : room) - record);
+  return true;
+}
+
+bool send_lanes::grow(int lane, transport& t) noexcept {
+  if (lane == n_out_ || elastic_) return false;
+  send_lane& l = (*this)[lane];
+  const std::size_t record = std::max<std::size_t>(l.record_bytes, 8);
+  if (l.used + record > capacity_bytes_) return false;  // full at capacity: post it
+  std::size_t room = 0;
+  std::byte* b = t.grow(lane, l.buf, l.used, l.used + record, room);
+  if (!b || room < l.used + record) return false;
+  l.buf = b;
+  l.limit = static_cast<std::uint32_t>(room - record);
   return true;
 }
 

@@ -5,6 +5,8 @@
 #include <convoy/aggregation/detail/link_book.hpp>
 #include <convoy/aggregation/timed_network.hpp>
 #include <convoy/base/error.hpp>
+#include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <queue>
 #include <stdexcept>
@@ -30,18 +32,20 @@ namespace detail {
 
 class timed_endpoint;
 
-/// One directed link (sender, receiver, stage) and its buffers in flight, FIFO.
+/// One directed link (sender, receiver, stage) and its buffers in flight, FIFO. Packed:
+/// a large simulation holds one per link of every rank.
 struct timed_channel {
   int src = 0, dst = 0;
   timed_endpoint* sender = nullptr;
-  int out_link = -1;
   timed_endpoint* receiver = nullptr;
-  int in_link = -1;
-  int stage = 0;
-  int plane = 0;
-  link_class cls = link_class::off_node;
-  ring_view flight;  ///< sender slots in flight, in timed_state::flight_slots
   double last_arrival = 0;
+  int out_link = -1;
+  int in_link = -1;
+  std::uint16_t stage = 0;
+  std::uint8_t plane = 0;
+  link_class cls = link_class::off_node;
+  std::uint16_t flight_head = 0;  ///< sender slots in flight, in timed_state::flight_slots
+  std::uint16_t flight_size = 0;
 };
 
 enum class event_kind : int { wake, arrival, credit };
@@ -75,6 +79,8 @@ struct timed_state {
   std::size_t in_flight = 0;
   timed_network_stats stats;
   lazy_arena arena;
+  buffer_memory memory = buffer_memory::pages;
+  bool links_complete = false;  ///< channel_of dropped: no endpoint may open any more
 
   // Planes (endpoint()'s `plane`) take bits 58-63, stages bits 42-57, ranks 21 bits each.
   static std::uint64_t key(int src, int dst, int stage, int plane) {
@@ -98,8 +104,8 @@ struct timed_state {
       timed_channel ch;
       ch.src = src;
       ch.dst = dst;
-      ch.stage = stage;
-      ch.plane = plane;
+      ch.stage = static_cast<std::uint16_t>(stage);
+      ch.plane = static_cast<std::uint8_t>(plane);
       ch.cls = class_of(src, dst);
       channels.push_back(ch);
       flight_slots.resize(flight_slots.size() + static_cast<std::size_t>(n_buffers), -1);
@@ -123,6 +129,10 @@ class timed_endpoint final : public book_endpoint {
   ~timed_endpoint() override;
 
   void open(const link_layout& layout) override;
+  [[nodiscard]] std::byte* acquire(int out_link) noexcept override;
+  [[nodiscard]] std::size_t room(int out_link, const std::byte* buffer) const noexcept override;
+  [[nodiscard]] std::byte* grow(int out_link, std::byte* buffer, std::size_t used_bytes,
+                                std::size_t at_least, std::size_t& room) noexcept override;
   void post(int out_link, std::byte* buffer, std::size_t bytes) override;
   [[nodiscard]] bool poll(received& out) override;
   void release(const received& r) override;
@@ -141,14 +151,46 @@ class timed_endpoint final : public book_endpoint {
   std::vector<int> in_channel_;
   std::vector<int> credit_ready_;  ///< out-links with queued buffers that got credit
   std::vector<bool> in_credit_ready_;
+  bool heap_ = false;      ///< buffer_memory::heap: buffers are heap blocks (AGG-144)
+  bool growable_ = false;  ///< the layout's: send buffers may start small
   int plane_;  ///< timed_network::endpoint()'s plane: its links are apart from other planes'
 };
 
 namespace {
 constexpr const char* who = "timed network";
+
+// Heap-mode buffers (AGG-144): a block of `room` bytes behind a 16-byte prefix that
+// records the room. Running out of memory ends the simulation with a message: the
+// engines cannot treat it as backpressure without changing the run.
+constexpr std::size_t heap_prefix = 16;
+constexpr std::size_t heap_first_room = 128;
+
+std::byte* heap_alloc(std::size_t room) noexcept {
+  auto* raw = static_cast<std::byte*>(std::malloc(room + heap_prefix));
+  if (!raw) {
+    std::fprintf(stderr, "timed network: out of memory for a buffer of %zu bytes\n", room);
+    std::abort();
+  }
+  std::memcpy(raw, &room, sizeof room);
+  return raw + heap_prefix;
 }
+std::size_t heap_room(const std::byte* p) noexcept {
+  std::size_t room = 0;
+  std::memcpy(&room, p - heap_prefix, sizeof room);
+  return room;
+}
+void heap_free(std::byte* p) noexcept {
+  if (p) std::free(p - heap_prefix);
+}
+}  // namespace
 
 timed_endpoint::~timed_endpoint() {
+  if (heap_) {  // buffers still held, being filled or in flight
+    for (int l = 0; l < out_.n_links(); ++l)
+      for (int k = 0; k < out_.n_buffers(); ++k) heap_free(out_.buffer(l, k));
+    for (int l = 0; l < in_.n_links(); ++l)
+      for (int k = 0; k < in_.n_buffers(); ++k) heap_free(in_.buffer(l, k));
+  }
   // Events of a detached channel are dropped when they come due.
   for (const int c : out_channel_) state_->channels[static_cast<std::size_t>(c)].sender = nullptr;
   for (const int c : in_channel_) state_->channels[static_cast<std::size_t>(c)].receiver = nullptr;
@@ -156,10 +198,14 @@ timed_endpoint::~timed_endpoint() {
 
 void timed_endpoint::open(const link_layout& layout) {
   if (opened_) throw convoy::error("timed network: open() called twice");
+  if (state_->links_complete) throw convoy::error("timed network: open() after links_complete()");
   validate_layout(layout, who);
   timed_state& st = *state_;
   check_layout_rank(layout, rank_, st.n_ranks, who);
-  if (st.n_buffers == 0) st.n_buffers = layout.n_buffers;
+  if (st.n_buffers == 0) {
+    st.n_buffers = layout.n_buffers;
+    st.flight_slots.reserve(st.channels.capacity() * static_cast<std::size_t>(st.n_buffers));
+  }
   if (st.n_buffers != layout.n_buffers)
     throw convoy::error("timed network: every endpoint needs the same n_buffers");
   const auto n_out = layout.out_links.size(), n_in = layout.in_links.size();
@@ -173,10 +219,16 @@ void timed_endpoint::open(const link_layout& layout) {
             std::vector<bool>(n_out, true));
   in_.init(static_cast<int>(n_in), layout.n_buffers, layout.capacity_bytes,
            std::vector<bool>(n_in, true));
-  // AGG-141: one lazily committed block; untouched buffers cost no memory.
-  std::byte* block = st.arena.carve(out_.block_bytes() + in_.block_bytes());
-  out_.use_block(block);
-  in_.use_block(block + out_.block_bytes());
+  heap_ = st.memory == buffer_memory::heap;
+  growable_ = layout.growable;
+  if (heap_) {  // AGG-144: buffers come and go with what they hold
+    out_.manage_outside();
+    in_.manage_outside();
+  } else {  // AGG-141: one lazily committed block; untouched buffers cost no memory.
+    std::byte* block = st.arena.carve(out_.block_bytes() + in_.block_bytes());
+    out_.use_block(block);
+    in_.use_block(block + out_.block_bytes());
+  }
   in_credit_ready_.assign(n_out, false);
   for (std::size_t i = 0; i < n_out; ++i) {
     const int c = st.channel(rank_, layout.out_links[i].peer, layout.out_links[i].stage, plane_);
@@ -191,6 +243,34 @@ void timed_endpoint::open(const link_layout& layout) {
     in_channel_.push_back(c);
   }
   opened_ = true;
+}
+
+std::byte* timed_endpoint::acquire(int out_link) noexcept {
+  if (!heap_) return book_endpoint::acquire(out_link);
+  if (!opened_) return nullptr;
+  const int slot = out_.acquire_slot(out_link);
+  if (slot < 0) return nullptr;
+  std::byte* p = heap_alloc(growable_ ? std::min(heap_first_room, out_.capacity_bytes())
+                                      : out_.capacity_bytes());
+  out_.set_buffer(out_link, slot, p);
+  return p;
+}
+
+std::size_t timed_endpoint::room(int /*out_link*/, const std::byte* buffer) const noexcept {
+  return heap_ && growable_ ? heap_room(buffer) : 0;
+}
+
+std::byte* timed_endpoint::grow(int out_link, std::byte* buffer, std::size_t used_bytes,
+                                std::size_t at_least, std::size_t& room) noexcept {
+  if (!heap_ || !growable_) return nullptr;
+  const int slot = out_.filling_slot(out_link, buffer);
+  if (slot < 0) return nullptr;
+  room = std::min(std::max(at_least, 2 * heap_room(buffer)), out_.capacity_bytes());
+  std::byte* p = heap_alloc(room);
+  std::memcpy(p, buffer, used_bytes);
+  heap_free(buffer);
+  out_.set_buffer(out_link, slot, p);
+  return p;
 }
 
 void timed_endpoint::post(int out_link, std::byte* buffer, std::size_t bytes) {
@@ -224,7 +304,12 @@ bool timed_endpoint::poll(received& out) {
 void timed_endpoint::release(const received& r) {
   if (!opened_) throw convoy::error("timed network: release() before open()");
   in_.release(r, who);
-  lazy_arena::give_back(r.data, in_.capacity_bytes());
+  if (heap_) {
+    heap_free(r.data);
+    in_.set_buffer(r.in_link, r.slot, nullptr);
+  } else {
+    lazy_arena::give_back(r.data, in_.capacity_bytes());
+  }
   timed_state& st = *state_;
   const int c = in_channel_[static_cast<std::size_t>(r.in_link)];
   const timed_channel& ch = st.channels[static_cast<std::size_t>(c)];
@@ -265,8 +350,8 @@ void timed_state::depart(int c, int sender_rank, int slot, std::size_t bytes,
   const double arrival = std::max(port + cost.latency_s, ch.last_arrival);
   ch.last_arrival = arrival;
   flight_slots[static_cast<std::size_t>(c) * static_cast<std::size_t>(n_buffers) +
-               static_cast<std::size_t>((ch.flight.head + ch.flight.size) % n_buffers)] = slot;
-  ++ch.flight.size;
+               static_cast<std::size_t>((ch.flight_head + ch.flight_size) % n_buffers)] = slot;
+  ++ch.flight_size;
   ++in_flight;
   stats.max_in_flight = std::max(stats.max_in_flight, in_flight);
   traffic_counts& k = stats.per_class[static_cast<int>(ch.cls)];
@@ -283,9 +368,9 @@ void timed_state::depart(int c, int sender_rank, int slot, std::size_t bytes,
 void timed_state::arrive(int c, double t, std::uint32_t d) {
   timed_channel& ch = channels[static_cast<std::size_t>(c)];
   const std::size_t base = static_cast<std::size_t>(c) * static_cast<std::size_t>(n_buffers);
-  const int s = flight_slots[base + static_cast<std::size_t>(ch.flight.head)];
-  ch.flight.head = (ch.flight.head + 1) % n_buffers;
-  --ch.flight.size;
+  const int s = flight_slots[base + static_cast<std::size_t>(ch.flight_head)];
+  ch.flight_head = static_cast<std::uint16_t>((ch.flight_head + 1) % n_buffers);
+  --ch.flight_size;
   --in_flight;
   if (ch.sender == nullptr || ch.receiver == nullptr) return;  // an end was destroyed
   timed_endpoint& from = *ch.sender;
@@ -294,11 +379,17 @@ void timed_state::arrive(int c, double t, std::uint32_t d) {
   if (r < 0)  // the credit a sender spent guarantees a free receive buffer
     throw std::logic_error("timed network: credit invariant broken on a delivery");
   const std::size_t bytes = from.out_.bytes(ch.out_link, s);
-  std::memcpy(to.in_.buffer(ch.in_link, r), from.out_.buffer(ch.out_link, s), bytes);
+  if (memory == buffer_memory::heap) {  // the block itself moves to the receiver
+    to.in_.set_buffer(ch.in_link, r, from.out_.buffer(ch.out_link, s));
+    from.out_.set_buffer(ch.out_link, s, nullptr);
+  } else {
+    std::memcpy(to.in_.buffer(ch.in_link, r), from.out_.buffer(ch.out_link, s), bytes);
+  }
   to.in_.expect(ch.in_link, r);
   to.in_.arrived(ch.in_link, r, bytes);
   from.out_.send_done(ch.out_link, s);
-  lazy_arena::give_back(from.out_.buffer(ch.out_link, s), from.out_.capacity_bytes());
+  if (memory == buffer_memory::pages)
+    lazy_arena::give_back(from.out_.buffer(ch.out_link, s), from.out_.capacity_bytes());
   auto& dd = depth[static_cast<std::size_t>(ch.dst)];
   dd = std::max(dd, d);
   wake(ch.dst, t);
@@ -332,8 +423,9 @@ bool timed_state::next_rank(int& rank) {
 }  // namespace detail
 
 timed_network::timed_network(std::vector<int> node_of, std::vector<int> socket_of,
-                             const link_cost (&costs)[n_link_classes])
+                             const link_cost (&costs)[n_link_classes], buffer_memory memory)
     : state_(std::make_shared<detail::timed_state>()) {
+  state_->memory = memory;
   const auto p = node_of.size();
   if (p < 1 || p > (std::size_t{1} << 21))
     throw convoy::error("timed network: " + std::to_string(p) + " ranks, outside [1, 2^21]");
@@ -374,6 +466,20 @@ std::unique_ptr<transport> timed_network::endpoint(int rank, int plane) {
     throw convoy::error("timed network: plane " + std::to_string(plane) + " out of range [0, " +
                         std::to_string(max_planes) + ")");
   return std::make_unique<detail::timed_endpoint>(state_, rank, plane);
+}
+
+void timed_network::reserve_links(std::size_t n) {
+  detail::timed_state& st = *state_;
+  st.channels.reserve(n);
+  st.channel_of.reserve(n);
+}
+
+void timed_network::links_complete() {
+  detail::timed_state& st = *state_;
+  st.links_complete = true;
+  std::unordered_map<std::uint64_t, int>().swap(st.channel_of);
+  st.channels.shrink_to_fit();
+  st.flight_slots.shrink_to_fit();
 }
 
 int timed_network::n_ranks() const noexcept { return state_->n_ranks; }

@@ -22,10 +22,11 @@ forwarder::forwarder(std::shared_ptr<const route_plan> plan, int rank)
     for (int p : plan_->in_peers(rank_, s)) in_.push_back({s, p});
   }
   out_base_.push_back(static_cast<int>(out_.size()));
-  steps_.resize(in_.size());
 }
 
 bool forwarder::enable_step_table(int in_link) {
+  // Sized on the first table: a rank without tables (large plans) holds none of this.
+  if (steps_.empty()) steps_.resize(in_.size());
   auto& t = steps_[static_cast<std::size_t>(in_link)];
   t.enabled = tag_bytes(in_[static_cast<std::size_t>(in_link)].stage) <= step_table_tag_bytes;
   return t.enabled;

@@ -79,7 +79,7 @@ int engine::push_slow(const void* item, int dest) noexcept {
 
 void engine::lane_full(std::uint32_t lane) noexcept {
   try {
-    impl_->post_data(static_cast<int>(lane));
+    impl_->lane_filled(static_cast<int>(lane));
   } catch (const std::exception& ex) {
     // The failure shows on the next advance().
     last_message_ = ex.what();

@@ -37,6 +37,7 @@ engine::impl::impl(engine& owner, std::unique_ptr<agg::transport> t)
   layout.n_ranks = e.plan_->n_ranks();
   layout.capacity_bytes = e.options_.capacity_bytes;
   layout.n_buffers = e.options_.n_buffers;
+  layout.growable = !e.options_.elastic;
   for (const auto& l : route.out_links()) layout.out_links.push_back({l.stage, l.peer});
   const auto& in_ends = route.in_links();
   ins.resize(in_ends.size() + 1);

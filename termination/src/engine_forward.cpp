@@ -139,7 +139,7 @@ engine::impl::run_end engine::impl::forward_run(int id) {
         result = run_end::stopped;
         break;
       }
-      if (lane.put_rigid<N>(n.word, base + off + tb, item)) post_data(n.out_link);
+      if (lane.put_rigid<N>(n.word, base + off + tb, item)) lane_filled(n.out_link);
     } else if (n.out_link == router::next_step::deliver) {
       source_of_tag[tag] = static_cast<std::int32_t>(n.word);
       if (kept != off) move_record<N>(base + kept, base + off, stride);

@@ -22,23 +22,24 @@ struct engine::impl final : link_layer {
   // One in-link as the engine sees it: its buffers (aggregation) and how they are
   // delivered. The last in-link is the loopback, fed by this rank's own loopback lane.
   struct in_link {
+    // Ordered to pack: a large simulation holds one per in-link of every rank.
     int stage = 0;
-    int tag_bytes = 0;                 // of the link's stage (0 on the loopback)
-    aggregation::receive_queue queue;  // received buffers, front being processed
-    bool ready = false;                // on the ready list: head record or whole buffer
+    int tag_bytes = 0;  // of the link's stage (0 on the loopback)
     // Whole buffers become the delivery window (rigid records, all for this rank): all from
     // `whole_from` (>= 0), or each from source_of_tag[its one-byte tag] (`tagged_window`).
     int whole_from = -1;
-    bool tagged_window = false;
+    int head_src = -1;
+    aggregation::receive_queue queue;         // received buffers, front being processed
     std::vector<std::int32_t> source_of_tag;  // 256 entries, -1 until a tag is seen
     // Rigid records forwarded by runs (step table); those for this rank are moved to the
     // front of their buffer, [header, kept), which becomes a window once every other
     // record of it has left (TERM-13).
-    bool runs = false;
     std::size_t kept = aggregation::header_bytes;
-    bool loopback = false;     // items this rank pushed to itself (not counted)
     aggregation::record head;  // the decoded head record (per-record delivery)
-    int head_src = -1;
+    bool ready = false;        // on the ready list: head record or whole buffer
+    bool tagged_window = false;
+    bool runs = false;
+    bool loopback = false;  // items this rank pushed to itself (not counted)
     [[nodiscard]] bool windowed() const noexcept { return whole_from >= 0 || tagged_window; }
     // The front buffer is delivered as a window: always on windowed links; on runs links
     // once every record has been forwarded or kept.
@@ -94,12 +95,17 @@ struct engine::impl final : link_layer {
   [[nodiscard]] bool open_lane(int lane);
   void post(int lane, std::uint32_t seq, std::uint32_t flags);
   void post_data(int lane);
+  // A rigid lane filled to its limit: more room if the transport's buffers grow and the
+  // lane is below capacity (AGG-144), else posted.
+  void lane_filled(int lane) {
+    if (!lanes.grow(lane, *transport)) post_data(lane);
+  }
   // Appends a record to `lane`. Returns false (nothing written) if the lane has no free
   // buffer: backpressure (TERM-5). Inline: the per-record forwarding path calls it.
   [[nodiscard]] bool append(int lane, std::uint64_t tag, const void* payload, std::size_t n) {
     if (lanes.has_buffer(lane) && !lanes.fits(lane, n)) post_data(lane);
     if (!lanes.has_buffer(lane) && !open_lane(lane)) return false;
-    if (lanes.put(lane, tag, payload, n)) post_data(lane);
+    if (lanes.put(lane, tag, payload, n)) lane_filled(lane);
     return true;
   }
   [[nodiscard]] int push_item(const void* item, std::size_t n, int dest) noexcept;

@@ -34,6 +34,7 @@ struct cli {
   run_config c;
   std::string nodes, dim_order, workload = "uniform", model_file, write_model, json_file;
   std::string map = "block";
+  std::string buffer_memory = "auto";
   // Model overrides: seconds (alpha, latency) and bytes/s (bandwidth) for the off-node class.
   double alpha = -1, latency = -1, bandwidth = -1;
 };
@@ -88,6 +89,10 @@ void add_options(CLI::App& app, cli& o) {
       ->check(CLI::Range(std::size_t{64}, std::size_t{1} << 30));
   app.add_option("--n-buffers", c.n_buffers, "buffers per link (default 2)")
       ->check(CLI::Range(1, 1024));
+  app.add_option("--buffer-memory", o.buffer_memory,
+                 "pages (full buffers in lazily committed pages), heap (buffers sized to what "
+                 "they hold), auto (heap above 4096 ranks; the default)")
+      ->check(CLI::IsMember({"pages", "heap", "auto"}));
   app.add_option("--workload", o.workload,
                  "uniform, hotspot, permutation, neighbour, request-reply, traffic")
       ->check(CLI::IsMember(
@@ -133,6 +138,9 @@ void finish(const CLI::App& app, cli& o) {
   if (c.plan.n_local != 0 && c.plan.tensor < 2)
     throw convoy::error("--nlocal belongs to --tensor 2 or 3");
   c.machine.cyclic = o.map == "cyclic";
+  c.buffer_memory = o.buffer_memory == "pages"  ? convoy::sim::buffer_memory_choice::pages
+                    : o.buffer_memory == "heap" ? convoy::sim::buffer_memory_choice::heap
+                                                : convoy::sim::buffer_memory_choice::automatic;
   if (!c.traffic_file.empty() && app.count("--workload") > 0 && o.workload != "traffic")
     throw convoy::error("--traffic gives the traffic workload, not --workload " + o.workload);
   if (!c.traffic_file.empty()) o.workload = "traffic";

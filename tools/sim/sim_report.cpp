@@ -61,6 +61,7 @@ void print_table(std::ostream& out, const run_config& c, const run_result& r) {
   put("%-22s %14zu\n", "memory_bytes_per_rank", r.memory_bytes_per_rank);
   put("%-22s %14zu\n", "largest send queue", r.max_queued);
   put("%-22s %14.3f\n", "wall_seconds", r.wall_seconds);
+  put("%-22s %14s\n", "buffer_memory", r.heap_buffers ? "heap" : "pages");
   out << "# class        messages          bytes\n";
   for (int k = 0; k < aggregation::n_link_classes; ++k)
     put("%-12s %10llu %14llu\n",
@@ -116,6 +117,7 @@ std::string to_json_text(const run_config& c, const run_result& r, long peak_rss
   j["setup_seconds"] = r.setup_seconds;
   j["steps"] = r.steps;
   j["peak_rss_kib"] = peak_rss_kib;
+  j["buffer_memory"] = r.heap_buffers ? "heap" : "pages";
   for (int k = 0; k < aggregation::n_link_classes; ++k)
     j["per_class"][aggregation::link_class_name(static_cast<aggregation::link_class>(k))] = {
         {"messages", r.per_class[k].messages}, {"bytes", r.per_class[k].bytes}};

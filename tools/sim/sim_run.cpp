@@ -72,6 +72,31 @@ struct step_counts {
 
 constexpr int seq_bits = 43;  // an item's word: source << 43 | sequence number
 
+// Payload bytes after the 8-byte word are a function of the word (the item's id), so that a
+// pulled item's every byte is checked without storing what was sent (SIM-1).
+std::byte payload_byte(std::uint64_t word, std::size_t i) noexcept {
+  std::uint64_t x = word + 0x9e3779b97f4a7c15ULL * (i / 8 + 1);
+  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
+  x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
+  return static_cast<std::byte>((x ^ (x >> 31)) >> (8 * (i % 8)));
+}
+void fill_payload(std::vector<std::byte>& item, std::uint64_t word) noexcept {
+  std::memcpy(item.data(), &word, sizeof word);
+  for (std::size_t i = sizeof word; i < item.size(); ++i) item[i] = payload_byte(word, i);
+}
+bool payload_ok(const std::byte* data, std::size_t bytes, std::uint64_t word) noexcept {
+  for (std::size_t i = sizeof word; i < bytes; ++i)
+    if (data[i] != payload_byte(word, i)) return false;
+  return true;
+}
+
+aggregation::buffer_memory memory_of(const run_config& c, int ranks) {
+  const bool heap =
+      c.buffer_memory == buffer_memory_choice::heap ||
+      (c.buffer_memory == buffer_memory_choice::automatic && ranks > heap_above_ranks);
+  return heap ? aggregation::buffer_memory::heap : aggregation::buffer_memory::pages;
+}
+
 class runner {
  public:
   runner(const run_config& c, std::shared_ptr<const router::route_plan> plan,
@@ -79,7 +104,7 @@ class runner {
       : c_(c),
         plan_(std::move(plan)),
         p_(plan_->n_ranks()),
-        net_(std::move(node_of), std::move(socket_of), c.model.links),
+        net_(std::move(node_of), std::move(socket_of), c.model.links, memory_of(c, p_)),
         dest_(c.workload, p_, c.items_per_rank, c.seed, matrix),
         ranks_(static_cast<std::size_t>(p_)),
         sent_(p_),
@@ -96,6 +121,10 @@ class runner {
     // Request-reply (bale's ig, Maley & DeVinney 2019, Figure 4): a query engine in plane 0 and a
     // reply engine in plane 1 on every rank, over the same plan.
     const int planes = c.workload == workload_kind::request_reply ? 2 : 1;
+    std::size_t links = 0;
+    for (int r = 0; r < p_; ++r)
+      for (int s = 0; s < plan_->n_stages(); ++s) links += plan_->out_peers(r, s).size();
+    net_.reserve_links(links * static_cast<std::size_t>(planes));
     for (int k = 0; k < planes; ++k) {
       auto& v = k == 0 ? engines_ : replies_;
       v.reserve(static_cast<std::size_t>(p_));
@@ -107,6 +136,7 @@ class runner {
                               " bytes does not fit a buffer of " + std::to_string(c.buffer_bytes) +
                               " bytes");
     }
+    net_.links_complete();
   }
 
   void run(run_result& res) {
@@ -200,7 +230,7 @@ class runner {
   }
 
   bool push_word(engine& e, int r, int d, std::uint64_t word) {
-    std::memcpy(item_.data(), &word, sizeof word);
+    fill_payload(item_, word);
     const int rc = e.push(item_.data(), d);
     if (rc < 0)
       throw run_failure("push on rank " + std::to_string(r) + " returned " + std::to_string(rc));
@@ -222,6 +252,7 @@ class runner {
       ++n.pulls;
       std::uint64_t word = 0;
       std::memcpy(&word, v.data, sizeof word);
+      check_payload(v, r, word);
       const int src = static_cast<int>(word >> seq_bits);
       const std::uint64_t seq = word & ((std::uint64_t{1} << seq_bits) - 1);
       if (src != v.from)
@@ -240,6 +271,7 @@ class runner {
       ++n.pulls;
       std::uint64_t word = 0;
       std::memcpy(&word, v.data, sizeof word);
+      check_payload(v, r, word);
       const std::uint64_t seq = word & ((std::uint64_t{1} << seq_bits) - 1);
       // SIM-8: a reply comes back to its requester, from the rank the query went to.
       if (static_cast<int>(word >> seq_bits) != r || seq >= dest_.items_of(r) ||
@@ -250,6 +282,12 @@ class runner {
       reply_got_.add(r, fingerprint(v.from, r, seq));
       reply_fifo_(v.from, r, seq);
     }
+  }
+
+  static void check_payload(const termination::item_view& v, int r, std::uint64_t word) {
+    if (!payload_ok(v.data, v.bytes, word))
+      throw run_failure("an item pulled at rank " + std::to_string(r) + " from rank " +
+                        std::to_string(v.from) + " has payload bytes that are not its own (SIM-1)");
   }
 
   bool pull_one(engine& e, int r, termination::item_view& v) {
@@ -370,6 +408,7 @@ run_result run(const run_config& c) {
   res.nodes = node_of.empty() ? 0 : *std::max_element(node_of.begin(), node_of.end()) + 1;
   res.stages = plan->n_stages();
   res.max_hops = plan->max_hops();
+  res.heap_buffers = memory_of(c, res.ranks) == aggregation::buffer_memory::heap;
   traffic_matrix matrix;
   if (c.workload == workload_kind::traffic) {
     if (c.traffic_file.empty())

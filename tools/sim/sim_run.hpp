@@ -35,6 +35,11 @@ struct plan_config {
   int n_local = 0;             ///< tensor 2 and 3: local group (0: ranks of node 0)
 };
 
+/// Where the timed network keeps link buffers (aggregation::buffer_memory; the results do
+/// not depend on it): `automatic` takes heap above heap_above_ranks ranks, else pages.
+enum class buffer_memory_choice { pages, heap, automatic };
+inline constexpr int heap_above_ranks = 4096;
+
 struct run_config {
   machine_config machine;
   plan_config plan;
@@ -51,6 +56,7 @@ struct run_config {
   std::uint64_t fifo_check_max_items =
       std::uint64_t{1} << 23;  ///< engine_options: per-rank first-hop table up to this P
   cost_model model = cost_model::defaults();
+  buffer_memory_choice buffer_memory = buffer_memory_choice::pages;
   /// Called now and then during the run with the items (queries) pulled so far on any rank
   /// and the items of the whole run (convoy-sim's progress line); may be empty.
   std::function<void(std::uint64_t pulled, std::uint64_t items)> on_progress;
@@ -87,9 +93,10 @@ struct run_result {
   /// chain that reached the rank whose clock is predicted_seconds.
   std::uint32_t critical_path_messages = 0;
   double mean_rank_seconds = 0;
-  double wall_seconds = 0;   ///< the simulation loop
-  double setup_seconds = 0;  ///< plan, engines and network
-  std::uint64_t steps = 0;   ///< rank steps the event loop took
+  double wall_seconds = 0;    ///< the simulation loop
+  double setup_seconds = 0;   ///< plan, engines and network
+  std::uint64_t steps = 0;    ///< rank steps the event loop took
+  bool heap_buffers = false;  ///< the timed network's buffers were heap blocks, not pages
 };
 
 /// Builds the plan of `c` (machine and plan parts). Throws convoy::error on bad input.

@@ -69,11 +69,12 @@ struct sealed_buffer {
 };
 
 /// `n_buffers` buffers of `capacity_bytes` (64-byte aligned) for the items a rank sends to
-/// itself; they never meet the transport (AGG-22).
+/// itself, each allocated on its first use; they never meet the transport (AGG-22).
 class loopback_pool {
  public:
   loopback_pool(std::size_t capacity_bytes, int n_buffers);
-  /// A free buffer and its slot, or {nullptr, -1} when all are in use (backpressure).
+  /// A free buffer and its slot, or {nullptr, -1} when all are in use (backpressure) or
+  /// the first allocation of the slot's buffer failed.
   [[nodiscard]] std::byte* take(int& slot) noexcept;
   void give_back(int slot) noexcept { free_.push_back(slot); }
   [[nodiscard]] std::size_t memory_bytes() const noexcept {
@@ -136,6 +137,11 @@ class send_lanes {
     // further pushes).
     return !elastic_ && l.used > l.limit;
   }
+  /// A rigid out-lane filled past its limit that still has room for another record below
+  /// capacity_bytes: asks the transport for a larger buffer (AGG-144). True if the lane
+  /// may take more records; false if it is full (post it) or the transport's buffers do
+  /// not grow. Costs nothing when buffers have their full capacity from the start.
+  [[nodiscard]] bool grow(int lane, transport& t) noexcept;
   /// Closes the lane and returns its buffer (the engine writes the header, then posts it).
   [[nodiscard]] sealed_buffer seal(int lane) noexcept;
   /// Advance calls the lane's open buffer has waited (steady dispatch).

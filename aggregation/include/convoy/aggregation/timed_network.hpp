@@ -17,8 +17,10 @@
 ///     `beta_s_per_byte * bytes`, and arrives `latency_s` later (never before an earlier
 ///     buffer of the same link: FIFO);
 ///   - a release() returns the credit to the sender `latency_s` later.
-/// Buffer memory costs what it holds: every endpoint's buffers are carved from one
-/// lazily committed mapping and a buffer's pages are given back when it becomes free.
+/// Buffer memory costs what it holds (buffer_memory below): by default every endpoint's
+/// buffers are carved from one lazily committed mapping and a buffer's pages are given
+/// back when it becomes free; in heap mode a buffer is a heap block that grows with what
+/// it holds (AGG-144).
 #include <convoy/aggregation/transport.hpp>
 #include <cstddef>
 #include <cstdint>
@@ -32,7 +34,7 @@ struct timed_state;
 }
 
 /// Where two ranks sit relative to each other.
-enum class link_class : int { same_socket = 0, same_node = 1, off_node = 2 };
+enum class link_class : std::uint8_t { same_socket = 0, same_node = 1, off_node = 2 };
 inline constexpr int n_link_classes = 3;
 /// "same_socket", "same_node", "off_node".
 [[nodiscard]] const char* link_class_name(link_class c) noexcept;
@@ -61,13 +63,27 @@ struct timed_network_stats {
   std::size_t max_in_flight = 0;
 };
 
+/// Where the endpoints' link buffers live. Both move the same bytes at the same times: the
+/// counts, clocks and deliveries of a run do not depend on it (AGG-144).
+enum class buffer_memory : int {
+  /// Full-capacity buffers carved from a lazily committed mapping (AGG-141): an open
+  /// buffer costs at least a page; a delivery copies the bytes to the receiver's buffer.
+  pages,
+  /// A send buffer is a heap block that starts small and doubles as its lane fills, up to
+  /// capacity (layouts with `growable`; others get capacity at once); a delivery hands
+  /// the block itself to the receiver, which frees it at release(). An open buffer costs
+  /// what it holds, within a factor of two.
+  heap,
+};
+
 class timed_network {
  public:
   /// `node_of[r]` and `socket_of[r]` (size P, 1 ≤ P ≤ 2^21) place the ranks; costs[c] is
   /// the cost of link class c. Throws convoy::error on sizes that disagree or a negative
   /// cost.
   timed_network(std::vector<int> node_of, std::vector<int> socket_of,
-                const link_cost (&costs)[n_link_classes]);
+                const link_cost (&costs)[n_link_classes],
+                buffer_memory memory = buffer_memory::pages);
   ~timed_network();
   timed_network(const timed_network&) = delete;
   timed_network& operator=(const timed_network&) = delete;
@@ -79,6 +95,13 @@ class timed_network {
   /// rank takes its own `plane` (e.g. request/reply: queries 0, replies 1): the planes'
   /// links are apart, their messages share the rank's clock, ports and NIC (AGG-142).
   [[nodiscard]] std::unique_ptr<transport> endpoint(int rank, int plane = 0);
+
+  /// Room for `n` links (the out-links of every endpoint that will open, all planes), so
+  /// that a large simulation builds its link table without a growing table's doubling.
+  void reserve_links(std::size_t n);
+  /// Every endpoint is open: drops the table that pairs a link's sender with its receiver
+  /// (about 40 bytes per link). Opening an endpoint afterwards throws convoy::error.
+  void links_complete();
 
   [[nodiscard]] int n_ranks() const noexcept;
   [[nodiscard]] link_class class_of(int src, int dst) const noexcept;

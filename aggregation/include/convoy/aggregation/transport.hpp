@@ -59,6 +59,9 @@ struct link_layout {
   std::vector<link> in_links;      ///< links this rank receives on, indexed by in-link id
   std::size_t capacity_bytes = 0;  ///< size of every buffer, header included
   int n_buffers = 2;               ///< buffers per link on each side (1, 2, 4, ...)
+  /// The engine writes rigid records only, so a transport may hand out send buffers with
+  /// less room than capacity_bytes and grow them on request (transport::room, grow).
+  bool growable = false;
 };
 
 /// The fixed header at the start of every buffer (written and read by the engine; the
@@ -86,10 +89,10 @@ inline constexpr std::uint32_t transport_flag_mask = 0xfffu << transport_flag_sh
 
 /// A buffer handed to the engine by poll(); give it back with release().
 struct received {
-  int in_link = -1;           ///< index into link_layout::in_links
   std::byte* data = nullptr;  ///< starts with a buffer_header
   std::size_t bytes = 0;
-  int slot = -1;  ///< transport's own bookkeeping
+  int in_link = -1;  ///< index into link_layout::in_links
+  int slot = -1;     ///< transport's own bookkeeping
 };
 
 class transport {
@@ -108,6 +111,28 @@ class transport {
   /// The engine fills it and then post()s it. The engine holds at most one acquired,
   /// unposted buffer per link. Hot path: no allocation after the link's first use.
   [[nodiscard]] virtual std::byte* acquire(int out_link) noexcept = 0;
+
+  /// Bytes the engine may write into `buffer`, just acquired for `out_link`: 0 means
+  /// capacity_bytes (every transport but one whose buffers grow, AGG-144).
+  [[nodiscard]] virtual std::size_t room(int out_link, const std::byte* buffer) const noexcept {
+    (void)out_link;
+    (void)buffer;
+    return 0;
+  }
+  /// A buffer of at least `at_least` bytes (at most capacity_bytes) holding the first
+  /// `used_bytes` of `buffer`, the acquired, unposted buffer of `out_link`, which it
+  /// replaces (the old pointer is invalid afterwards); `room` is set to its size. nullptr
+  /// if this transport's buffers do not grow (the default). Only on a layout with
+  /// `growable`; not on the hot path (once per doubling of a buffer).
+  [[nodiscard]] virtual std::byte* grow(int out_link, std::byte* buffer, std::size_t used_bytes,
+                                        std::size_t at_least, std::size_t& room) noexcept {
+    (void)out_link;
+    (void)buffer;
+    (void)used_bytes;
+    (void)at_least;
+    (void)room;
+    return nullptr;
+  }
 
   /// Sends the first `bytes` of a buffer obtained from acquire(out_link). Never blocks
   /// and never fails for lack of credit: the transport sends it as soon as the receiver

@@ -106,7 +106,8 @@ class forwarder {
   bool enable_step_table(int in_link);
   /// Whether the in-link has a step table (without one: next() per record).
   [[nodiscard]] bool has_step_table(int in_link) const noexcept {
-    return steps_[static_cast<std::size_t>(in_link)].enabled;
+    return static_cast<std::size_t>(in_link) < steps_.size() &&
+           steps_[static_cast<std::size_t>(in_link)].enabled;
   }
   /// The step of a record with `tag` on `in_link` (which has a step table): a load, or on
   /// the first sight of the tag, next() and a new entry. A step whose next tag does not fit
@@ -138,7 +139,7 @@ class forwarder {
     bool enabled = false;
     std::vector<next_step> entries;  // indexed by tag; grows to the largest tag seen
   };
-  std::vector<step_table_of_link> steps_;  // per in-link
+  std::vector<step_table_of_link> steps_;  // per in-link once a table is enabled, else empty
   next_step learn(int in_link, std::uint64_t tag);
 };
 

@@ -72,6 +72,11 @@ class slot_buffers {
   [[nodiscard]] std::byte* buffer(int link, int slot) const noexcept {
     return buf_[index(link, slot)];
   }
+  /// The transport allocates and frees every slot's buffer itself (AGG-144): call right
+  /// after init(); afterwards the book never allocates or frees one, and set_buffer()
+  /// says which buffer a slot holds (nullptr while it holds none).
+  void manage_outside() noexcept;
+  void set_buffer(int link, int slot, std::byte* p) noexcept { buf_[index(link, slot)] = p; }
   [[nodiscard]] bool served(int link) const noexcept {
     return link >= 0 && link < n_links_ && serve_[static_cast<std::size_t>(link)];
   }
@@ -110,8 +115,8 @@ class slot_buffers {
   std::size_t capacity_ = 0;
   std::vector<bool> serve_;
   std::vector<std::byte*> buf_;
-  std::vector<std::size_t> bytes_;
-  std::vector<int> free_;  ///< per link a stack of free slots
+  std::vector<std::uint32_t> bytes_;  ///< at most capacity_bytes (<= INT_MAX)
+  std::vector<int> free_;             ///< per link a stack of free slots
   std::vector<int> n_free_;
   std::vector<bool> allocated_;
   bool owned_ = true;  ///< buffers are ours to free (false: carved from a block)
@@ -133,6 +138,10 @@ class send_book : public slot_buffers {
   /// A free slot's buffer, allocating the link's buffers on its first use; nullptr when
   /// all n_buffers are filling, queued or sending, or the link is not served.
   [[nodiscard]] std::byte* acquire(int link) noexcept;
+  /// As acquire(), but the slot (or -1): for a transport that manages the buffers itself.
+  [[nodiscard]] int acquire_slot(int link) noexcept;
+  /// The filling slot of `link` whose buffer is `buffer`, or -1.
+  [[nodiscard]] int filling_slot(int link, const std::byte* buffer) const noexcept;
   /// Turns a filling buffer into a queued one (FIFO behind earlier posts). Returns its
   /// slot. Throws convoy::error naming the problem if the buffer is not this link's
   /// acquired buffer or `bytes` is out of range.
