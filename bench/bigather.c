@@ -17,6 +17,7 @@
 #include <string.h>
 
 #include "biconvey.h"
+#include "c_bench.h"
 #include "convey.h"
 
 #ifdef CONVOY_NO_INLINE
@@ -49,20 +50,6 @@ static void usage(FILE* to) {
           "  biconvey_new(SIZE_MAX, 0).\n");
 }
 
-/* A bad command line: one message (rank 0) and status 2. */
-static void bad(const char* what, const char* arg) {
-  if (rank_ == 0) fprintf(stderr, "bench-bigather: %s '%s' (see --help)\n", what, arg);
-  MPI_Finalize();
-  exit(2);
-}
-
-static long count_of(const char* opt, const char* text, long min) {
-  char* end = NULL;
-  const double v = strtod(text, &end); /* 1e6 allowed */
-  if (!text[0] || *end || v < (double)min || v > 1e12 || v != (double)(long)v) bad(opt, text);
-  return (long)v;
-}
-
 static void parse(int argc, char** argv, config* c) {
   c->items = 1000000;
   c->table = 1000000;
@@ -76,29 +63,20 @@ static void parse(int argc, char** argv, config* c) {
       MPI_Finalize();
       exit(0);
     }
-    if (i + 1 >= argc) bad("unknown option or missing value", a);
+    if (i + 1 >= argc) cb_bad("unknown option or missing value", a);
     const char* v = argv[++i];
     if (!strcmp(a, "--items")) {
-      c->items = count_of("--items: expected a count >= 1, got", v, 1);
+      c->items = cb_count("--items: expected a count >= 1, got", v, 1);
     } else if (!strcmp(a, "--table")) {
-      c->table = count_of("--table: expected a count >= 1, got", v, 1);
+      c->table = cb_count("--table: expected a count >= 1, got", v, 1);
     } else if (!strcmp(a, "--reps")) {
-      c->reps = count_of("--reps: expected a count >= 1, got", v, 1);
+      c->reps = cb_count("--reps: expected a count >= 1, got", v, 1);
     } else if (!strcmp(a, "--capacity")) {
-      c->capacity = count_of("--capacity: expected a byte count >= 64, got", v, 64);
+      c->capacity = cb_count("--capacity: expected a byte count >= 64, got", v, 64);
     } else if (!strcmp(a, "--kinds")) {
-      for (int k = 0; k < n_kinds; ++k) c->use[k] = 0;
-      char list[256];
-      if (strlen(v) >= sizeof list) bad("--kinds: too long", v);
-      strcpy(list, v);
-      for (char* t = strtok(list, ","); t; t = strtok(NULL, ",")) {
-        int found = 0;
-        for (int k = 0; k < n_kinds; ++k)
-          if (!strcmp(t, kind_names[k])) c->use[k] = found = 1;
-        if (!found) bad("--kinds: unknown kind", t);
-      }
+      cb_kinds(v, kind_names, n_kinds, c->use);
     } else {
-      bad("unknown option", a);
+      cb_bad("unknown option", a);
     }
   }
 }
@@ -114,14 +92,6 @@ static biconvey_t* build(enum kind k, const config* c) {
     default:
       return NULL;
   }
-}
-
-/* A counter-based draw: the same for every run. */
-static uint64_t draw(uint64_t seed, uint64_t i) {
-  uint64_t z = seed * 0x9e3779b97f4a7c15ULL + i + 0x632be59bd9b4e019ULL;
-  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-  z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-  return z ^ (z >> 31);
 }
 
 /* The table's entry `i` on rank `r`: what every reply is checked against. */
@@ -163,11 +133,6 @@ static double gather(biconvey_t* b, const config* c, const uint64_t* index, uint
   return t;
 }
 
-static int cmp_double(const void* a, const void* b) {
-  const double x = *(const double*)a, y = *(const double*)b;
-  return (x > y) - (x < y);
-}
-
 /* Runs one kind; prints its RESULT line on rank 0. Returns 1 if every reply verified. */
 static int run_kind(enum kind k, const config* c, const uint64_t* index, uint64_t* table) {
   biconvey_t* b = build(k, c);
@@ -184,9 +149,7 @@ static int run_kind(enum kind k, const config* c, const uint64_t* index, uint64_
   long bad_count = wrong + failed;
   MPI_Allreduce(MPI_IN_PLACE, &bad_count, 1, MPI_LONG, MPI_SUM, MPI_COMM_WORLD);
   if (rank_ == 0) {
-    qsort(times, (size_t)c->reps, sizeof *times, cmp_double);
-    const double med =
-        c->reps % 2 ? times[c->reps / 2] : 0.5 * (times[c->reps / 2 - 1] + times[c->reps / 2]);
+    const double med = cb_median(times, c->reps);
     printf(
         "RESULT prog=bench-bigather calls=%s kind=%s ranks=%d items=%ld table=%ld "
         "seconds=%.6f items_per_s_per_rank=%.4g verified=%d\n",
@@ -200,15 +163,17 @@ static int run_kind(enum kind k, const config* c, const uint64_t* index, uint64_
 int main(int argc, char** argv) {
   MPI_Init(&argc, &argv);
   MPI_Comm_rank(MPI_COMM_WORLD, &rank_);
+  cb_rank = rank_;
+  cb_prog = "bench-bigather";
   MPI_Comm_size(MPI_COMM_WORLD, &n_ranks_);
   config c;
   parse(argc, argv, &c);
   uint64_t* table = malloc(sizeof(uint64_t) * (size_t)c.table);
   uint64_t* index = malloc(sizeof(uint64_t) * (size_t)c.items);
-  if (!table || !index) bad("out of memory for --items/--table", "");
+  if (!table || !index) cb_bad("out of memory for --items/--table", "");
   for (long i = 0; i < c.table; ++i) table[i] = entry((uint64_t)rank_, (uint64_t)i);
   const uint64_t span = (uint64_t)c.table * (uint64_t)n_ranks_;
-  for (long i = 0; i < c.items; ++i) index[i] = draw((uint64_t)rank_ + 7, (uint64_t)i) % span;
+  for (long i = 0; i < c.items; ++i) index[i] = cb_draw((uint64_t)rank_ + 7, (uint64_t)i) % span;
   int ok = 1;
   for (int k = 0; k < n_kinds; ++k)
     if (c.use[k]) ok &= run_kind((enum kind)k, &c, index, table);

@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "c_bench.h"
 #include "convey.h"
 
 enum kind { kind_new, kind_tensor, kind_simple, n_kinds };
@@ -44,20 +45,6 @@ static void usage(FILE* to) {
           "  (default 1), 2 buffers). simple: convey_new_simple(capacity).\n");
 }
 
-/* A bad command line: one message (rank 0) and status 2. */
-static void bad(const char* what, const char* arg) {
-  if (rank_ == 0) fprintf(stderr, "bench-construct: %s '%s' (see --help)\n", what, arg);
-  MPI_Finalize();
-  exit(2);
-}
-
-static long count_of(const char* opt, const char* text, long min) {
-  char* end = NULL;
-  long v = strtol(text, &end, 10);
-  if (!text[0] || *end || v < min) bad(opt, text);
-  return v;
-}
-
 static void parse(int argc, char** argv, config* c) {
   c->conveyors = 20;
   c->cycles = 5;
@@ -72,32 +59,23 @@ static void parse(int argc, char** argv, config* c) {
       MPI_Finalize();
       exit(0);
     }
-    if (i + 1 >= argc) bad("unknown option or missing value", a);
+    if (i + 1 >= argc) cb_bad("unknown option or missing value", a);
     const char* v = argv[++i];
     if (!strcmp(a, "--conveyors")) {
-      c->conveyors = count_of("--conveyors: expected a count >= 1, got", v, 1);
+      c->conveyors = cb_count("--conveyors: expected a count >= 1, got", v, 1);
     } else if (!strcmp(a, "--cycles")) {
-      c->cycles = count_of("--cycles: expected a count >= 0, got", v, 0);
+      c->cycles = cb_count("--cycles: expected a count >= 0, got", v, 0);
     } else if (!strcmp(a, "--capacity")) {
-      c->capacity = count_of("--capacity: expected a byte count >= 64, got", v, 64);
+      c->capacity = cb_count("--capacity: expected a byte count >= 64, got", v, 64);
     } else if (!strcmp(a, "--order")) {
-      c->order = count_of("--order: expected 1, 2 or 3, got", v, 1);
-      if (c->order > 3) bad("--order: expected 1, 2 or 3, got", v);
+      c->order = cb_count("--order: expected 1, 2 or 3, got", v, 1);
+      if (c->order > 3) cb_bad("--order: expected 1, 2 or 3, got", v);
     } else if (!strcmp(a, "--n-local")) {
-      c->n_local = count_of("--n-local: expected a count >= 1, got", v, 1);
+      c->n_local = cb_count("--n-local: expected a count >= 1, got", v, 1);
     } else if (!strcmp(a, "--kinds")) {
-      for (int k = 0; k < n_kinds; ++k) c->use[k] = 0;
-      char list[256];
-      if (strlen(v) >= sizeof list) bad("--kinds: too long", v);
-      strcpy(list, v);
-      for (char* t = strtok(list, ","); t; t = strtok(NULL, ",")) {
-        int found = 0;
-        for (int k = 0; k < n_kinds; ++k)
-          if (!strcmp(t, kind_names[k])) c->use[k] = found = 1;
-        if (!found) bad("--kinds: unknown kind", t);
-      }
+      cb_kinds(v, kind_names, n_kinds, c->use);
     } else {
-      bad("unknown option", a);
+      cb_bad("unknown option", a);
     }
   }
 }
@@ -115,14 +93,6 @@ static convey_t* build(enum kind k, const config* c) {
   }
 }
 
-/* A counter-based draw: the same for every run. */
-static uint64_t draw(uint64_t seed, uint64_t i) {
-  uint64_t z = seed * 0x9e3779b97f4a7c15ULL + i + 0x632be59bd9b4e019ULL;
-  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-  z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-  return z ^ (z >> 31);
-}
-
 /* Counts of one conveyor on this rank: [pushed, pushed sum, pulled, pulled sum, bad]. */
 enum { n_counts = 5 };
 
@@ -130,7 +100,7 @@ enum { n_counts = 5 };
 static int one_cycle(convey_t* cv, uint64_t serial, long long* counts) {
   if (convey_begin(cv, sizeof(uint64_t), sizeof(uint64_t)) != convey_OK) return 1;
   const uint64_t item = ((uint64_t)rank_ << 40) | serial;
-  const int64_t pe = (int64_t)(draw((uint64_t)rank_ + 1, serial) % (uint64_t)n_ranks_);
+  const int64_t pe = (int64_t)(cb_draw((uint64_t)rank_ + 1, serial) % (uint64_t)n_ranks_);
   int pushed = 0;
   for (;;) {
     if (!pushed) {
@@ -156,16 +126,6 @@ static int one_cycle(convey_t* cv, uint64_t serial, long long* counts) {
     if (rc == convey_DONE) break;
   }
   return convey_reset(cv) < 0;
-}
-
-static int cmp_double(const void* a, const void* b) {
-  const double x = *(const double*)a, y = *(const double*)b;
-  return (x > y) - (x < y);
-}
-
-static double median_of(double* v, long n) {
-  qsort(v, (size_t)n, sizeof *v, cmp_double);
-  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
 }
 
 static double min_of(const double* v, long n) {
@@ -209,8 +169,7 @@ static int run_kind(enum kind k, const config* c) {
   MPI_Allreduce(MPI_IN_PLACE, t_new, (int)n, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
   MPI_Allreduce(MPI_IN_PLACE, t_free, (int)n, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
   MPI_Allreduce(MPI_IN_PLACE, t_cycle, (int)(n * nc), MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
-  MPI_Allreduce(MPI_IN_PLACE, counts, (int)(n * n_counts), MPI_LONG_LONG, MPI_SUM,
-                MPI_COMM_WORLD);
+  MPI_Allreduce(MPI_IN_PLACE, counts, (int)(n * n_counts), MPI_LONG_LONG, MPI_SUM, MPI_COMM_WORLD);
   int verified = !any_failed;
   for (long i = 0; i < n && verified; ++i) {
     const long long* s = counts + i * n_counts;
@@ -221,16 +180,16 @@ static int run_kind(enum kind k, const config* c) {
     const double ms = 1e3;
     for (long i = 0; i < n; ++i) t_both[i] = t_new[i] + t_free[i];
     const double first = t_both[0] * ms, first_cycle = t_cycle[0] * ms;
-    const double both_min = min_of(t_both, n) * ms, both_med = median_of(t_both, n) * ms;
-    const double new_med = median_of(t_new, n) * ms, free_med = median_of(t_free, n) * ms;
+    const double both_min = min_of(t_both, n) * ms, both_med = cb_median(t_both, n) * ms;
+    const double new_med = cb_median(t_new, n) * ms, free_med = cb_median(t_free, n) * ms;
     double cyc_min = 0, cyc_med = 0;
     if (c->cycles > 0) {
       cyc_min = min_of(t_cycle, n * nc) * ms;
-      cyc_med = median_of(t_cycle, n * nc) * ms;
+      cyc_med = cb_median(t_cycle, n * nc) * ms;
     }
-    printf("%-7s %5ld %11.3f %9.3f %9.3f %9.3f %9.3f %6ld %11.3f %9.3f %9.3f %8d\n",
-           kind_names[k], n, both_med, both_min, new_med, free_med, first,
-           c->cycles > 0 ? n * c->cycles : 0, cyc_med, cyc_min, first_cycle, verified);
+    printf("%-7s %5ld %11.3f %9.3f %9.3f %9.3f %9.3f %6ld %11.3f %9.3f %9.3f %8d\n", kind_names[k],
+           n, both_med, both_min, new_med, free_med, first, c->cycles > 0 ? n * c->cycles : 0,
+           cyc_med, cyc_min, first_cycle, verified);
     fflush(stdout);
   }
   free(t_new);
@@ -244,14 +203,17 @@ static int run_kind(enum kind k, const config* c) {
 int main(int argc, char** argv) {
   MPI_Init(&argc, &argv);
   MPI_Comm_rank(MPI_COMM_WORLD, &rank_);
+  cb_rank = rank_;
+  cb_prog = "bench-construct";
   MPI_Comm_size(MPI_COMM_WORLD, &n_ranks_);
   config c;
   parse(argc, argv, &c);
   if (rank_ == 0) {
-    printf("# bench-construct: %d ranks, %ld conveyors per kind, %ld one-item cycles each;\n"
-           "# times in ms, maximum over ranks; median/min over the conveyors, first = the "
-           "first conveyor\n",
-           n_ranks_, c.conveyors, c.cycles);
+    printf(
+        "# bench-construct: %d ranks, %ld conveyors per kind, %ld one-item cycles each;\n"
+        "# times in ms, maximum over ranks; median/min over the conveyors, first = the "
+        "first conveyor\n",
+        n_ranks_, c.conveyors, c.cycles);
     for (int k = 0; k < n_kinds; ++k)
       if (c.use[k]) printf("#   %-7s %s\n", kind_names[k], kind_calls[k]);
     printf("%-7s %5s %11s %9s %9s %9s %9s %6s %11s %9s %9s %8s\n", "kind", "calls", "new+free",

@@ -72,29 +72,19 @@ int convoy_v1_bipull(biconvey_t* b, void* reply);
 static inline int convoy_bipush_inline_(biconvey_t* b, const void* query, int64_t pe) {
   if (b && query) {
     biconvey_view_t* const v = CONVOY_RCAST_(biconvey_head_t*, b)->view;
-    convey_view_t* const q = v->queries;
-    if (q && q->push_ok && CONVOY_SCAST_(uint64_t, pe) < q->n_pes && v->tail - v->head <= v->mask) {
-      const convey_hop_t h = q->hops[pe];
-      convey_lane_t* const l = q->lanes + h.lane;
-      const uint32_t used = l->used;
-      if (used <= l->limit) {
-        unsigned char* const p = l->buf + used;
-        const uint64_t tag = h.tag;
+    if (v->queries && v->tail - v->head <= v->mask) {
+      const size_t n = v->query_bytes;
+      uint32_t lane;
+      int full;
+      unsigned char* const p = convoy_reserve_(v->queries, pe, &lane, &full);
+      if (p) {
+        /* The query travels after its 4-byte window slot. */
         const uint32_t slot = CONVOY_SCAST_(uint32_t, v->tail & v->mask);
-        const uint32_t tag_bytes = l->tag_bytes;
-        const size_t n = v->query_bytes;
-        /* Bookkeeping before the copies, which may alias anything. */
-        const uint32_t next = used + l->record_bytes;
-        const int full = next > l->limit;
-        l->used = next;
-        ++l->items;
-        ++q->pushes;
         v->filled[slot] = 0;
         ++v->tail;
-        memcpy(p, &tag, sizeof tag);
-        memcpy(p + tag_bytes, &slot, sizeof slot);
-        convoy_copy_(p + tag_bytes + sizeof slot, query, n);
-        return full ? convoy_v1_bilane_full(b, h.lane) : convey_OK;
+        memcpy(p, &slot, sizeof slot);
+        convoy_copy_(p + sizeof slot, query, n);
+        return full ? convoy_v1_bilane_full(b, lane) : convey_OK;
       }
     }
   }

@@ -304,28 +304,43 @@ static inline convey_view_t* convoy_view_(convey_t* c) {
   return CONVOY_RCAST_(convey_head_t*, c)->view;
 }
 
+/* The common case of a push toward `pe` over view `v`: reserves a record in the lane toward
+   the first hop (bookkeeping first: the caller's copies may alias anything), writes its
+   8-byte tag store and returns where the payload goes, with the lane and whether it is now
+   full; NULL when the library must do the call. */
+static inline unsigned char* convoy_reserve_(convey_view_t* v, int64_t pe, uint32_t* lane,
+                                             int* full) {
+  if (v->push_ok && CONVOY_SCAST_(uint64_t, pe) < v->n_pes) {
+    const convey_hop_t h = v->hops[pe];
+    convey_lane_t* const l = v->lanes + h.lane;
+    const uint32_t used = l->used;
+    if (used <= l->limit) {
+      unsigned char* const p = l->buf + used;
+      const uint64_t tag = h.tag;
+      const uint32_t tag_bytes = l->tag_bytes;
+      const uint32_t next = used + l->record_bytes;
+      *full = next > l->limit;
+      *lane = h.lane;
+      l->used = next;
+      ++l->items;
+      ++v->pushes;
+      memcpy(p, &tag, sizeof tag);
+      return p + tag_bytes;
+    }
+  }
+  return NULL;
+}
+
 static inline int convoy_push_inline_(convey_t* c, const void* item, int64_t pe) {
   if (c && item) {
     convey_view_t* const v = convoy_view_(c);
-    if (v->push_ok && CONVOY_SCAST_(uint64_t, pe) < v->n_pes) {
-      const convey_hop_t h = v->hops[pe];
-      convey_lane_t* const l = v->lanes + h.lane;
-      const uint32_t used = l->used;
-      if (used <= l->limit) {
-        unsigned char* const p = l->buf + used;
-        const uint64_t tag = h.tag;
-        const uint32_t tag_bytes = l->tag_bytes;
-        const size_t n = v->item_bytes;
-        /* Bookkeeping before the copy, which may alias anything. */
-        const uint32_t next = used + l->record_bytes;
-        const int full = next > l->limit;
-        l->used = next;
-        ++l->items;
-        ++v->pushes;
-        memcpy(p, &tag, sizeof tag);
-        convoy_copy_(p + tag_bytes, item, n);
-        return full ? convoy_v1_lane_full(c, h.lane) : convey_OK;
-      }
+    const size_t n = v->item_bytes;
+    uint32_t lane;
+    int full;
+    unsigned char* const p = convoy_reserve_(v, pe, &lane, &full);
+    if (p) {
+      convoy_copy_(p, item, n);
+      return full ? convoy_v1_lane_full(c, lane) : convey_OK;
     }
   }
   return convoy_v1_push(c, item, pe);
