@@ -35,13 +35,11 @@ untyped_biconveyor::untyped_biconveyor(untyped_conveyor queries, untyped_conveyo
 }
 
 // The inline paths see the query engine (a dynamic conveyor's exists from begin to reset)
-// and the window's current storage.
+// and the window's current storage; begin sets the sizes.
 void untyped_biconveyor::refresh_hot() noexcept {
   termination::conveyor_engine* const e = queries_.engine();
   hot_.queries = e ? &e->hot() : nullptr;
   hot_.mask = window - 1;
-  hot_.query_bytes = query_bytes_;
-  hot_.reply_bytes = reply_bytes_;
   hot_.ring = ring_.data();
   hot_.filled = filled_.data();
 }
@@ -82,12 +80,11 @@ int untyped_biconveyor::begin(std::size_t query_bytes, std::size_t reply_bytes,
     refresh_hot();
     return rc;
   }
-  query_bytes_ = query_bytes;
-  reply_bytes_ = reply_bytes;
+  hot_.query_bytes = query_bytes_ = query_bytes;
+  hot_.reply_bytes = reply_bytes_ = reply_bytes;
   answer_ = std::move(answer);
   hot_.head = hot_.tail = 0;
   pending_ = false;
-  refresh_hot();
   state_.begin();
   return 1;
 }
@@ -120,10 +117,7 @@ int untyped_biconveyor::pull_slow(void* reply) noexcept {
     if (rc < 0) return rc;
     if (!filled_[slot]) return 0;
   }
-  std::memcpy(reply, ring_.data() + slot * reply_bytes_, reply_bytes_);
-  filled_[slot] = 0;
-  ++hot_.head;
-  return 1;
+  return pull(reply);  // the slot is filled: the inline take
 }
 
 // Answers incoming queries (Maley & DeVinney 2019, Figure 4), never answering one twice: a reply

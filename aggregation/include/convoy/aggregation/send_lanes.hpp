@@ -29,34 +29,29 @@ struct send_lane {
   std::uint32_t tag_bytes = 0;     ///< of the lane's stage
   std::uint64_t items = 0;         ///< records appended this cycle
 
-  /// Appends a rigid record (precondition: used <= limit): an 8-byte store of `tag` (its
-  /// upper bytes are overwritten by the payload), then `n` payload bytes (`N` if known at
-  /// compile time). Returns true if the lane cannot take another record: post it.
+  /// Takes the next rigid record (precondition: used <= limit): bookkeeping first, since
+  /// the caller's copies may alias anything, then an 8-byte store of `tag` (its upper
+  /// bytes are overwritten by the payload). Returns where the payload goes; `full` says
+  /// the lane cannot take another record: post it. The C++ twin of convey.h's
+  /// `convoy_reserve_`.
+  std::byte* reserve(std::uint64_t tag, bool& full) noexcept {
+    std::byte* p = buf + used;
+    used += record_bytes;
+    ++items;
+    full = used > limit;
+    std::memcpy(p, &tag, sizeof tag);
+    return p + tag_bytes;
+  }
+  /// Appends a rigid record (precondition: used <= limit) of `n` payload bytes (`N` if
+  /// known at compile time). Returns true if the lane cannot take another record: post it.
   template <std::size_t N = 0>
   bool put_rigid(std::uint64_t tag, const void* payload, std::size_t n) noexcept {
-    // Bookkeeping first: nothing of the lane is needed after a copy that calls memcpy.
-    std::byte* p = buf + used;
-    used += record_bytes;
-    ++items;
-    const bool full = used > limit;
-    std::memcpy(p, &tag, sizeof tag);
+    bool full = false;
+    std::byte* p = reserve(tag, full);
     if constexpr (N != 0)
-      std::memcpy(p + tag_bytes, payload, N);
+      std::memcpy(p, payload, N);
     else
-      copy_item(p + tag_bytes, payload, n);
-    return full;
-  }
-  /// As put_rigid() for a payload of a 4-byte `slot` followed by `n` bytes from `payload`
-  /// (the lane's record_bytes count both): a biconveyor's query and its reorder slot.
-  bool put_slotted(std::uint64_t tag, std::uint32_t slot, const void* payload,
-                   std::size_t n) noexcept {
-    std::byte* p = buf + used;
-    used += record_bytes;
-    ++items;
-    const bool full = used > limit;
-    std::memcpy(p, &tag, sizeof tag);
-    std::memcpy(p + tag_bytes, &slot, sizeof slot);
-    copy_item(p + tag_bytes + sizeof slot, payload, n);
+      copy_item(p, payload, n);
     return full;
   }
 };

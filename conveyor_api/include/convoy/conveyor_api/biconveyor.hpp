@@ -21,7 +21,6 @@
 #include <mpi.h>
 
 #include <convoy/aggregation/packing.hpp>
-#include <convoy/aggregation/send_lanes.hpp>
 #include <convoy/base/error.hpp>
 #include <convoy/conveyor_api/options.hpp>
 #include <convoy/conveyor_api/untyped_conveyor.hpp>
@@ -85,17 +84,17 @@ class untyped_biconveyor {
   /// Inline: the slot and the query go straight into the lane toward the first hop.
   [[nodiscard]] int push(const void* query, int dest) noexcept {
     termination::hot_state* const q = hot_.queries;
-    if (q && q->push_ok && static_cast<unsigned>(dest) < q->n_ranks && query &&
-        hot_.tail - hot_.head <= hot_.mask) [[likely]] {
-      const router::first_hop h = q->first_hops[static_cast<std::size_t>(dest)];
-      aggregation::send_lane& lane = q->lanes[h.out_link];
-      if (lane.used <= lane.limit) [[likely]] {
+    if (q && query && hot_.tail - hot_.head <= hot_.mask) [[likely]] {
+      std::uint32_t lane = 0;
+      bool full = false;
+      if (std::byte* p = q->reserve(dest, lane, full)) [[likely]] {
         const auto slot = static_cast<std::uint32_t>(hot_.tail & hot_.mask);
         hot_.filled[slot] = 0;
         ++hot_.tail;
-        ++q->pushes;
-        if (lane.put_slotted(h.tag, slot, query, hot_.query_bytes)) [[unlikely]]
-          lane_full(h.out_link);
+        std::memcpy(p, &slot, sizeof slot);
+        aggregation::copy_item(p + sizeof slot, query, hot_.query_bytes);
+        if (full) [[unlikely]]
+          lane_full(lane);
         return 1;
       }
     }

@@ -21,6 +21,7 @@
 #include <convoy/termination/state_machine.hpp>
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <string>
 #include <vector>
 
@@ -76,6 +77,23 @@ struct hot_state {
   const router::first_hop* first_hops = nullptr;  // per destination
   aggregation::delivery_window window;
   std::uint64_t pushes = 0, pulls = 0;  // this cycle
+
+  /// The inline push's fast case toward `dest`: when it holds, reserves the record in the
+  /// lane toward the first hop (send_lane::reserve), counts the push and returns where the
+  /// payload goes, with the lane and whether it is now full; nullptr when the slow path
+  /// must take the push. The C++ twin of convey.h's `convoy_reserve_`.
+  std::byte* reserve(int dest, std::uint32_t& lane, bool& full) noexcept {
+    if (push_ok && static_cast<unsigned>(dest) < n_ranks) {
+      const router::first_hop h = first_hops[static_cast<std::size_t>(dest)];
+      aggregation::send_lane& l = lanes[h.out_link];
+      if (l.used <= l.limit) {
+        lane = h.out_link;
+        ++pushes;
+        return l.reserve(h.tag, full);
+      }
+    }
+    return nullptr;
+  }
 };
 
 class conveyor_engine {
@@ -98,22 +116,23 @@ class conveyor_engine {
   [[nodiscard]] int push(const void* item, int dest) noexcept {
     // Hot path: one table load and a copy into the lane toward the first hop; everything
     // else goes through push_slow().
-    if (hot_.push_ok && static_cast<unsigned>(dest) < hot_.n_ranks && item &&
-        (N == 0 || N == hot_.item_bytes)) [[likely]] {
-      const router::first_hop h = hot_.first_hops[static_cast<std::size_t>(dest)];
-      aggregation::send_lane& lane = hot_.lanes[h.out_link];
-      if (lane.used <= lane.limit) [[likely]] {
-        ++hot_.pushes;
-        const bool full = lane.put_rigid<N>(h.tag, item, hot_.item_bytes);
+    if (item && (N == 0 || N == hot_.item_bytes)) [[likely]] {
+      std::uint32_t lane = 0;
+      bool full = false;
+      if (std::byte* p = hot_.reserve(dest, lane, full)) [[likely]] {
+        if constexpr (N != 0)
+          std::memcpy(p, item, N);
+        else
+          aggregation::copy_item(p, item, hot_.item_bytes);
         if (full) [[unlikely]]
-          lane_full(h.out_link);
+          lane_full(lane);
         return 1;
       }
     }
     return push_slow(item, dest);
   }
   /// Lane `lane` was filled past its limit by a push over hot(): what push() itself does
-  /// when put_rigid says full (the streaming engine posts the buffer, the bulk engine
+  /// when its reserve says full (the streaming engine posts the buffer, the bulk engine
   /// marks that an exchange is due).
   virtual void lane_full(std::uint32_t lane) noexcept = 0;
   /// The inline paths' state, for callers that inline push and pull themselves (the C
