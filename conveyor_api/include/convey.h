@@ -270,7 +270,8 @@ void* convoy_v1_apull(convey_t* c, int64_t* from);
 #define CONVOY_SCAST_(T, x) ((T)(x))
 #endif
 
-/* An item of `n` bytes: the common sizes as fixed-size moves. */
+/* An item of `n` bytes: the common sizes as fixed-size moves (the same sizes as the
+   library's own copy, aggregation::copy_item). */
 static inline void convoy_copy_(void* to, const void* from, size_t n) {
 #if defined(__GNUC__)
   /* Hides both ends from GCC's bounds analysis, which otherwise warns about the larger
@@ -284,6 +285,9 @@ static inline void convoy_copy_(void* to, const void* from, size_t n) {
   switch (n) {
     case 4:
       memcpy(to, from, 4);
+      return;
+    case 12: /* index-gather's reply: a 4-byte slot and an 8-byte value */
+      memcpy(to, from, 12);
       return;
     case 16:
       memcpy(to, from, 16);
