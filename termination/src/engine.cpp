@@ -63,6 +63,7 @@ int engine::begin(std::size_t item_bytes) {
   hot_.push_ok = !options_.elastic && hot_.first_hops != nullptr;
   ++impl_->now.begins;
   ++impl_->life.begins;
+  if (impl_->watch) impl_->watch_step(false);
   return 1;
 }
 
@@ -168,8 +169,11 @@ int engine::advance(bool done) noexcept {
   if (m.counting.done_pushing()) hot_.push_ok = false;
   const bool delivered =
       m.counting.done_pushing() && m.counting.everything_received() && m.transport->idle();
-  return state_.after_advance(m.counting.done_pushing(), delivered,
-                              delivered && m.nothing_to_pull());
+  const int rc =
+      state_.after_advance(m.counting.done_pushing(), delivered, delivered && m.nothing_to_pull());
+  if (m.watch) [[unlikely]]
+    m.watch_step(true);
+  return rc;
 }
 
 bool engine::sending() const noexcept {
@@ -205,10 +209,13 @@ int engine::reset() noexcept {
   }
   state_.reset();
   hot_.push_ok = false;
+  if (impl_->watch) impl_->watch_step(false);
   return 1;
 }
 
 engine_stats engine::stats(bool cumulative) const { return impl_->stats(cumulative); }
+
+rank_status engine::status() const { return impl_->status(); }
 
 std::size_t engine::memory_bytes() const noexcept {
   return impl_->transport->memory_bytes() + impl_->fixed_bytes(false);
