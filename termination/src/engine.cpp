@@ -40,7 +40,9 @@ void check_options(const router::route_plan& plan, int rank, const engine_option
 
 engine::engine(std::shared_ptr<const router::route_plan> plan, int rank,
                std::unique_ptr<aggregation::transport> transport, engine_options options)
-    : conveyor_engine(rank, plan ? plan->n_ranks() : 0), plan_(std::move(plan)), options_(options) {
+    : conveyor_engine(rank, plan ? plan->n_ranks() : 0),
+      plan_(std::move(plan)),
+      options_(std::move(options)) {
   if (!plan_) throw convoy::error("engine: null route plan");
   if (!transport) throw convoy::error("engine: null transport");
   check_options(*plan_, rank_, options_);

@@ -28,12 +28,25 @@ rank_status engine::impl::status() const {
   s.state = static_cast<std::int32_t>(e.state_.current());
   s.epoch = counting.epoch();
   s.said_done = counting.done_pushing() ? 1 : 0;
-  // engine::sending(), from here: the engine's impl_ is not yet set while it is built.
-  bool sending = !transport->idle();
-  for (int lane = 0; lane <= lanes.loopback() && !sending; ++lane) sending = lanes.has_items(lane);
-  s.sending = sending ? 1 : 0;
+  // Posted buffers that have not left (waiting for credit, or in flight); records still in
+  // a lane show among the links.
+  s.sending = transport->idle() ? 0 : 1;
   s.elastic = elastic() ? 1 : 0;
   s.advances = now.advances;
+  status_links(s);
+  status_termination(s);
+  if (watch) {
+    s.last_advance_ms = watch->last_advance;
+    s.last_progress_ms = watch->last_progress;
+    s.last_pull_ms = watch->last_pull;
+    s.diagnosed_ms = watch->diagnosed_at;
+  }
+  return s;
+}
+
+// Unpulled items, credits owed and the most loaded links: what the delivery window, the
+// receive queues and the send lanes hold.
+void engine::impl::status_links(rank_status& s) const {
   const agg::delivery_window& w = e.hot_.window;
   if (w.cur < w.end && w.stride)
     s.unpulled += records_in(static_cast<std::size_t>(w.end - w.cur), w.stride);
@@ -42,11 +55,10 @@ rank_status engine::impl::status() const {
   const std::size_t item = elastic() ? 0 : e.hot_.item_bytes;
   for (int id = 0; id <= loopback_in; ++id) {
     const in_link& l = ins[static_cast<std::size_t>(id)];
-    const int held = l.queue.now();
-    if (held == 0) continue;
+    if (l.queue.size() == 0) continue;
     const std::size_t rec = item ? item + static_cast<std::size_t>(l.tag_bytes) : 0;
-    std::uint64_t items = 0;
-    for (int i = 0; i < held; ++i) {
+    std::uint64_t items = 0;  // of this cycle's buffers; those of the next wait for begin
+    for (int i = 0; i < l.queue.now(); ++i) {
       const std::size_t bytes = agg::receive_queue::header_of(l.queue.at(i)).bytes;
       if (i > 0) {
         items += records_in(bytes - agg::header_bytes, rec);
@@ -58,22 +70,26 @@ rank_status engine::impl::status() const {
     // On the last stage and the loopback every record is this rank's.
     if (l.loopback || l.stage == last_stage) s.unpulled += items;
     if (l.loopback) continue;
-    s.credits_owed += static_cast<std::uint32_t>(held);
+    const auto held = static_cast<std::uint32_t>(l.queue.size());  // each holds a credit
+    s.credits_owed += held;
     waiting.push_back({route.in_links()[static_cast<std::size_t>(id)].peer,
                        static_cast<std::int16_t>(l.stage), 0, static_cast<std::uint32_t>(items),
-                       static_cast<std::uint32_t>(held)});
+                       held});
   }
   const auto& outs = route.out_links();
   for (int k = 0; k <= lanes.loopback(); ++k) {
     const agg::send_lane& lane = lanes[k];
-    if (lane.buf == nullptr || lane.used <= agg::header_bytes) continue;
-    const std::uint32_t items = records_in(lane.used - agg::header_bytes, lane.record_bytes);
+    const bool open = lane.buf != nullptr && lane.used > agg::header_bytes;
+    const std::uint32_t items =
+        open ? records_in(lane.used - agg::header_bytes, lane.record_bytes) : 0;
     if (k == lanes.loopback()) {
       s.unpulled += items;  // pushed to itself, delivered at the next pull
       continue;
     }
+    const std::uint32_t no_buffer = starved.empty() ? 0 : starved[static_cast<std::size_t>(k)];
+    if (items == 0 && no_buffer == 0) continue;
     const auto& end = outs[static_cast<std::size_t>(k)];
-    waiting.push_back({end.peer, static_cast<std::int16_t>(end.stage), 1, items, 0});
+    waiting.push_back({end.peer, static_cast<std::int16_t>(end.stage), 1, items, no_buffer});
   }
   std::stable_sort(waiting.begin(), waiting.end(), [](const link_status& a, const link_status& b) {
     return std::uint64_t{a.buffers} * 1000000 + a.items >
@@ -82,8 +98,11 @@ rank_status engine::impl::status() const {
   s.n_links =
       static_cast<std::uint32_t>(std::min<std::size_t>(waiting.size(), rank_status::max_links));
   std::copy_n(waiting.begin(), s.n_links, s.links.begin());
-  // Termination (TERM-4): the first stage not closed, and the in-link of the lowest stage
-  // whose count is not complete.
+}
+
+// Termination (TERM-4): the first stage not closed, and the in-link of the lowest stage
+// whose count is not complete.
+void engine::impl::status_termination(rank_status& s) const {
   if (counting.closed_stages() < counting.n_stages()) s.closing_stage = counting.closed_stages();
   for (int id = 0; id < loopback_in; ++id) {
     if (counting.finished(id)) continue;
@@ -95,13 +114,6 @@ rank_status engine::impl::status() const {
     s.wait_received = counting.received(id);
     s.wait_expected = counting.expected(id);
   }
-  if (watch) {
-    s.last_advance_ms = watch->last_advance;
-    s.last_progress_ms = watch->last_progress;
-    s.last_pull_ms = watch->last_pull;
-    s.diagnosed_ms = watch->diagnosed_at;
-  }
-  return s;
 }
 
 void engine::impl::watch_step(bool advanced) noexcept {
@@ -127,10 +139,10 @@ void engine::impl::watch_step(bool advanced) noexcept {
     const bool changed = st != w.published_state || counting.done_pushing() != w.published_done;
     const bool working = st != static_cast<std::int32_t>(state::dormant) &&
                          st != static_cast<std::int32_t>(state::complete);
-    const bool stalled =
-        working && t - w.last_progress >= w.timeout_ms && w.last_progress > w.diagnosed_stall;
-    // A stalled rank reads the board once per publication period until it prints or
-    // finds the stall diagnosed.
+    // A stalled rank reads the board at most once per timeout: P stalled ranks read P
+    // records each, so more often would cost the network P^2 records per period.
+    const bool stalled = working && t - w.last_progress >= w.timeout_ms &&
+                         w.last_progress > w.diagnosed_stall && t >= w.next_read;
     if (!changed && !stalled && t - w.last_publish < w.publish_period_ms) return;
     o.board->publish(status());
     w.last_publish = t;
@@ -138,8 +150,10 @@ void engine::impl::watch_step(bool advanced) noexcept {
     w.published_done = counting.done_pushing();
     if (!stalled) return;
     // No progress for the timeout: read every rank's record and print, unless another
-    // rank did during this stall or a lower one will (is_printer).
+    // rank did during this stall or a lower one will (is_printer); then look again a
+    // timeout later.
     std::vector<rank_status> all = o.board->read_all();
+    w.next_read = t + w.timeout_ms;
     if (!is_printer(all, e.rank_, w.last_progress, t, o.seconds)) return;
     w.diagnosed_stall = w.last_progress;
     w.diagnosed_at = t;

@@ -63,7 +63,8 @@ std::string cause_text(const culprit& c, const rank_status& r, const rank_status
       break;
   }
   return who + " has not called convey_advance(c, done=1) (C++: advance(true)); it last advanced " +
-         seconds_since(r.last_advance_ms, now_ms) + " ago";
+         seconds_since(r.last_advance_ms, now_ms) + " ago, made progress " +
+         seconds_since(r.last_progress_ms, now_ms) + " ago";
 }
 
 // "waits for rank 3's count on stage 0 (2 buffers received, no last buffer yet)".
@@ -81,8 +82,6 @@ std::string termination_text(const rank_status& r) {
     t += r.wait_expected == rank_status::unknown ? std::string("its last buffer not yet come)")
                                                  : "of " + std::to_string(r.wait_expected) + ")";
     if (r.unfinished > 1) t += " and " + count(r.unfinished - 1, "more in-link");
-  } else if (r.sending) {
-    t += "; its own buffers have not all left";
   }
   return t;
 }
@@ -94,8 +93,10 @@ std::string links_text(const rank_status& r) {
     const link_status& l = r.links[i];
     if (!t.empty()) t += "; ";
     if (l.out != 0) {
-      t += "to rank " + std::to_string(l.peer) + " (stage " + std::to_string(l.stage) +
-           "): " + count(l.items, "item") + " not sent";
+      t += "to rank " + std::to_string(l.peer) + " (stage " + std::to_string(l.stage) + "): ";
+      if (l.buffers) t += "no free buffer (waits for credit)";
+      if (l.buffers && l.items) t += ", ";
+      if (l.items) t += count(l.items, "item") + " not sent";
     } else {
       t += "from rank " + std::to_string(l.peer) + " (stage " + std::to_string(l.stage) +
            "): " + count(l.buffers, "buffer") + " held";
@@ -209,13 +210,15 @@ std::string diagnose(const std::vector<rank_status>& all, int reporter, std::int
     if (all.size() > 16 && !named && r.rank != reporter) continue;
     out << "  rank " << r.rank << ": " << state_name(r.state) << " cycle " << r.epoch
         << (r.said_done ? ", said done" : ", not done") << ", last advance "
-        << seconds_since(r.last_advance_ms, now_ms) << " ago, last pull "
+        << seconds_since(r.last_advance_ms, now_ms) << " ago, last progress "
+        << seconds_since(r.last_progress_ms, now_ms) << " ago, last pull "
         << seconds_since(r.last_pull_ms, now_ms) << " ago, ";
     if (r.elastic)
       out << "unpulled items not counted (elastic), ";
     else
       out << count(r.unpulled, "unpulled item") << ", ";
     out << count(r.credits_owed, "credit") << " owed";
+    if (r.sending) out << ", buffers waiting to leave";
     const std::string term = termination_text(r);
     if (!term.empty()) out << "; " << term;
     const std::string links = links_text(r);

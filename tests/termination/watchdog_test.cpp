@@ -35,6 +35,7 @@ t::rank_status waiting_rank(int rank) {
 
 std::vector<t::rank_status> job(int n) {
   std::vector<t::rank_status> all;
+  all.reserve(static_cast<std::size_t>(n));
   for (int r = 0; r < n; ++r) all.push_back(waiting_rank(r));
   return all;
 }
@@ -178,6 +179,40 @@ TEST(Watchdog, EngineStatusCountsUnpulledItemsCreditsAndTheMissingCount) {  // T
   for (int i = 0; i < 5; ++i) ASSERT_EQ(sim.at(1).pull(v), 1);
   EXPECT_EQ(sim.at(1).status().unpulled, 15u);
   EXPECT_EQ(sim.at(0).status().said_done, 1);
+}
+
+TEST(Watchdog, EngineStatusShowsALinkWaitingForCredit) {  // TERM-15, TERM-5
+  t::engine_options o;
+  o.capacity_bytes = 256;
+  o.n_buffers = 1;
+  o.watchdog.seconds = 100;  // on, never due here: the record notes failed buffer opens
+  o.watchdog.board = std::make_shared<t::local_board>(2);
+  t::simulation sim(mesh_plan({2}), o, 3);
+  for (int r = 0; r < 2; ++r) ASSERT_EQ(sim.at(r).begin(8), 1);
+  std::uint64_t pushed = 0;
+  for (int round = 0; round < 50; ++round) {  // rank 1 never pulls: rank 0 runs out of room
+    while (sim.at(0).push(&pushed, 1) == 1) ++pushed;
+    ASSERT_EQ(sim.at(0).advance(false), t::ok);
+    ASSERT_EQ(sim.at(1).advance(false), t::ok);
+    sim.network().deliver_all();
+  }
+  const t::rank_status s = sim.at(0).status();
+  ASSERT_GE(s.n_links, 1u);
+  EXPECT_EQ(s.links[0].peer, 1);
+  EXPECT_EQ(s.links[0].out, 1);
+  EXPECT_EQ(s.links[0].buffers, 1u);  // no free buffer toward rank 1
+  EXPECT_EQ(s.sending, 1);            // its full buffer waits for rank 1's
+  std::vector<t::rank_status> all{s, sim.at(1).status()};
+  EXPECT_NE(t::diagnose(all, 0, t::wall_clock_ms(), 100)
+                .find("to rank 1 (stage 0): no free buffer (waits for credit)"),
+            std::string::npos);
+  // What rank 1 holds is what it can pull now (pull moves no buffer in).
+  std::uint64_t pulled = 0;
+  t::item_view v;
+  while (sim.at(1).pull(v) == 1) ++pulled;
+  EXPECT_EQ(all[1].unpulled, pulled);
+  EXPECT_GT(pulled, 0u);
+  EXPECT_LT(pulled, pushed);
 }
 
 // Runs the ranks of `sim` for `seconds`: every rank pulls (but `lazy`) and advances, done

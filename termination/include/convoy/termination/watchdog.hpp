@@ -39,7 +39,7 @@ struct rank_status {
   std::int32_t state = 0;      ///< termination::state
   std::uint32_t epoch = 0;     ///< begin/reset cycles begun on this engine
   std::uint8_t said_done = 0;  ///< advance(done = true) was called this cycle
-  std::uint8_t sending = 0;    ///< records or sends wait to leave this rank
+  std::uint8_t sending = 0;    ///< buffers posted to the transport have not all left
   std::uint8_t elastic = 0;    ///< item counts are unknown (elastic items)
   std::uint8_t reserved = 0;
   std::int64_t last_advance_ms = 0;   ///< wall clock (ms since the epoch) of the last advance
