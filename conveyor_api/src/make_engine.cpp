@@ -85,6 +85,8 @@ std::unique_ptr<bulk_engine> make_bulk_engine(MPI_Comm comm, const conveyor_opti
                                               const base::settings& s) {
   if (o.elastic) throw error("conveyor: the bulk kind carries rigid items only (elastic is set)");
   if (o.make_transport) throw error("conveyor: the bulk kind has no transport to replace");
+  if (o.watchdog_seconds > 0)  // TERM-15: a stuck rank holds the others inside a collective
+    throw error("conveyor: the bulk kind has no watchdog (its advance is collective)");
   // Every rank's buffers must have one size (MPI_Alltoallv counts); rank 0's wins.
   unsigned long long capacity = o.capacity_bytes ? o.capacity_bytes : s.capacity_bytes_or_default();
   CONVOY_MPI_CHECK(MPI_Bcast(&capacity, 1, MPI_UNSIGNED_LONG_LONG, 0, comm));

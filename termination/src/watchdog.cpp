@@ -13,21 +13,7 @@ namespace convoy::termination {
 
 namespace {
 
-const char* state_name(std::int32_t s) noexcept {
-  switch (static_cast<state>(s)) {
-    case state::dormant:
-      return "DORMANT";
-    case state::working:
-      return "WORKING";
-    case state::endgame:
-      return "ENDGAME";
-    case state::cleanup:
-      return "CLEANUP";
-    case state::complete:
-      return "COMPLETE";
-  }
-  return "?";
-}
+const char* state_name(std::int32_t s) noexcept { return to_string(static_cast<state>(s)); }
 
 bool in_cycle(const rank_status& r) noexcept {
   const auto s = static_cast<state>(r.state);

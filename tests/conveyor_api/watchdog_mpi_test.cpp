@@ -121,4 +121,24 @@ TEST(WatchdogMpi, SettingAppliesUnlessTheOptionTurnsItOff) {   // TERM-15, BASE-
   EXPECT_EQ(turned_off, 0);
 }
 
+TEST(WatchdogMpi, BulkKindRefusesTheOptionAndIgnoresTheSetting) {  // TERM-15, API-22
+  conveyor_options o;
+  o.kind = convoy::conveyor_kind::bulk;
+  o.watchdog_seconds = 1;
+  EXPECT_THROW(conveyor<std::int64_t>(MPI_COMM_WORLD, o), convoy::error);
+  o.watchdog_seconds = 0;
+  if (world_rank() == 0) setenv("CONVOY_WATCHDOG", "1", 1);
+  conveyor<std::int64_t> c(MPI_COMM_WORLD, o);
+  if (world_rank() == 0) unsetenv("CONVOY_WATCHDOG");
+  c.begin();
+  std::int64_t received = 0;
+  bool pushed = false;
+  while (c.advance(pushed)) {
+    if (!pushed) pushed = c.push(world_rank(), (world_rank() + 1) % world_size());
+    while (auto d = c.pull())
+      received += d->item == (world_rank() + world_size() - 1) % world_size();
+  }
+  EXPECT_EQ(received, 1);
+}
+
 }  // namespace

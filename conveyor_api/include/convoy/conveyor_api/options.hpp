@@ -81,7 +81,8 @@ struct conveyor_options {
   /// The hang watchdog (termination/README.md, TERM-15): seconds a rank may spend in a
   /// cycle without progress before one rank prints a diagnosis naming the likely culprit.
   /// 0: CONVOY_WATCHDOG (default off); negative: off whatever the setting. Streaming and
-  /// elastic engines; the bulk kind, whose advance is collective, has none.
+  /// elastic engines; the bulk kind, whose advance is collective, has none (a positive value
+  /// throws there; the setting is ignored).
   double watchdog_seconds = 0;
   /// Abort the job (MPI_Abort, non-zero exit) after the diagnosis; also CONVOY_WATCHDOG_ABORT=1.
   bool watchdog_abort = false;
