@@ -93,6 +93,13 @@ settings settings::from_values(const std::map<std::string, std::string>& values)
       }
     if (!known) detail::bad("CONVOY_LARGE", *v, "must be auto, two-sided or rendezvous");
   }
+  if (const auto* v = get("CONVOY_WATCHDOG"))
+    s.watchdog_seconds = parse_seconds("CONVOY_WATCHDOG", *v);
+  if (const auto* v = get("CONVOY_WATCHDOG_ABORT")) {
+    const std::string t = trimmed(*v);
+    if (t != "0" && t != "1") detail::bad("CONVOY_WATCHDOG_ABORT", *v, "must be 0 or 1");
+    s.watchdog_abort = t == "1";
+  }
   if (const auto* v = get("CONVEY_NLOCAL"))
     s.convey_nlocal = detail::parse_positive_int("CONVEY_NLOCAL", *v);
   if (const auto* v = get("CONVEY_BUFFER_SIZE"))
@@ -134,13 +141,25 @@ std::string settings::describe() const {
   shown.push_back(show(tune_file));
   shown.emplace_back(transport ? transport_kind_name(*transport) : "");
   shown.emplace_back(large ? large_kind_name(*large) : "");
+  std::ostringstream seconds;
+  if (watchdog_seconds) seconds << *watchdog_seconds;
+  shown.push_back(seconds.str());
+  shown.emplace_back(watchdog_abort ? (*watchdog_abort ? "1" : "0") : "");
   shown.push_back(num(convey_nlocal));
   shown.push_back(num(convey_buffer_size));
-  const bool set[] = {
-      mesh.has_value(),          emulate_nodes.has_value(),     emulate_topology.has_value(),
-      emulate_map.has_value(),   capacity_bytes.has_value(),    n_buffers.has_value(),
-      tune_file.has_value(),     transport.has_value(),         large.has_value(),
-      convey_nlocal.has_value(), convey_buffer_size.has_value()};
+  const bool set[] = {mesh.has_value(),
+                      emulate_nodes.has_value(),
+                      emulate_topology.has_value(),
+                      emulate_map.has_value(),
+                      capacity_bytes.has_value(),
+                      n_buffers.has_value(),
+                      tune_file.has_value(),
+                      transport.has_value(),
+                      large.has_value(),
+                      watchdog_seconds.has_value(),
+                      watchdog_abort.has_value(),
+                      convey_nlocal.has_value(),
+                      convey_buffer_size.has_value()};
   const auto& vars = detail::variables();
   std::vector<std::string> values;
   size_t width = 0;

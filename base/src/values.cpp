@@ -7,6 +7,7 @@
 #include <convoy/base/error.hpp>
 #include <convoy/base/settings.hpp>
 #include <cstdint>
+#include <cstdlib>
 #include <limits>
 #include <string>
 
@@ -53,6 +54,28 @@ void check_synthetic(const std::string& desc) {
 }
 
 }  // namespace detail
+
+double parse_seconds(const std::string& name, const std::string& text) {
+  constexpr double week_seconds = 7.0 * 24 * 3600;
+  const std::string t(detail::trim(text));
+  // Digits, at most one '.', at least one digit: no sign, exponent, inf or nan.
+  std::size_t digits = 0;
+  std::size_t dots = 0;
+  bool other = false;
+  for (char c : t) {
+    if (std::isdigit(static_cast<unsigned char>(c)))
+      ++digits;
+    else if (c == '.')
+      ++dots;
+    else
+      other = true;
+  }
+  if (other || digits == 0 || dots > 1)
+    detail::bad(name, text, "must be a number of seconds >= 0, e.g. 60 or 1.5 (0: off)");
+  const double v = std::strtod(t.c_str(), nullptr);
+  if (v > week_seconds) detail::bad(name, text, "is longer than a week");
+  return v;
+}
 
 const char* placement_name(placement p) noexcept {
   return p == placement::cyclic ? "cyclic" : "block";

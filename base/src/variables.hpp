@@ -29,6 +29,9 @@ inline const std::vector<variable>& variables() {
        "buffer transport: auto (shared memory on a node) | mpi | shm | shm-zero-copy | rma"},
       {"CONVOY_LARGE", "auto",
        "channel of elastic items above a buffer: auto | two-sided | rendezvous (RMA get)"},
+      {"CONVOY_WATCHDOG", "0 (off)",
+       "seconds without progress in a cycle before a hang diagnosis is printed"},
+      {"CONVOY_WATCHDOG_ABORT", "0", "1: abort the job after the watchdog's diagnosis"},
       {"CONVEY_NLOCAL", "ranks per node", "bale: ranks per local group of tensor conveyors"},
       {"CONVEY_BUFFER_SIZE", "conveyor default", "bale: conveyor buffer bytes (suffix k=1000)"},
   };

@@ -2,6 +2,7 @@
 // engine. Settings precedence: explicit option > environment > tuning file > default; the
 // settings are resolved once per construction (base::settings::from_env(comm), BASE-6),
 // unless the caller resolved them before (conveyor_options::settings).
+#include <algorithm>
 #include <convoy/aggregation/compressing_transport.hpp>
 #include <convoy/aggregation/hybrid_transport.hpp>
 #include <convoy/aggregation/node_map.hpp>
@@ -16,6 +17,8 @@
 #include <convoy/topology/machine.hpp>
 #include <string>
 #include <vector>
+
+#include "status_window.hpp"
 
 namespace convoy {
 
@@ -72,6 +75,9 @@ termination::engine_options resolve_engine_options(const conveyor_options& o,
   e.steady = o.steady;
   e.steady_period = o.steady_period;
   e.elastic = o.elastic;
+  e.watchdog.seconds =
+      o.watchdog_seconds != 0 ? std::max(0.0, o.watchdog_seconds) : s.watchdog_seconds_or_off();
+  e.watchdog.abort = o.watchdog_abort || s.watchdog_abort.value_or(false);
   return e;
 }
 
@@ -79,6 +85,8 @@ std::unique_ptr<bulk_engine> make_bulk_engine(MPI_Comm comm, const conveyor_opti
                                               const base::settings& s) {
   if (o.elastic) throw error("conveyor: the bulk kind carries rigid items only (elastic is set)");
   if (o.make_transport) throw error("conveyor: the bulk kind has no transport to replace");
+  if (o.watchdog_seconds > 0)  // TERM-15: a stuck rank holds the others inside a collective
+    throw error("conveyor: the bulk kind has no watchdog (its advance is collective)");
   // Every rank's buffers must have one size (MPI_Alltoallv counts); rank 0's wins.
   unsigned long long capacity = o.capacity_bytes ? o.capacity_bytes : s.capacity_bytes_or_default();
   CONVOY_MPI_CHECK(MPI_Bcast(&capacity, 1, MPI_UNSIGNED_LONG_LONG, 0, comm));
@@ -125,11 +133,17 @@ std::unique_ptr<termination::engine> make_mpi_engine(MPI_Comm comm,
   auto opts = resolve_engine_options(o, s);
   // Buffer sizes must agree on every rank (a receive buffer holds a whole sent buffer). The
   // settings are rank 0's already; this keeps rank 0's values if `o` differs between ranks.
-  unsigned long long sizes[2] = {opts.capacity_bytes,
-                                 static_cast<unsigned long long>(opts.n_buffers)};
-  CONVOY_MPI_CHECK(MPI_Bcast(sizes, 2, MPI_UNSIGNED_LONG_LONG, 0, comm));
+  // So must the watchdog's, whose board is collective (in milliseconds).
+  unsigned long long sizes[4] = {opts.capacity_bytes,
+                                 static_cast<unsigned long long>(opts.n_buffers),
+                                 static_cast<unsigned long long>(opts.watchdog.seconds * 1000.0),
+                                 opts.watchdog.abort ? 1ULL : 0ULL};
+  CONVOY_MPI_CHECK(MPI_Bcast(sizes, 4, MPI_UNSIGNED_LONG_LONG, 0, comm));
   opts.capacity_bytes = static_cast<std::size_t>(sizes[0]);
   opts.n_buffers = static_cast<int>(sizes[1]);
+  opts.watchdog.seconds = static_cast<double>(sizes[2]) / 1000.0;
+  opts.watchdog.abort = sizes[3] != 0;
+  opts.watchdog.board = detail::make_status_board(comm, opts.watchdog.seconds);
   int rank = 0;
   CONVOY_MPI_CHECK(MPI_Comm_rank(comm, &rank));
   std::unique_ptr<aggregation::transport> transport;

@@ -40,7 +40,9 @@ void check_options(const router::route_plan& plan, int rank, const engine_option
 
 engine::engine(std::shared_ptr<const router::route_plan> plan, int rank,
                std::unique_ptr<aggregation::transport> transport, engine_options options)
-    : conveyor_engine(rank, plan ? plan->n_ranks() : 0), plan_(std::move(plan)), options_(options) {
+    : conveyor_engine(rank, plan ? plan->n_ranks() : 0),
+      plan_(std::move(plan)),
+      options_(std::move(options)) {
   if (!plan_) throw convoy::error("engine: null route plan");
   if (!transport) throw convoy::error("engine: null transport");
   check_options(*plan_, rank_, options_);
@@ -63,6 +65,7 @@ int engine::begin(std::size_t item_bytes) {
   hot_.push_ok = !options_.elastic && hot_.first_hops != nullptr;
   ++impl_->now.begins;
   ++impl_->life.begins;
+  if (impl_->watch) impl_->watch_step(false);
   return 1;
 }
 
@@ -168,8 +171,11 @@ int engine::advance(bool done) noexcept {
   if (m.counting.done_pushing()) hot_.push_ok = false;
   const bool delivered =
       m.counting.done_pushing() && m.counting.everything_received() && m.transport->idle();
-  return state_.after_advance(m.counting.done_pushing(), delivered,
-                              delivered && m.nothing_to_pull());
+  const int rc =
+      state_.after_advance(m.counting.done_pushing(), delivered, delivered && m.nothing_to_pull());
+  if (m.watch) [[unlikely]]
+    m.watch_step(true);
+  return rc;
 }
 
 bool engine::sending() const noexcept {
@@ -205,10 +211,13 @@ int engine::reset() noexcept {
   }
   state_.reset();
   hot_.push_ok = false;
+  if (impl_->watch) impl_->watch_step(false);
   return 1;
 }
 
 engine_stats engine::stats(bool cumulative) const { return impl_->stats(cumulative); }
+
+rank_status engine::status() const { return impl_->status(); }
 
 std::size_t engine::memory_bytes() const noexcept {
   return impl_->transport->memory_bytes() + impl_->fixed_bytes(false);

@@ -1,4 +1,5 @@
 // The engine's set-up, its begin/reset cycle and its statistics.
+#include <algorithm>
 #include <convoy/aggregation/packing.hpp>
 
 #include "engine_impl.hpp"
@@ -70,6 +71,16 @@ engine::impl::impl(engine& owner, std::unique_ptr<agg::transport> t)
   e.hot_.lanes = lanes.data();
   e.hot_.first_hops = first_hops.empty() ? nullptr : first_hops.data();
   e.hot_.n_ranks = static_cast<unsigned>(layout.n_ranks);
+  const watchdog_options& w = e.options_.watchdog;
+  if (w.seconds > 0 && w.board) {
+    watch = std::make_unique<watch_state>();
+    starved.assign(static_cast<std::size_t>(lanes.loopback()) + 1, 0);
+    watch->timeout_ms = std::max<std::int64_t>(1, static_cast<std::int64_t>(w.seconds * 1000.0));
+    // An advancing rank's record is never older than this, so that its last advance time
+    // tells the others it still advances.
+    watch->publish_period_ms = std::clamp<std::int64_t>(watch->timeout_ms / 10, 1, 100);
+    watch_step(false);
+  }
 }
 
 // Plans small enough for a first-hop table also get the per-link tables of ROUTE-24: rigid

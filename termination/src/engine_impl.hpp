@@ -79,6 +79,22 @@ struct engine::impl final : link_layer {
   std::uint64_t activity_mark = 0;
   int idle_advances = 0;
   engine_stats now, life;  // pushes, pulls and per-stage items live in the engine/lanes
+  // The watchdog's view of this rank (TERM-15); null when it is off.
+  struct watch_state {
+    std::int64_t timeout_ms = 0;
+    std::int64_t publish_period_ms = 0;
+    std::uint64_t activity = ~std::uint64_t{0};
+    std::uint64_t pulls = ~std::uint64_t{0};
+    std::uint32_t epoch = 0;
+    std::int64_t last_advance = 0, last_progress = 0, last_pull = 0, last_publish = 0;
+    std::int64_t diagnosed_stall = -1;  // the last progress time of the stall diagnosed
+    std::int64_t diagnosed_at = 0;      // when this rank printed its last diagnosis
+    std::int64_t next_read = 0;         // a stalled rank reads the board from then on
+    std::int32_t published_state = -1;
+    bool published_done = false;
+  };
+  std::unique_ptr<watch_state> watch;
+  std::vector<std::uint8_t> starved;  // per lane, with the watchdog: its last open failed
 
   [[nodiscard]] bool elastic() const noexcept { return e.options_.elastic; }
   [[nodiscard]] int loopback_lane() const noexcept { return lanes.loopback(); }
@@ -90,6 +106,14 @@ struct engine::impl final : link_layer {
   [[nodiscard]] std::size_t fixed_bytes(bool at_most) const noexcept;
   void use_step_tables();
   [[nodiscard]] std::uint64_t activity() const noexcept;
+
+  // ---- the watchdog (engine_watch.cpp) ----
+  [[nodiscard]] rank_status status() const;
+  void status_links(rank_status& s) const;
+  void status_termination(rank_status& s) const;
+  // After advance (`advanced`), begin and reset: notes progress, publishes this rank's
+  // record when it changed or is due, and diagnoses a stall of the timeout or longer.
+  void watch_step(bool advanced) noexcept;
 
   // ---- sending (engine_send.cpp) ----
   [[nodiscard]] bool open_lane(int lane);

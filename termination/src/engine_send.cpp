@@ -10,8 +10,14 @@ namespace convoy::termination {
 
 namespace agg = convoy::aggregation;
 
-// A fresh buffer for `lane`; false if none is free (backpressure, TERM-5).
-bool engine::impl::open_lane(int lane) { return lanes.open(lane, *transport, tick); }
+// A fresh buffer for `lane`; false if none is free (backpressure, TERM-5), which the
+// watchdog's record shows (TERM-15).
+bool engine::impl::open_lane(int lane) {
+  const bool ok = lanes.open(lane, *transport, tick);
+  if (watch) [[unlikely]]
+    starved[static_cast<std::size_t>(lane)] = ok ? 0 : 1;
+  return ok;
+}
 
 // Seals the lane's buffer with its header and sends it: `seq` and `flags` are termination's
 // (counting.hpp); the loopback lane's buffers are not counted.

@@ -34,6 +34,9 @@ TEST(Settings, UnsetIsNullopt) {  // BASE-4
   EXPECT_FALSE(s.tune_file);
   EXPECT_FALSE(s.transport);
   EXPECT_FALSE(s.large);
+  EXPECT_FALSE(s.watchdog_seconds);
+  EXPECT_FALSE(s.watchdog_abort);
+  EXPECT_EQ(s.watchdog_seconds_or_off(), 0.0);
   EXPECT_FALSE(s.convey_nlocal);
   EXPECT_FALSE(s.convey_buffer_size);
   EXPECT_EQ(s.mesh_or_auto(), base::mesh_spec::automatic());
@@ -49,6 +52,8 @@ TEST(Settings, ParsesEveryVariable) {  // BASE-4
                                               {"CONVOY_TUNE_FILE", "/tmp/tune.json"},
                                               {"CONVOY_TRANSPORT", " shm "},
                                               {"CONVOY_LARGE", "rendezvous"},
+                                              {"CONVOY_WATCHDOG", " 1.5 "},
+                                              {"CONVOY_WATCHDOG_ABORT", "1"},
                                               {"CONVEY_NLOCAL", "8"},
                                               {"CONVEY_BUFFER_SIZE", "40k"},
                                               {"UNRELATED", "ignored"}});
@@ -62,6 +67,9 @@ TEST(Settings, ParsesEveryVariable) {  // BASE-4
   EXPECT_EQ(*s.tune_file, "/tmp/tune.json");
   EXPECT_EQ(*s.transport, base::transport_kind::shm);
   EXPECT_EQ(*s.large, base::large_kind::rendezvous);
+  EXPECT_EQ(*s.watchdog_seconds, 1.5);
+  EXPECT_EQ(s.watchdog_seconds_or_off(), 1.5);
+  EXPECT_TRUE(*s.watchdog_abort);
   EXPECT_EQ(*s.convey_nlocal, 8);
   EXPECT_EQ(*s.convey_buffer_size, 40000u);
 }
@@ -108,6 +116,17 @@ TEST(Settings, InvalidValuesNameTheVariableAndValue) {  // BASE-4
   // AGG-127: the large-item channel setting, named with its value.
   EXPECT_EQ(message_of({{"CONVOY_LARGE", "get"}}),
             "CONVOY_LARGE='get': must be auto, two-sided or rendezvous");
+  // TERM-15: the watchdog's timeout and abort switch.
+  for (const char* bad : {"abc", "-5", "", "1e3", "1.2.3", "inf", "+3"})
+    EXPECT_EQ(message_of({{"CONVOY_WATCHDOG", bad}}),
+              std::string("CONVOY_WATCHDOG='") + bad +
+                  "': must be a number of seconds >= 0, e.g. 60 or 1.5 (0: off)");
+  EXPECT_EQ(message_of({{"CONVOY_WATCHDOG", "700000"}}),
+            "CONVOY_WATCHDOG='700000': is longer than a week");
+  EXPECT_EQ(message_of({{"CONVOY_WATCHDOG_ABORT", "yes"}}),
+            "CONVOY_WATCHDOG_ABORT='yes': must be 0 or 1");
+  EXPECT_EQ(*base::settings::from_values({{"CONVOY_WATCHDOG", "0"}}).watchdog_seconds, 0.0);
+  EXPECT_EQ(*base::settings::from_values({{"CONVOY_WATCHDOG", "60"}}).watchdog_seconds, 60.0);
   EXPECT_EQ(message_of({{"CONVOY_MESH", "8xx2"}}),
             "CONVOY_MESH: mesh spec '8xx2': size 2 is empty (expected sizes like 8x4x2)");
   const auto topo_msg = message_of({{"CONVOY_EMULATE_TOPOLOGY", "pack:two"}});
@@ -133,7 +152,9 @@ TEST(Settings, DescribeListsEveryVariable) {  // BASE-4, BASE-5
     EXPECT_NE(text.find(name), std::string::npos) << name;
   EXPECT_NE(text.find("'node,core'"), std::string::npos) << text;
   EXPECT_NE(text.find("(unset: 2)"), std::string::npos) << text;
-  EXPECT_EQ(base::settings::variable_names().size(), 11u);
+  EXPECT_EQ(base::settings::variable_names().size(), 13u);
+  EXPECT_NE(base::settings::from_values({{"CONVOY_WATCHDOG", "2.5"}}).describe().find("'2.5'"),
+            std::string::npos);
   EXPECT_NE(base::settings::from_values({{"CONVOY_TRANSPORT", "mpi"}}).describe().find("'mpi'"),
             std::string::npos);
   EXPECT_STREQ(base::transport_kind_name(base::transport_kind::automatic), "auto");

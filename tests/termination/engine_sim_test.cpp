@@ -476,7 +476,7 @@ TEST(EngineSim, BadOptionsThrowWithMessage) {
   const plan_ptr plan = mesh_plan({4});
   auto make = [&](engine_options o) {
     convoy::aggregation::sim_network net(4, 1);
-    convoy::termination::engine e(plan, 0, net.endpoint(0), o);
+    convoy::termination::engine e(plan, 0, net.endpoint(0), std::move(o));
   };
   engine_options o;
   o.n_buffers = 0;

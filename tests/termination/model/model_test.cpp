@@ -129,7 +129,7 @@ TEST(ModelContract, BadEngineArgumentsThrow) {
   auto attempt = [&](std::shared_ptr<const convoy::router::route_plan> p, int rank,
                      t::engine_options o, bool transport = true) {
     convoy::aggregation::sim_network net(3, 1);
-    t::engine e(std::move(p), rank, transport ? net.endpoint(0) : nullptr, o);
+    t::engine e(std::move(p), rank, transport ? net.endpoint(0) : nullptr, std::move(o));
   };
   t::engine_options o;
   EXPECT_THROW(attempt(nullptr, 0, o), convoy::error);

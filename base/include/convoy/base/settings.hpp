@@ -85,6 +85,11 @@ struct settings {
   std::optional<transport_kind> transport;
   /// CONVOY_LARGE: auto | two-sided | rendezvous.
   std::optional<large_kind> large;
+  /// CONVOY_WATCHDOG: seconds a rank may spend in a conveyor cycle without progress before
+  /// convoy prints a diagnosis of the hang (termination/README.md, TERM-15); 0: off.
+  std::optional<double> watchdog_seconds;
+  /// CONVOY_WATCHDOG_ABORT: 1 aborts the job (MPI_Abort) after the diagnosis; 0 keeps running.
+  std::optional<bool> watchdog_abort;
   /// CONVEY_NLOCAL (bale): ranks per local group of tensor conveyors, >= 1.
   std::optional<int> convey_nlocal;
   /// CONVEY_BUFFER_SIZE (bale): conveyor buffer size in bytes.
@@ -129,6 +134,11 @@ struct settings {
     return large.value_or(large_kind::automatic);
   }
 
+  /// CONVOY_WATCHDOG, else 0 (off).
+  [[nodiscard]] double watchdog_seconds_or_off() const noexcept {
+    return watchdog_seconds.value_or(0.0);
+  }
+
   /// One line per variable: name, value (or "(unset)" and the default), meaning; then the
   /// tuning file's entries, if one was read.
   [[nodiscard]] std::string describe() const;
@@ -142,6 +152,10 @@ struct settings {
 /// Parses a buffer count per link: a power of two in 1..1024 (CONVOY_N_BUFFERS and the
 /// tuning file's n_buffers). @throws convoy::error "<name>='<text>': ...".
 [[nodiscard]] int parse_n_buffers(const std::string& name, const std::string& text);
+
+/// Parses a duration in seconds: a decimal number >= 0 and at most a week ("60", "1.5"; 0
+/// means off). @throws convoy::error "<name>='<text>': ..." on anything else.
+[[nodiscard]] double parse_seconds(const std::string& name, const std::string& text);
 
 /// Parses "4,2,3" (positive integers, comma separated). @throws convoy::error naming
 /// `name` and quoting `text`.

@@ -78,6 +78,14 @@ struct conveyor_options {
   /// Sees every compressing transport built for `codec` (dynamic conveyors: one per
   /// begin), e.g. to read its statistics or change its codec. Optional; streaming only.
   std::function<void(aggregation::compressing_transport&)> on_compressing;
+  /// The hang watchdog (termination/README.md, TERM-15): seconds a rank may spend in a
+  /// cycle without progress before one rank prints a diagnosis naming the likely culprit.
+  /// 0: CONVOY_WATCHDOG (default off); negative: off whatever the setting. Streaming and
+  /// elastic engines; the bulk kind, whose advance is collective, has none (a positive value
+  /// throws there; the setting is ignored).
+  double watchdog_seconds = 0;
+  /// Abort the job (MPI_Abort, non-zero exit) after the diagnosis; also CONVOY_WATCHDOG_ABORT=1.
+  bool watchdog_abort = false;
   /// Settings resolved before (base::settings::from_env(comm): rank 0's environment and
   /// tuning file, the same on every rank) for the zero fields above; null: the builders
   /// below resolve them (collective). untyped_conveyor keeps here the ones it resolved, so

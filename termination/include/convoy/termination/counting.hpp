@@ -65,6 +65,16 @@ class stage_counting {
     return c.received == c.expected;
   }
 
+  /// Buffers of this cycle received on `in_link`, and the count its last buffer carried
+  /// (UINT32_MAX until it came).
+  [[nodiscard]] std::uint32_t received(int in_link) const noexcept {
+    return in_[static_cast<std::size_t>(in_link)].received;
+  }
+  [[nodiscard]] std::uint32_t expected(int in_link) const noexcept {
+    return in_[static_cast<std::size_t>(in_link)].expected;
+  }
+  [[nodiscard]] int n_stages() const noexcept { return n_stages_; }
+
   /// This rank will push no more items this cycle (advance(true)).
   void stop_pushing() noexcept { done_pushing_ = true; }
   [[nodiscard]] bool done_pushing() const noexcept { return done_pushing_; }

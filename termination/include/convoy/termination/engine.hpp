@@ -25,6 +25,7 @@
 #include <convoy/router/route_plan.hpp>
 #include <convoy/termination/conveyor_engine.hpp>
 #include <convoy/termination/state_machine.hpp>
+#include <convoy/termination/watchdog.hpp>
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
@@ -51,6 +52,9 @@ struct engine_options {
   /// (8 bytes per rank, counted in memory_bytes()), so that push() makes no virtual call.
   /// Above it, push() asks the route plan for every item.
   int route_table_max_ranks = 1 << 16;
+  /// The hang watchdog (watchdog.hpp, TERM-15): off unless `watchdog.seconds` > 0 and a
+  /// board is given. Off, it costs advance one test of a null pointer.
+  watchdog_options watchdog;
 };
 
 class engine final : public conveyor_engine {
@@ -106,6 +110,10 @@ class engine final : public conveyor_engine {
   /// engine's fixed costs (self queue, staging).
   [[nodiscard]] std::size_t memory_bytes() const noexcept override;
   [[nodiscard]] std::size_t max_memory_bytes() const noexcept override;
+  /// What this rank publishes to the watchdog's board (TERM-15): state, said done, unpulled
+  /// items, credits owed, the termination stage it waits on and whose count, the links where
+  /// work waits. Its times are the watchdog's (0 when it is off).
+  [[nodiscard]] rank_status status() const;
 
  private:
   struct impl;
