@@ -5,7 +5,6 @@
 #include <convoy/aggregation/detail/link_book.hpp>
 #include <convoy/aggregation/timed_network.hpp>
 #include <convoy/base/error.hpp>
-#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <queue>
@@ -151,8 +150,9 @@ class timed_endpoint final : public book_endpoint {
   std::vector<int> in_channel_;
   std::vector<int> credit_ready_;  ///< out-links with queued buffers that got credit
   std::vector<bool> in_credit_ready_;
-  bool heap_ = false;      ///< buffer_memory::heap: buffers are heap blocks (AGG-144)
-  bool growable_ = false;  ///< the layout's: send buffers may start small
+  bool heap_ = false;              ///< buffer_memory::heap: buffers are heap blocks (AGG-144)
+  bool growable_ = false;          ///< the layout's: send buffers may start small
+  std::size_t out_of_memory_ = 0;  ///< a heap buffer of this size could not be had
   int plane_;  ///< timed_network::endpoint()'s plane: its links are apart from other planes'
 };
 
@@ -160,17 +160,15 @@ namespace {
 constexpr const char* who = "timed network";
 
 // Heap-mode buffers (AGG-144): a block of `room` bytes behind a 16-byte prefix that
-// records the room. Running out of memory ends the simulation with a message: the
-// engines cannot treat it as backpressure without changing the run.
+// records the room; nullptr when memory runs out. The endpoint then fails its next
+// progress() with an error naming the size: the engines cannot treat it as backpressure
+// without changing the run.
 constexpr std::size_t heap_prefix = 16;
 constexpr std::size_t heap_first_room = 128;
 
 std::byte* heap_alloc(std::size_t room) noexcept {
   auto* raw = static_cast<std::byte*>(std::malloc(room + heap_prefix));
-  if (!raw) {
-    std::fprintf(stderr, "timed network: out of memory for a buffer of %zu bytes\n", room);
-    std::abort();
-  }
+  if (!raw) return nullptr;
   std::memcpy(raw, &room, sizeof room);
   return raw + heap_prefix;
 }
@@ -250,8 +248,10 @@ std::byte* timed_endpoint::acquire(int out_link) noexcept {
   if (!opened_) return nullptr;
   const int slot = out_.acquire_slot(out_link);
   if (slot < 0) return nullptr;
-  std::byte* p = heap_alloc(growable_ ? std::min(heap_first_room, out_.capacity_bytes())
-                                      : out_.capacity_bytes());
+  const std::size_t room =
+      growable_ ? std::min(heap_first_room, out_.capacity_bytes()) : out_.capacity_bytes();
+  std::byte* p = heap_alloc(room);
+  if (!p) out_of_memory_ = room;
   out_.set_buffer(out_link, slot, p);
   return p;
 }
@@ -267,6 +267,10 @@ std::byte* timed_endpoint::grow(int out_link, std::byte* buffer, std::size_t use
   if (slot < 0) return nullptr;
   room = std::min(std::max(at_least, 2 * heap_room(buffer)), out_.capacity_bytes());
   std::byte* p = heap_alloc(room);
+  if (!p) {
+    out_of_memory_ = room;
+    return nullptr;
+  }
   std::memcpy(p, buffer, used_bytes);
   heap_free(buffer);
   out_.set_buffer(out_link, slot, p);
@@ -329,6 +333,10 @@ void timed_endpoint::credit_returned(int out_link) {
 }
 
 void timed_endpoint::progress() {
+  if (out_of_memory_ != 0)
+    throw convoy::error("timed network: rank " + std::to_string(rank_) +
+                        ": out of memory for a buffer of " + std::to_string(out_of_memory_) +
+                        " bytes");
   // As mpi_transport: buffers that waited for credit leave in the sender's progress().
   for (const int l : credit_ready_) {
     in_credit_ready_[static_cast<std::size_t>(l)] = false;

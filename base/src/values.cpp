@@ -10,6 +10,7 @@
 #include <cstdlib>
 #include <limits>
 #include <string>
+#include <string_view>
 
 #include "text.hpp"
 
@@ -21,11 +22,16 @@ void bad(const std::string& name, const std::string& text, const std::string& wh
   throw error(name + "='" + text + "': " + why);
 }
 
+bool all_digits(std::string_view s) noexcept {
+  for (char c : s)
+    if (!std::isdigit(static_cast<unsigned char>(c))) return false;
+  return true;
+}
+
 bool parse_unsigned(const std::string& digits, std::uint64_t max, std::uint64_t& out) {
-  if (digits.empty()) return false;
+  if (digits.empty() || !all_digits(digits)) return false;
   out = 0;
   for (char c : digits) {
-    if (!std::isdigit(static_cast<unsigned char>(c))) return false;
     const auto d = static_cast<std::uint64_t>(c - '0');
     if (out > (max - d) / 10) return false;
     out = out * 10 + d;
@@ -59,18 +65,11 @@ double parse_seconds(const std::string& name, const std::string& text) {
   constexpr double week_seconds = 7.0 * 24 * 3600;
   const std::string t(detail::trim(text));
   // Digits, at most one '.', at least one digit: no sign, exponent, inf or nan.
-  std::size_t digits = 0;
-  std::size_t dots = 0;
-  bool other = false;
-  for (char c : t) {
-    if (std::isdigit(static_cast<unsigned char>(c)))
-      ++digits;
-    else if (c == '.')
-      ++dots;
-    else
-      other = true;
-  }
-  if (other || digits == 0 || dots > 1)
+  const std::size_t dot = t.find('.');
+  const std::string_view whole = std::string_view(t).substr(0, dot);
+  const std::string_view part =
+      dot == std::string::npos ? std::string_view() : std::string_view(t).substr(dot + 1);
+  if (!detail::all_digits(whole) || !detail::all_digits(part) || whole.size() + part.size() == 0)
     detail::bad(name, text, "must be a number of seconds >= 0, e.g. 60 or 1.5 (0: off)");
   const double v = std::strtod(t.c_str(), nullptr);
   if (v > week_seconds) detail::bad(name, text, "is longer than a week");

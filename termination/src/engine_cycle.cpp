@@ -74,7 +74,7 @@ engine::impl::impl(engine& owner, std::unique_ptr<agg::transport> t)
   const watchdog_options& w = e.options_.watchdog;
   if (w.seconds > 0 && w.board) {
     watch = std::make_unique<watch_state>();
-    starved.assign(static_cast<std::size_t>(lanes.loopback()) + 1, 0);
+    watch->starved.assign(static_cast<std::size_t>(lanes.loopback()) + 1, 0);
     watch->timeout_ms = std::max<std::int64_t>(1, static_cast<std::int64_t>(w.seconds * 1000.0));
     // An advancing rank's record is never older than this, so that its last advance time
     // tells the others it still advances.

@@ -92,9 +92,9 @@ struct engine::impl final : link_layer {
     std::int64_t next_read = 0;         // a stalled rank reads the board from then on
     std::int32_t published_state = -1;
     bool published_done = false;
+    std::vector<std::uint8_t> starved;  // per lane: its last open found no free buffer
   };
   std::unique_ptr<watch_state> watch;
-  std::vector<std::uint8_t> starved;  // per lane, with the watchdog: its last open failed
 
   [[nodiscard]] bool elastic() const noexcept { return e.options_.elastic; }
   [[nodiscard]] int loopback_lane() const noexcept { return lanes.loopback(); }

@@ -15,7 +15,7 @@ namespace agg = convoy::aggregation;
 bool engine::impl::open_lane(int lane) {
   const bool ok = lanes.open(lane, *transport, tick);
   if (watch) [[unlikely]]
-    starved[static_cast<std::size_t>(lane)] = ok ? 0 : 1;
+    watch->starved[static_cast<std::size_t>(lane)] = ok ? 0 : 1;
   return ok;
 }
 

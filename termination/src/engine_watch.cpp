@@ -86,7 +86,7 @@ void engine::impl::status_links(rank_status& s) const {
       s.unpulled += items;  // pushed to itself, delivered at the next pull
       continue;
     }
-    const std::uint32_t no_buffer = starved.empty() ? 0 : starved[static_cast<std::size_t>(k)];
+    const std::uint32_t no_buffer = watch ? watch->starved[static_cast<std::size_t>(k)] : 0;
     if (items == 0 && no_buffer == 0) continue;
     const auto& end = outs[static_cast<std::size_t>(k)];
     waiting.push_back({end.peer, static_cast<std::int16_t>(end.stage), 1, items, no_buffer});
@@ -137,28 +137,34 @@ void engine::impl::watch_step(bool advanced) noexcept {
     }
     const auto st = static_cast<std::int32_t>(e.state_.current());
     const bool changed = st != w.published_state || counting.done_pushing() != w.published_done;
-    const bool working = st != static_cast<std::int32_t>(state::dormant) &&
-                         st != static_cast<std::int32_t>(state::complete);
+    const bool working = in_cycle(e.state_.current());
     // A stalled rank reads the board at most once per timeout: P stalled ranks read P
     // records each, so more often would cost the network P^2 records per period.
     const bool stalled = working && t - w.last_progress >= w.timeout_ms &&
                          w.last_progress > w.diagnosed_stall && t >= w.next_read;
     if (!changed && !stalled && t - w.last_publish < w.publish_period_ms) return;
-    o.board->publish(status());
     w.last_publish = t;
     w.published_state = st;
     w.published_done = counting.done_pushing();
-    if (!stalled) return;
+    if (!stalled) {
+      o.board->publish(status());
+      return;
+    }
     // No progress for the timeout: read every rank's record and print, unless another
     // rank did during this stall or a lower one will (is_printer); then look again a
-    // timeout later.
+    // timeout later. This rank's record is published once, after the decision, so that
+    // the others see whether it printed.
     std::vector<rank_status> all = o.board->read_all();
     w.next_read = t + w.timeout_ms;
-    if (!is_printer(all, e.rank_, w.last_progress, t, o.seconds)) return;
-    w.diagnosed_stall = w.last_progress;
-    w.diagnosed_at = t;
-    all[static_cast<std::size_t>(e.rank_)] = status();
-    o.board->publish(all[static_cast<std::size_t>(e.rank_)]);  // the others see it printed
+    rank_status& mine = all[static_cast<std::size_t>(e.rank_)];
+    mine = status();
+    const bool printer = is_printer(all, e.rank_, w.last_progress, t, o.seconds);
+    if (printer) {
+      w.diagnosed_stall = w.last_progress;
+      w.diagnosed_at = mine.diagnosed_ms = t;
+    }
+    o.board->publish(mine);
+    if (!printer) return;
     o.board->print(diagnose(all, e.rank_, t, o.seconds));
     if (o.abort) {
       o.board->print("convoy watchdog: CONVOY_WATCHDOG_ABORT=1: aborting the job\n");

@@ -15,10 +15,7 @@ namespace {
 
 const char* state_name(std::int32_t s) noexcept { return to_string(static_cast<state>(s)); }
 
-bool in_cycle(const rank_status& r) noexcept {
-  const auto s = static_cast<state>(r.state);
-  return s == state::working || s == state::endgame || s == state::cleanup;
-}
+bool in_cycle(const rank_status& r) noexcept { return in_cycle(static_cast<state>(r.state)); }
 
 std::string seconds_since(std::int64_t then_ms, std::int64_t now_ms) {
   std::ostringstream out;

@@ -117,7 +117,7 @@ TEST(Settings, InvalidValuesNameTheVariableAndValue) {  // BASE-4
   EXPECT_EQ(message_of({{"CONVOY_LARGE", "get"}}),
             "CONVOY_LARGE='get': must be auto, two-sided or rendezvous");
   // TERM-15: the watchdog's timeout and abort switch.
-  for (const char* bad : {"abc", "-5", "", "1e3", "1.2.3", "inf", "+3"})
+  for (const char* bad : {"abc", "-5", "", ".", "1e3", "1.2.3", "1..", "inf", "+3", "0x10"})
     EXPECT_EQ(message_of({{"CONVOY_WATCHDOG", bad}}),
               std::string("CONVOY_WATCHDOG='") + bad +
                   "': must be a number of seconds >= 0, e.g. 60 or 1.5 (0: off)");
@@ -127,6 +127,8 @@ TEST(Settings, InvalidValuesNameTheVariableAndValue) {  // BASE-4
             "CONVOY_WATCHDOG_ABORT='yes': must be 0 or 1");
   EXPECT_EQ(*base::settings::from_values({{"CONVOY_WATCHDOG", "0"}}).watchdog_seconds, 0.0);
   EXPECT_EQ(*base::settings::from_values({{"CONVOY_WATCHDOG", "60"}}).watchdog_seconds, 60.0);
+  EXPECT_EQ(*base::settings::from_values({{"CONVOY_WATCHDOG", ".5"}}).watchdog_seconds, 0.5);
+  EXPECT_EQ(*base::settings::from_values({{"CONVOY_WATCHDOG", "5."}}).watchdog_seconds, 5.0);
   EXPECT_EQ(message_of({{"CONVOY_MESH", "8xx2"}}),
             "CONVOY_MESH: mesh spec '8xx2': size 2 is empty (expected sizes like 8x4x2)");
   const auto topo_msg = message_of({{"CONVOY_EMULATE_TOPOLOGY", "pack:two"}});

@@ -12,16 +12,13 @@
 /// or finish once every rank is done and no rank holds an item. Afterwards advance is local.
 /// Pulls take sources in increasing order, each buffer front to back: FIFO per pair.
 #include <convoy/aggregation/bulk_exchange.hpp>
-#include <convoy/aggregation/packing.hpp>
 #include <convoy/base/settings.hpp>
 #include <convoy/conveyor_api/options.hpp>
 #include <convoy/router/forwarding.hpp>
 #include <convoy/termination/conveyor_engine.hpp>
 #include <cstddef>
 #include <cstdint>
-#include <cstring>
 #include <memory>
-#include <string>
 #include <vector>
 
 namespace convoy {

@@ -78,7 +78,10 @@ class elastic_engine final : public termination::conveyor_engine {
   [[nodiscard]] int advance(bool done) noexcept override;
   int flush() noexcept override;
   int reset() noexcept override;
-  [[nodiscard]] bool sending() const noexcept override { return engine_->sending(); }
+  /// The engine's sending(), or a large item's send still in flight on the channel.
+  [[nodiscard]] bool sending() const noexcept override {
+    return engine_->sending() || (channel_ && !channel_->idle());
+  }
 
   [[nodiscard]] termination::engine* engine() noexcept { return engine_; }
   [[nodiscard]] aggregation::large_channel* channel() noexcept { return channel_.get(); }

@@ -8,6 +8,10 @@ namespace convoy::termination {
 
 enum class state : int { dormant = 0, working, endgame, cleanup, complete };
 [[nodiscard]] const char* to_string(state s) noexcept;
+/// Inside a begin/reset cycle and not yet COMPLETE: WORKING, ENDGAME or CLEANUP.
+[[nodiscard]] constexpr bool in_cycle(state s) noexcept {
+  return s != state::dormant && s != state::complete;
+}
 
 /// Values returned by advance() (same numbers as bale's convey_DONE/OK/NEAR).
 enum status : int { done = 0, ok = 1, near = 2 };
