@@ -57,23 +57,34 @@ json stats_of(const run_config& c, const run_result& r, const std::vector<int>& 
         const auto back = by_link.find({l.peer, s, q});
         const auto* in = back == by_link.end() ? nullptr : back->second;
         links.push_back(
-            {{"peer", l.peer}, {"peer_node", rank_node[static_cast<std::size_t>(l.peer)]},
-             {"items_sent", l.items * cycles}, {"bytes_sent", l.bytes * cycles},
+            {{"peer", l.peer},
+             {"peer_node", rank_node[static_cast<std::size_t>(l.peer)]},
+             {"items_sent", l.items * cycles},
+             {"bytes_sent", l.bytes * cycles},
              {"buffers_full", l.buffers_full * cycles},
-             {"buffers_partial", l.buffers_partial * cycles}, {"credit_stalls", 0},
+             {"buffers_partial", l.buffers_partial * cycles},
+             {"credit_stalls", 0},
              {"items_received", in ? in->items * cycles : 0},
              {"bytes_received", in ? in->bytes * cycles : 0},
              {"buffers_received", in ? (in->buffers_full + in->buffers_partial) * cycles : 0}});
       }
-      stages.push_back({{"stage", s}, {"dimension", stage_dimension[static_cast<std::size_t>(s)]},
+      stages.push_back({{"stage", s},
+                        {"dimension", stage_dimension[static_cast<std::size_t>(s)]},
                         {"links", links}});
     }
-    ranks.push_back({{"rank", q}, {"node", rank_node[i]}, {"pushes", pushes[i] * cycles},
-                     {"pulls", pulls[i] * cycles}, {"advances", 0},
+    ranks.push_back({{"rank", q},
+                     {"node", rank_node[i]},
+                     {"pushes", pushes[i] * cycles},
+                     {"pulls", pulls[i] * cycles},
+                     {"advances", 0},
                      {"advance_seconds", 0.5 * r.rank_seconds[i] * static_cast<double>(cycles)},
                      {"cycle_seconds", r.rank_seconds[i] * static_cast<double>(cycles)},
-                     {"memory_high_water", 0}, {"credit_stalls", 0}, {"items_forwarded", 0},
-                     {"buffers_sent", 0}, {"bytes_sent", 0}, {"buffers_received", 0},
+                     {"memory_high_water", 0},
+                     {"credit_stalls", 0},
+                     {"items_forwarded", 0},
+                     {"buffers_sent", 0},
+                     {"bytes_sent", 0},
+                     {"buffers_received", 0},
                      {"stages", stages}});
   }
   json conveyor = {{"index", 0},
@@ -89,7 +100,7 @@ json stats_of(const run_config& c, const run_result& r, const std::vector<int>& 
                    {"per_rank", ranks}};
   int nodes = 0;
   for (const int n : rank_node) nodes = std::max(nodes, n + 1);
-  return {{"format", "convoy-stats"}, {"version", 1},          {"ranks", p},
+  return {{"format", "convoy-stats"}, {"version", 1},           {"ranks", p},
           {"nodes", nodes},           {"rank_node", rank_node}, {"conveyors", {conveyor}}};
 }
 
@@ -121,7 +132,8 @@ TEST(Gravity, RowsExactEntriesWithinOneOfTheirShare) {
   for (std::size_t s = 0; s < pushes.size(); ++s) {
     std::uint64_t row = 0;
     for (const auto& e : m.rows[s]) {
-      const double share = static_cast<double>(pushes[s]) * static_cast<double>(weights[static_cast<std::size_t>(e.dst)]) / 9.0;
+      const double share = static_cast<double>(pushes[s]) *
+                           static_cast<double>(weights[static_cast<std::size_t>(e.dst)]) / 9.0;
       EXPECT_LT(std::abs(static_cast<double>(e.items) - share), 1.0) << s << "->" << e.dst;
       EXPECT_NE(e.dst, 2) << "a destination of weight 0 got items";
       row += e.items;
@@ -196,6 +208,15 @@ TEST(Replay, RaggedMachineFindsTheAutoMesh) {
   const auto replay = convoy::sim::run(setup.check);
   EXPECT_EQ(replay.items, 155U);
   EXPECT_EQ(replay.links.size(), r.links.size());
+  // Two sockets per node, ragged (4 and 2 ranks): auto is node,socket,core, three stages
+  // with holes, which no Cartesian shape gives.
+  run_config two;
+  two.machine.sockets_per_node = 2;
+  const auto r2 = measured(two, {4, 2}, "auto", all_to_all(6, 3));
+  const auto run2 = convoy::sim::parse_stats(
+      stats_of(two, r2, {0, 0, 0, 0, 1, 1}, {2, 2, 2}, {2, 1, 0}, 1).dump(), "sockets");
+  EXPECT_EQ(convoy::sim::setup_replay(run2, run2.conveyors[0], run_config{}, {}).mesh_text,
+            "auto (2 sockets)");
 }
 
 // SIM-14 for the estimate's own case: a uniform random run (16 ranks on 4 nodes, 2 000
@@ -209,14 +230,16 @@ TEST(Replay, UniformRandomRunAgreesPerClass) {
   for (int s = 0; s < p; ++s) {
     std::vector<std::uint64_t> n(p);
     for (int i = 0; i < 2000; ++i) ++n[static_cast<std::size_t>(rng() % p)];
-    for (int d = 0; d < p; ++d) t->rows[static_cast<std::size_t>(s)].push_back({d, n[static_cast<std::size_t>(d)]});
+    for (int d = 0; d < p; ++d)
+      t->rows[static_cast<std::size_t>(s)].push_back({d, n[static_cast<std::size_t>(d)]});
   }
   t->total = 2000U * p;
   run_config c;
   const auto r = measured(c, {4, 4, 4, 4}, "auto", t);
   std::vector<int> rank_node;
   for (int q = 0; q < p; ++q) rank_node.push_back(q / 4);
-  const auto run = convoy::sim::parse_stats(stats_of(c, r, rank_node, {4, 4}, {1, 0}, 1).dump(), "u");
+  const auto run =
+      convoy::sim::parse_stats(stats_of(c, r, rank_node, {4, 4}, {1, 0}, 1).dump(), "u");
   const auto setup = convoy::sim::setup_replay(run, run.conveyors[0], run_config{}, {});
   const auto replay = convoy::sim::run(setup.check);
   std::map<std::pair<int, bool>, std::pair<double, double>> by_class;
@@ -259,7 +282,8 @@ TEST(Replay, ScaledRunKeepsThePerRankPushes) {
   // about 16 ranks, so the scaled run needs --mesh.
   run_config one;
   const auto r1 = measured(one, {4}, "2x2", all_to_all(4, 20));
-  const auto run1 = convoy::sim::parse_stats(stats_of(one, r1, {0, 0, 0, 0}, {2, 2}, {1, 0}, 1).dump(), "one");
+  const auto run1 =
+      convoy::sim::parse_stats(stats_of(one, r1, {0, 0, 0, 0}, {2, 2}, {1, 0}, 1).dump(), "one");
   EXPECT_THROW((void)convoy::sim::setup_replay(run1, run1.conveyors[0], base, req), convoy::error);
   req.scale = false;
   EXPECT_EQ(convoy::sim::setup_replay(run1, run1.conveyors[0], base, req).mesh_text, "2x2");

@@ -183,10 +183,11 @@ int replay(const CLI::App& app, const cli& o) {
   const auto run = convoy::sim::load_stats(o.from_stats);
   const auto& cv = convoy::sim::choose_conveyor(run, o.conveyor);
   convoy::sim::replay_request req;
-  for (const char* opt : {"--ranks", "--nodes", "--ppn", "--mesh", "--dim-order"})
+  for (const char* opt : {"--ranks", "--nodes", "--ppn", "--sockets", "--mesh", "--dim-order"})
     req.scale = req.scale || app.count(opt) > 0;
   req.mesh_given = app.count("--mesh") > 0;
   req.dim_order_given = app.count("--dim-order") > 0;
+  req.sockets_given = app.count("--sockets") > 0;
   req.buffer_bytes_given = app.count("--buffer-bytes") > 0;
   req.n_buffers_given = app.count("--n-buffers") > 0;
   req.item_bytes_given = app.count("--item-bytes") > 0;

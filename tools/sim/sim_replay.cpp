@@ -124,21 +124,31 @@ void choose_plan(run_config& c, const measured_run& run, const measured_conveyor
     throw convoy::error("conveyor " + std::to_string(cv.index) + " is of kind '" + cv.kind +
                         "': convoy-sim replays the kinds mesh, simple and tensor");
   }
+  // (spec, sockets per node): one socket first, then auto (node,socket,core) with each of
+  // the mesh's sizes as the sockets per node.
+  std::vector<std::pair<std::string, int>> tries;
+  for (const auto& s : specs) tries.emplace_back(s, 1);
+  if (c.plan.tensor == 0)
+    for (const int d : cv.mesh)
+      if (d > 1 &&
+          std::find(tries.begin(), tries.end(), std::pair{std::string("auto"), d}) == tries.end())
+        tries.emplace_back("auto", d);
   std::string why;
-  for (const auto& s : specs)
+  for (const auto& [s, n_sockets] : tries)
     for (const bool cyclic : {false, true}) {  // block placement, else round-robin
       if (c.plan.tensor == 0) c.plan.mesh = s;
+      c.machine.sockets_per_node = n_sockets;
       c.machine.cyclic = cyclic;
       const std::string w = mismatch(c, run, cv);
       if (w.empty()) {
-        text = s;
+        text = n_sockets > 1 ? s + " (" + std::to_string(n_sockets) + " sockets)" : s;
         return;
       }
       if (why.empty() || w != "the ranks sit on other nodes") why = w;
     }
   throw convoy::error("no plan of convoy-sim reproduces conveyor " + std::to_string(cv.index) +
-                      " of '" + run.name + "' (" + cartesian_text(cv.mesh) + ", tried " +
-                      specs.back() + "): " + why);
+                      " of '" + run.name + "' (mesh " + cartesian_text(cv.mesh) + ", tried " +
+                      std::to_string(tries.size()) + " plans): " + why);
 }
 
 // The application's time per item: (cycle - advance) less the library's push and pull,
@@ -147,7 +157,8 @@ double fit_app_seconds(const measured_conveyor& cv, const cost_model& m) {
   std::vector<double> per_item;
   for (const auto& r : cv.per_rank) {
     if (r.pushes == 0) continue;
-    const double own = r.cycle_seconds - r.advance_seconds - m.push_s * static_cast<double>(r.pushes) -
+    const double own = r.cycle_seconds - r.advance_seconds -
+                       m.push_s * static_cast<double>(r.pushes) -
                        m.pull_s * static_cast<double>(r.pulls);
     per_item.push_back(std::max(0.0, own / static_cast<double>(r.pushes)));
   }
@@ -176,12 +187,13 @@ run_config scaled_config(const run_config& check, const run_config& base,
   run_config s = check;
   s.count_links = false;
   s.machine = base.machine;
+  if (!req.sockets_given) s.machine.sockets_per_node = check.machine.sockets_per_node;
   if (s.machine.node_sizes.empty() && s.machine.ranks_per_node == 0)
     s.machine.ranks_per_node = check.machine.node_sizes.front();
   if (s.plan.tensor == 0) {
     if (req.mesh_given)
       s.plan.mesh = base.plan.mesh;
-    else if (mesh_text != "auto")
+    else if (check.plan.mesh != "auto")
       throw convoy::error("the measured mesh is the Cartesian " + mesh_text +
                           "; give --mesh for the scaled run");
     if (req.dim_order_given)

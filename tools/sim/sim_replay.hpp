@@ -20,18 +20,19 @@ namespace convoy::sim {
 
 /// Which of the user's options replace the measured run's (the rest comes from the stats).
 struct replay_request {
-  bool scale = false;        ///< --ranks, --nodes, --ppn, --mesh or --dim-order: a second run
-  bool mesh_given = false;   ///< --mesh for the scaled run
+  bool scale = false;       ///< --ranks, --nodes, --ppn, --mesh or --dim-order: a second run
+  bool mesh_given = false;  ///< --mesh for the scaled run
   bool dim_order_given = false;
+  bool sockets_given = false;  ///< --sockets for the scaled run (else the measured nodes')
   bool buffer_bytes_given = false, n_buffers_given = false, item_bytes_given = false;
   bool fit_app = true;  ///< the application's per-item time from cycle - advance
 };
 
 struct replay_setup {
-  run_config check;                 ///< the measured machine, mesh and estimated traffic
-  std::optional<run_config> scaled; ///< the user's machine and mesh, the pattern tiled
-  std::string mesh_text;            ///< the mesh spec that reproduces the measured links
-  std::string app_source;           ///< where check.model.app_s comes from
+  run_config check;                  ///< the measured machine, mesh and estimated traffic
+  std::optional<run_config> scaled;  ///< the user's machine and mesh, the pattern tiled
+  std::string mesh_text;             ///< the mesh spec that reproduces the measured links
+  std::string app_source;            ///< where check.model.app_s comes from
 };
 
 /// The estimated traffic matrix (gravity model): rank s sends pushes[s] items, spread over

@@ -91,8 +91,7 @@ double largest(const std::vector<double>& v) {
 }
 std::vector<double> measured_cycle_seconds(const measured_conveyor& cv) {
   std::vector<double> v;
-  for (const auto& r : cv.per_rank)
-    v.push_back(r.cycle_seconds / static_cast<double>(cv.cycles));
+  for (const auto& r : cv.per_rank) v.push_back(r.cycle_seconds / static_cast<double>(cv.cycles));
   return v;
 }
 double error(double predicted, double measured) {
@@ -111,7 +110,7 @@ void print_replay(std::ostream& out, const measured_run& run, const measured_con
   put("# replay of conveyor %d (%s, %s) of %s: %d ranks on %d nodes, plan %s, cycles %llu\n",
       cv.index, cv.kind.c_str(), cv.api.c_str(), run.name.c_str(), run.ranks, run.nodes,
       setup.mesh_text.c_str(), static_cast<unsigned long long>(cv.cycles));
-  put("# traffic: gravity estimate T[s][d] = pushes[s] x pulls[d] / sum(pulls), per cycle\n");
+  out << "# traffic: gravity estimate T[s][d] = pushes[s] x pulls[d] / sum(pulls), per cycle\n";
   put("# app_s %.4g s per item (%s)\n", setup.check.model.app_s, setup.app_source.c_str());
   put("# per cycle  stage class %-16s %14s %14s %8s\n", "what", "measured", "predicted", "error");
   for (const auto& r : compare(cv, check)) {
@@ -163,9 +162,9 @@ std::string replay_json_text(const measured_run& run, const measured_conveyor& c
                                     {"measured", as_json(r.measured)},
                                     {"predicted", as_json(r.predicted)}});
   const auto w = worst(cv, check);
-  j["largest_link_error"] = {{"error", w.error}, {"rank", w.rank},       {"stage", w.stage},
-                             {"peer", w.peer},   {"measured", w.measured}, {"predicted", w.predicted},
-                             {"links", w.n_links}};
+  j["largest_link_error"] = {
+      {"error", w.error},       {"rank", w.rank},           {"stage", w.stage},  {"peer", w.peer},
+      {"measured", w.measured}, {"predicted", w.predicted}, {"links", w.n_links}};
   const auto meas = measured_cycle_seconds(cv);
   j["cycle_seconds"] = {{"measured_median", median(meas)},
                         {"measured_max", largest(meas)},

@@ -98,10 +98,10 @@ struct run_result {
   /// chain that reached the rank whose clock is predicted_seconds.
   std::uint32_t critical_path_messages = 0;
   double mean_rank_seconds = 0;
-  double wall_seconds = 0;    ///< the simulation loop
-  double setup_seconds = 0;   ///< plan, engines and network
-  std::uint64_t steps = 0;    ///< rank steps the event loop took
-  bool heap_buffers = false;  ///< the timed network's buffers were heap blocks, not pages
+  double wall_seconds = 0;           ///< the simulation loop
+  double setup_seconds = 0;          ///< plan, engines and network
+  std::uint64_t steps = 0;           ///< rank steps the event loop took
+  bool heap_buffers = false;         ///< the timed network's buffers were heap blocks, not pages
   std::vector<double> rank_seconds;  ///< every rank's clock at COMPLETE
   std::vector<link_count> links;     ///< run_config::count_links: per link of every rank
 };

@@ -38,8 +38,8 @@ class reader {
               long long hi) const {
     const std::uint64_t v = count(obj, path, key);
     if (static_cast<long long>(v) < lo || v > static_cast<std::uint64_t>(hi))
-      fail(join(path, key), std::to_string(v) + " is outside " + std::to_string(lo) + ".." +
-                                std::to_string(hi));
+      fail(join(path, key),
+           std::to_string(v) + " is outside " + std::to_string(lo) + ".." + std::to_string(hi));
     return static_cast<int>(v);
   }
   double seconds(const json& obj, const std::string& path, const char* key) const {
@@ -88,8 +88,8 @@ measured_link read_link(const reader& rd, const json& j, const std::string& p,
   l.peer_node = rd.integer(j, p, "peer_node", 0, run.nodes - 1);
   if (l.peer_node != run.rank_node[static_cast<std::size_t>(l.peer)])
     rd.fail(p + ".peer_node",
-            std::to_string(l.peer_node) + " is not rank_node[" + std::to_string(l.peer) + "] = " +
-                std::to_string(run.rank_node[static_cast<std::size_t>(l.peer)]));
+            std::to_string(l.peer_node) + " is not rank_node[" + std::to_string(l.peer) +
+                "] = " + std::to_string(run.rank_node[static_cast<std::size_t>(l.peer)]));
   l.items_sent = rd.count(j, p, "items_sent");
   l.bytes_sent = rd.count(j, p, "bytes_sent");
   l.buffers_full = rd.count(j, p, "buffers_full");
@@ -103,8 +103,9 @@ measured_rank read_rank(const reader& rd, const json& j, const std::string& p,
   r.rank = rd.integer(j, p, "rank", 0, run.ranks - 1);
   r.node = rd.integer(j, p, "node", 0, run.nodes - 1);
   if (r.node != run.rank_node[static_cast<std::size_t>(r.rank)])
-    rd.fail(p + ".node", std::to_string(r.node) + " is not rank_node[" + std::to_string(r.rank) +
-                             "] = " + std::to_string(run.rank_node[static_cast<std::size_t>(r.rank)]));
+    rd.fail(p + ".node",
+            std::to_string(r.node) + " is not rank_node[" + std::to_string(r.rank) +
+                "] = " + std::to_string(run.rank_node[static_cast<std::size_t>(r.rank)]));
   r.pushes = rd.count(j, p, "pushes");
   r.pulls = rd.count(j, p, "pulls");
   r.advance_seconds = rd.seconds(j, p, "advance_seconds");
@@ -129,8 +130,9 @@ measured_conveyor read_conveyor(const reader& rd, const json& j, const std::stri
   c.api = rd.text(j, p, "api");
   c.kind = rd.text(j, p, "kind");
   c.mesh = rd.ints(j, p, "mesh", 1, run.ranks);
-  c.stage_dimension =
-      rd.ints(j, p, "stage_dimension", 0, std::max(0, static_cast<int>(c.mesh.size()) - 1));
+  // Without a mesh (simple, tensor kinds) a stage's dimension is the kind's own business.
+  c.stage_dimension = rd.ints(j, p, "stage_dimension", 0,
+                              c.mesh.empty() ? 64 : static_cast<int>(c.mesh.size()) - 1);
   c.item_bytes = rd.count(j, p, "item_bytes");
   c.buffer_bytes = rd.count(j, p, "buffer_bytes");
   c.n_buffers = rd.integer(j, p, "n_buffers", 1, 1 << 20);
@@ -196,17 +198,17 @@ measured_run load_stats(const std::string& path) {
 }
 
 const measured_conveyor& choose_conveyor(const measured_run& run, int index) {
-  if (run.conveyors.empty())
-    throw convoy::error("stats file '" + run.name + "' holds no conveyor");
+  if (run.conveyors.empty()) throw convoy::error("stats file '" + run.name + "' holds no conveyor");
   if (index >= 0) {
     for (const auto& c : run.conveyors)
       if (c.index == index) return c;
     throw convoy::error("stats file '" + run.name + "' has no conveyor of index " +
                         std::to_string(index) + " (--conveyor)");
   }
-  const auto most = std::max_element(
-      run.conveyors.begin(), run.conveyors.end(),
-      [](const measured_conveyor& a, const measured_conveyor& b) { return a.pushes() < b.pushes(); });
+  const auto most = std::max_element(run.conveyors.begin(), run.conveyors.end(),
+                                     [](const measured_conveyor& a, const measured_conveyor& b) {
+                                       return a.pushes() < b.pushes();
+                                     });
   return *most;
 }
 
