@@ -219,6 +219,28 @@ TEST(Replay, RaggedMachineFindsTheAutoMesh) {
             "auto (2 sockets)");
 }
 
+// SIM-14 for bale's tensor route: kind "tensor", no mesh, stage_dimension -1 per stage.
+TEST(Replay, TensorKindReplays) {
+  run_config c;
+  c.plan.tensor = 2;
+  const auto r = measured(c, {2, 2}, "auto", all_to_all(4, 10));
+  json doc = stats_of(c, r, {0, 0, 1, 1}, {}, {-1, -1}, 1);
+  doc["conveyors"][0]["kind"] = "tensor";
+  const auto run = convoy::sim::parse_stats(doc.dump(), "tensor");
+  convoy::sim::replay_request req;
+  req.fit_app = false;
+  const auto setup = convoy::sim::setup_replay(run, run.conveyors[0], run_config{}, req);
+  EXPECT_EQ(setup.check.plan.tensor, 2);
+  const auto replay = convoy::sim::run(setup.check);
+  ASSERT_EQ(replay.links.size(), r.links.size());
+  for (std::size_t i = 0; i < r.links.size(); ++i)
+    EXPECT_EQ(replay.links[i].items, r.links[i].items);
+  doc["conveyors"][0]["kind"] = "simple";  // a bulk exchange: no streaming plan
+  const auto simple = convoy::sim::parse_stats(doc.dump(), "simple");
+  EXPECT_THROW((void)convoy::sim::setup_replay(simple, simple.conveyors[0], run_config{}, req),
+               convoy::error);
+}
+
 // SIM-14 for the estimate's own case: a uniform random run (16 ranks on 4 nodes, 2 000
 // items per rank) replayed from its totals carries per stage and link class the measured
 // items within 3 %, and every link within 25 % (sampling noise of ~500 items per link).

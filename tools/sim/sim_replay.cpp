@@ -84,10 +84,15 @@ std::string mismatch(const run_config& c, const measured_run& run, const measure
   if (plan->n_stages() != static_cast<int>(cv.stage_dimension.size()))
     return std::to_string(plan->n_stages()) + " stages, the run had " +
            std::to_string(cv.stage_dimension.size());
+  // A link is both directions: one the rank sent on must be an out-link of the plan, one
+  // it only received on an in-link.
   for (const auto& r : cv.per_rank)
     for (const auto& l : r.links) {
-      const auto peers = plan->out_peers(r.rank, l.stage);
-      if (std::find(peers.begin(), peers.end(), l.peer) == peers.end())
+      const bool sent = l.items_sent + l.buffers_full + l.buffers_partial > 0;
+      const auto out = plan->out_peers(r.rank, l.stage);
+      const auto in = sent ? std::vector<int>{} : plan->in_peers(r.rank, l.stage);
+      if (std::find(out.begin(), out.end(), l.peer) == out.end() &&
+          std::find(in.begin(), in.end(), l.peer) == in.end())
         return "rank " + std::to_string(r.rank) + " has no link to " + std::to_string(l.peer) +
                " on stage " + std::to_string(l.stage);
     }
@@ -117,12 +122,14 @@ void choose_plan(run_config& c, const measured_run& run, const measured_conveyor
     const long long cells = std::accumulate(cv.mesh.begin(), cv.mesh.end(), 1LL,
                                             [](long long a, int b) { return a * b; });
     if (!cv.mesh.empty() && cells == run.ranks) specs.push_back(cartesian_text(cv.mesh));
-  } else if (cv.kind == "simple" || cv.kind == "tensor") {
-    c.plan.tensor = cv.kind == "simple" ? 1 : static_cast<int>(cv.stage_dimension.size());
+  } else if (cv.kind == "tensor" && !cv.stage_dimension.empty() && cv.stage_dimension.size() <= 3) {
+    c.plan.tensor = static_cast<int>(cv.stage_dimension.size());
     specs = {"tensor " + std::to_string(c.plan.tensor)};
   } else {
     throw convoy::error("conveyor " + std::to_string(cv.index) + " is of kind '" + cv.kind +
-                        "': convoy-sim replays the kinds mesh, simple and tensor");
+                        "' with " + std::to_string(cv.stage_dimension.size()) +
+                        " stages: convoy-sim replays the streaming kinds mesh and tensor (1 to "
+                        "3 stages), not bulk exchanges (bulk, simple) or elastic items");
   }
   // (spec, sockets per node): one socket first, then auto (node,socket,core) with each of
   // the mesh's sizes as the sockets per node.

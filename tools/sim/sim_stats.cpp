@@ -130,9 +130,10 @@ measured_conveyor read_conveyor(const reader& rd, const json& j, const std::stri
   c.api = rd.text(j, p, "api");
   c.kind = rd.text(j, p, "kind");
   c.mesh = rd.ints(j, p, "mesh", 1, run.ranks);
-  // Without a mesh (simple, tensor kinds) a stage's dimension is the kind's own business.
-  c.stage_dimension = rd.ints(j, p, "stage_dimension", 0,
-                              c.mesh.empty() ? 64 : static_cast<int>(c.mesh.size()) - 1);
+  // Without a mesh (tensor, bulk kinds) every stage's dimension is -1.
+  c.stage_dimension =
+      c.mesh.empty() ? rd.ints(j, p, "stage_dimension", -1, -1)
+                     : rd.ints(j, p, "stage_dimension", 0, static_cast<int>(c.mesh.size()) - 1);
   c.item_bytes = rd.count(j, p, "item_bytes");
   c.buffer_bytes = rd.count(j, p, "buffer_bytes");
   c.n_buffers = rd.integer(j, p, "n_buffers", 1, 1 << 20);
