@@ -255,11 +255,11 @@ TEST(Replay, UniformRandomRunAgreesPerClass) {
     for (int d = 0; d < p; ++d)
       t->rows[static_cast<std::size_t>(s)].push_back({d, n[static_cast<std::size_t>(d)]});
   }
-  t->total = 2000U * p;
+  t->total = std::uint64_t{2000} * p;
   run_config c;
   const auto r = measured(c, {4, 4, 4, 4}, "auto", t);
-  std::vector<int> rank_node;
-  for (int q = 0; q < p; ++q) rank_node.push_back(q / 4);
+  std::vector<int> rank_node(p);
+  for (int q = 0; q < p; ++q) rank_node[static_cast<std::size_t>(q)] = q / 4;
   const auto run =
       convoy::sim::parse_stats(stats_of(c, r, rank_node, {4, 4}, {1, 0}, 1).dump(), "u");
   const auto setup = convoy::sim::setup_replay(run, run.conveyors[0], run_config{}, {});

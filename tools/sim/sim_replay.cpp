@@ -134,6 +134,7 @@ void choose_plan(run_config& c, const measured_run& run, const measured_conveyor
   // (spec, sockets per node): one socket first, then auto (node,socket,core) with each of
   // the mesh's sizes as the sockets per node.
   std::vector<std::pair<std::string, int>> tries;
+  tries.reserve(specs.size() + cv.mesh.size());
   for (const auto& s : specs) tries.emplace_back(s, 1);
   if (c.plan.tensor == 0)
     for (const int d : cv.mesh)

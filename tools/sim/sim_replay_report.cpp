@@ -15,7 +15,7 @@ namespace {
 
 // Counts per cycle of one stage and link class.
 struct counts {
-  double items = 0, bytes = 0, buffers_full = 0, buffers_partial = 0;
+  double items = 0, bytes = 0, buffers = 0, buffers_full = 0, buffers_partial = 0;
 };
 struct row {
   int stage = 0;
@@ -35,6 +35,7 @@ std::vector<row> compare(const measured_conveyor& cv, const run_result& r) {
       c.bytes += static_cast<double>(l.bytes_sent) / cycles;
       c.buffers_full += static_cast<double>(l.buffers_full) / cycles;
       c.buffers_partial += static_cast<double>(l.buffers_partial) / cycles;
+      c.buffers += static_cast<double>(l.buffers_full + l.buffers_partial) / cycles;
     }
   for (const auto& l : r.links) {
     auto& c = rows[{l.stage, l.off_node}].predicted;
@@ -42,6 +43,7 @@ std::vector<row> compare(const measured_conveyor& cv, const run_result& r) {
     c.bytes += static_cast<double>(l.bytes);
     c.buffers_full += static_cast<double>(l.buffers_full);
     c.buffers_partial += static_cast<double>(l.buffers_partial);
+    c.buffers += static_cast<double>(l.buffers_full + l.buffers_partial);
   }
   std::vector<row> out;
   for (auto& [key, value] : rows) {
@@ -117,6 +119,7 @@ void print_replay(std::ostream& out, const measured_run& run, const measured_con
     const std::pair<const char*, double counts::*> what[] = {
         {"items", &counts::items},
         {"bytes", &counts::bytes},
+        {"buffers", &counts::buffers},
         {"buffers_full", &counts::buffers_full},
         {"buffers_partial", &counts::buffers_partial}};
     for (const auto& [name, field] : what)
@@ -152,7 +155,7 @@ std::string replay_json_text(const measured_run& run, const measured_conveyor& c
   const auto as_json = [](const counts& c) {
     return json{{"items", c.items},
                 {"bytes", c.bytes},
-                {"buffers", c.buffers_full + c.buffers_partial},
+                {"buffers", c.buffers},
                 {"buffers_full", c.buffers_full},
                 {"buffers_partial", c.buffers_partial}};
   };
