@@ -6,6 +6,7 @@
 //   convoy-sim --mesh 8x8 --workload request-reply     (bale's index-gather: two engines)
 //   convoy-sim --ranks 16 --traffic matrix.txt         (lines: SOURCE DESTINATION ITEMS)
 //   convoy-sim --write-model FILE   (writes the model in effect and exits)
+//   convoy-sim --from-stats s.json [--model m.json] [--ranks 64 --ppn 8]   (replay a run)
 //
 // Bad arguments: a message on stderr and exit status 2 (BENCH-3's convention); a run that
 // fails its oracle or stalls: a message and exit status 1.
@@ -17,12 +18,14 @@
 #include <fstream>
 #include <iostream>
 #include <limits>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
 #include "../cli_checks.hpp"
 #include "../cli_exit.hpp"
 #include "sim_model.hpp"
+#include "sim_replay.hpp"
 #include "sim_report.hpp"
 #include "sim_run.hpp"
 
@@ -34,6 +37,9 @@ struct cli {
   run_config c;
   std::string nodes, dim_order, workload = "uniform", model_file, write_model, json_file;
   std::string map = "block";
+  std::string from_stats;
+  int conveyor = -1;
+  bool keep_app = false;
   std::string buffer_memory = "auto";
   // Model overrides: seconds (alpha, latency) and bytes/s (bandwidth) for the off-node class.
   double alpha = -1, latency = -1, bandwidth = -1;
@@ -122,6 +128,15 @@ void add_options(CLI::App& app, cli& o) {
       ->check(number_in(1, 1e15));
   app.add_option("--write-model", o.write_model, "write the model in effect to FILE and exit")
       ->check(convoy::tools::writable_file());
+  app.add_option("--from-stats", o.from_stats,
+                 "replay a measured run's stats document (CONVOY_STATS); with --ranks, --nodes, "
+                 "--ppn, --mesh or --dim-order also at that scale (README)")
+      ->check(CLI::ExistingFile);
+  app.add_option("--conveyor", o.conveyor,
+                 "--from-stats: the conveyor's index (default: the one with most pushes)")
+      ->check(CLI::Range(0, 1 << 30));
+  app.add_flag("--keep-app", o.keep_app,
+               "--from-stats: keep the model's app_s instead of fitting it to the run");
   app.add_option("--json", o.json_file, "write the results as one JSON document to FILE")
       ->check(convoy::tools::writable_file());
 }
@@ -147,11 +162,56 @@ void finish(const CLI::App& app, cli& o) {
   if (!c.traffic_file.empty() && app.count("--items") > 0)
     throw convoy::error("--items and --traffic: the traffic file gives the items");
   c.workload = convoy::sim::parse_workload(o.workload);
+  if (!o.from_stats.empty())
+    for (const char* opt : {"--traffic", "--workload", "--items", "--tensor", "--nlocal"})
+      if (app.count(opt) > 0)
+        throw convoy::error(std::string(opt) + " and --from-stats: the stats give the workload " +
+                            "and the plan");
+  if (o.from_stats.empty() && (app.count("--conveyor") > 0 || o.keep_app))
+    throw convoy::error("--conveyor and --keep-app belong to --from-stats");
   if (!o.model_file.empty()) c.model = convoy::sim::load_model(o.model_file, c.model);
   auto& off = c.model.links[static_cast<int>(convoy::aggregation::link_class::off_node)];
   if (o.alpha >= 0) off.alpha_s = o.alpha;
   if (o.latency >= 0) off.latency_s = o.latency;
   if (o.bandwidth > 0) off.beta_s_per_byte = 1.0 / o.bandwidth;
+}
+
+long peak_rss_kib();
+
+// --from-stats: the run on the measured machine and its comparison, then the scaled run.
+int replay(const CLI::App& app, const cli& o) {
+  const auto run = convoy::sim::load_stats(o.from_stats);
+  const auto& cv = convoy::sim::choose_conveyor(run, o.conveyor);
+  convoy::sim::replay_request req;
+  for (const char* opt : {"--ranks", "--nodes", "--ppn", "--sockets", "--mesh", "--dim-order"})
+    req.scale = req.scale || app.count(opt) > 0;
+  req.mesh_given = app.count("--mesh") > 0;
+  req.dim_order_given = app.count("--dim-order") > 0;
+  req.sockets_given = app.count("--sockets") > 0;
+  req.buffer_bytes_given = app.count("--buffer-bytes") > 0;
+  req.n_buffers_given = app.count("--n-buffers") > 0;
+  req.item_bytes_given = app.count("--item-bytes") > 0;
+  req.fit_app = !o.keep_app;
+  const auto setup = convoy::sim::setup_replay(run, cv, o.c, req);
+  const auto check = convoy::sim::run(setup.check);
+  convoy::sim::print_table(std::cout, setup.check, check);
+  convoy::sim::print_replay(std::cout, run, cv, setup, check);
+  nlohmann::json j = nlohmann::json::parse(convoy::sim::to_json_text(setup.check, check, 0));
+  j["replay"] = nlohmann::json::parse(convoy::sim::replay_json_text(run, cv, setup, check));
+  if (setup.scaled) {
+    const auto scaled = convoy::sim::run(*setup.scaled);
+    std::cout << "# scaled: the run's per-rank traffic pattern at " << scaled.ranks << " ranks\n";
+    convoy::sim::print_table(std::cout, *setup.scaled, scaled);
+    j["scaled"] = nlohmann::json::parse(convoy::sim::to_json_text(*setup.scaled, scaled, 0));
+  }
+  std::cout << "peak_rss_kib " << peak_rss_kib() << "\n";
+  j["peak_rss_kib"] = peak_rss_kib();
+  if (!o.json_file.empty()) {
+    std::ofstream out(o.json_file);
+    out << j.dump(2) << "\n";
+    if (!out) throw convoy::error("cannot write --json file '" + o.json_file + "'");
+  }
+  return 0;
 }
 
 long peak_rss_kib() {
@@ -179,6 +239,7 @@ int main(int argc, char** argv) {  // NOLINT(bugprone-exception-escape)
       std::cout << "wrote " << o.write_model << "\n";
       return 0;
     }
+    if (!o.from_stats.empty()) return replay(app, o);
     convoy::tools::progress_line progress("convoy-sim: ");
     o.c.on_progress = [&progress](std::uint64_t pulled, std::uint64_t items) {
       progress.show(std::to_string(pulled) + " of " + std::to_string(items) + " items delivered (" +

@@ -104,6 +104,7 @@ class runner {
       : c_(c),
         plan_(std::move(plan)),
         p_(plan_->n_ranks()),
+        node_of_(node_of),
         net_(std::move(node_of), std::move(socket_of), c.model.links, memory_of(c, p_)),
         dest_(c.workload, p_, c.items_per_rank, c.seed, matrix),
         ranks_(static_cast<std::size_t>(p_)),
@@ -125,11 +126,17 @@ class runner {
     for (int r = 0; r < p_; ++r)
       for (int s = 0; s < plan_->n_stages(); ++s) links += plan_->out_peers(r, s).size();
     net_.reserve_links(links * static_cast<std::size_t>(planes));
+    record_sizes sizes{c.item_bytes, {}};
+    for (int s = 0; s < plan_->n_stages(); ++s) sizes.tag_bytes.push_back(plan_->tag_bytes(s));
+    if (c.count_links) links_.reserve(links * static_cast<std::size_t>(planes));
     for (int k = 0; k < planes; ++k) {
       auto& v = k == 0 ? engines_ : replies_;
       v.reserve(static_cast<std::size_t>(p_));
-      for (int r = 0; r < p_; ++r)
-        v.push_back(std::make_unique<engine>(plan_, r, net_.endpoint(r, k), o));
+      for (int r = 0; r < p_; ++r) {
+        auto t = net_.endpoint(r, k);
+        if (c.count_links) t = counting_transport(std::move(t), r, node_of_, sizes, links_);
+        v.push_back(std::make_unique<engine>(plan_, r, std::move(t), o));
+      }
       for (int r = 0; r < p_; ++r)
         if (v[static_cast<std::size_t>(r)]->begin(c.item_bytes) != 1)
           throw convoy::error("item of " + std::to_string(c.item_bytes) +
@@ -334,6 +341,7 @@ class runner {
   const run_config& c_;
   std::shared_ptr<const router::route_plan> plan_;
   int p_;
+  std::vector<int> node_of_;  // for the link counters
   aggregation::timed_network net_;
   destinations dest_;
   std::vector<rank_progress> ranks_;
@@ -342,6 +350,7 @@ class runner {
   tally reply_sent_, reply_got_;  // replies per requester
   std::vector<std::byte> item_;
   order_check fifo_, reply_fifo_;
+  std::vector<link_count> links_;  // run_config::count_links; the engines' transports count here
   std::vector<std::unique_ptr<engine>> engines_;
   std::vector<std::unique_ptr<engine>> replies_;  // request-reply only
 };
@@ -380,6 +389,7 @@ void runner::collect(run_result& res) const {
       res.critical_path_messages = net_.depth(r);
     }
     sum += net_.clock(r);
+    res.rank_seconds.push_back(net_.clock(r));
     res.network_items += ranks_[static_cast<std::size_t>(r)].remote_items;
     for (std::uint64_t i = 0; i < dest_.items_of(r); ++i) {
       const int d = dest_(r, i);
@@ -390,6 +400,7 @@ void runner::collect(run_result& res) const {
     }
   }
   res.mean_rank_seconds = sum / static_cast<double>(p_);
+  res.links = links_;
 }
 
 }  // namespace
@@ -411,10 +422,13 @@ run_result run(const run_config& c) {
   res.heap_buffers = memory_of(c, res.ranks) == aggregation::buffer_memory::heap;
   traffic_matrix matrix;
   if (c.workload == workload_kind::traffic) {
-    if (c.traffic_file.empty())
+    if (c.traffic_file.empty() && !c.traffic)
       throw convoy::error("the traffic workload needs a traffic-matrix file (--traffic FILE)");
-    matrix = load_traffic(c.traffic_file, res.ranks);
-  } else if (!c.traffic_file.empty()) {
+    if (c.traffic_file.empty() && c.traffic->rows.size() != static_cast<std::size_t>(res.ranks))
+      throw convoy::error("the traffic matrix has " + std::to_string(c.traffic->rows.size()) +
+                          " rows for " + std::to_string(res.ranks) + " ranks");
+    matrix = c.traffic_file.empty() ? *c.traffic : load_traffic(c.traffic_file, res.ranks);
+  } else if (!c.traffic_file.empty() || c.traffic) {
     throw convoy::error("a traffic-matrix file belongs to the traffic workload");
   }
   runner rn(c, std::move(plan), std::move(node_of), std::move(socket_of), &matrix);

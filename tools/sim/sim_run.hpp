@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "sim_link_counts.hpp"
 #include "sim_model.hpp"
 #include "sim_workload.hpp"
 
@@ -48,6 +49,10 @@ struct run_config {
   workload_kind workload = workload_kind::uniform;
   std::uint64_t items_per_rank = 1000;  ///< not for workload_kind::traffic
   std::string traffic_file;             ///< workload_kind::traffic: the matrix (README)
+  /// workload_kind::traffic without a file: the matrix itself (a replay's estimate).
+  std::shared_ptr<const traffic_matrix> traffic;
+  /// Count every link's items, bytes and full/partial buffers (run_result::links).
+  bool count_links = false;
   std::size_t item_bytes = 8;
   int batch = 64;  ///< items a rank pushes per step before it advances
   std::uint64_t seed = 1;
@@ -93,10 +98,12 @@ struct run_result {
   /// chain that reached the rank whose clock is predicted_seconds.
   std::uint32_t critical_path_messages = 0;
   double mean_rank_seconds = 0;
-  double wall_seconds = 0;    ///< the simulation loop
-  double setup_seconds = 0;   ///< plan, engines and network
-  std::uint64_t steps = 0;    ///< rank steps the event loop took
-  bool heap_buffers = false;  ///< the timed network's buffers were heap blocks, not pages
+  double wall_seconds = 0;           ///< the simulation loop
+  double setup_seconds = 0;          ///< plan, engines and network
+  std::uint64_t steps = 0;           ///< rank steps the event loop took
+  bool heap_buffers = false;         ///< the timed network's buffers were heap blocks, not pages
+  std::vector<double> rank_seconds;  ///< every rank's clock at COMPLETE
+  std::vector<link_count> links;     ///< run_config::count_links: per link of every rank
 };
 
 /// Builds the plan of `c` (machine and plan parts). Throws convoy::error on bad input.
