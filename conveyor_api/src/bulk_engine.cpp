@@ -3,6 +3,7 @@
 // the interface's hot state, and the collective decision of advance(); the buffers and the
 // exchange are aggregation's bulk_exchange.
 #include <algorithm>
+#include <chrono>
 #include <convoy/base/error.hpp>
 #include <convoy/conveyor_api/bulk_engine.hpp>
 #include <exception>
@@ -78,6 +79,7 @@ int bulk_engine::begin(std::size_t item_bytes) {
   done_ = finished_ = flush_ = false;
   next_src_ = in_counts_.size();
   now_ = term::engine_stats{};
+  cycle_start_ = std::chrono::steady_clock::now();
   mark_ = exchange_->stats();
   ++now_.begins;
   ++life_.begins;
@@ -156,10 +158,28 @@ void bulk_engine::run_exchange() {
   next_src_ = 0;
 }
 
+// Times the step (TERM-16: two clock reads per call) and each cycle from begin to its end.
 int bulk_engine::advance(bool done) noexcept {
   const term::verdict v = state_.check(done ? term::call::advance_done : term::call::advance);
   if (v == term::verdict::illegal) return term::error_state;
   if (v == term::verdict::fail) return term::done;  // COMPLETE
+  const auto entered = std::chrono::steady_clock::now();
+  const int rc = advance_step(done);
+  const auto left = std::chrono::steady_clock::now();
+  const double in_advance = std::chrono::duration<double>(left - entered).count();
+  const double cycle = std::chrono::duration<double>(left - cycle_start_).count();
+  const auto memory = static_cast<std::uint64_t>(memory_bytes());
+  for (auto* s : {&now_, &life_}) {
+    s->advance_seconds += in_advance;
+    if (rc == term::done) {
+      s->cycle_seconds += cycle;
+      s->memory_high_water = std::max(s->memory_high_water, memory);
+    }
+  }
+  return rc;
+}
+
+int bulk_engine::advance_step(bool done) noexcept {
   ++now_.advances;
   ++life_.advances;
   hot_.window.pulled = false;
@@ -219,6 +239,8 @@ term::engine_stats bulk_engine::stats(bool cumulative) const {
   st.buffers = s.buffers_sent;
   st.bytes = s.bytes_sent;
   s.stages.assign(1, st);
+  s.memory_high_water =
+      std::max(s.memory_high_water, static_cast<std::uint64_t>(memory_bytes()));
   return s;
 }
 

@@ -17,6 +17,7 @@
 #include <convoy/conveyor_api/options.hpp>
 #include <convoy/router/forwarding.hpp>
 #include <convoy/termination/conveyor_engine.hpp>
+#include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
@@ -102,6 +103,7 @@ class bulk_engine final : public termination::conveyor_engine {
   [[nodiscard]] std::uint64_t unsent() const noexcept { return hot_.pushes - exchanged_; }
   [[nodiscard]] std::size_t pending() const noexcept;
   [[nodiscard]] int finish() noexcept;
+  [[nodiscard]] int advance_step(bool done) noexcept;
   void run_exchange();
   void open_lanes() noexcept;
   void open_window(std::size_t src) noexcept;
@@ -116,6 +118,7 @@ class bulk_engine final : public termination::conveyor_engine {
   bool any_full_ = false, done_ = false, finished_ = false, flush_ = false;
   termination::engine_stats life_;  // begins, unpulls, advances; pushes/pulls of past cycles
   termination::engine_stats now_;
+  std::chrono::steady_clock::time_point cycle_start_{};  // the last begin
   aggregation::bulk_exchange::statistics mark_;  // the exchange's counters at begin
 };
 
