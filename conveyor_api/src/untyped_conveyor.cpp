@@ -11,6 +11,8 @@ namespace convoy {
 
 struct untyped_conveyor::report {
   detail::stats_entry entry;
+  bool calls_set = false;  // set_report_calls
+  std::uint64_t pushes = 0, pulls = 0, unpulls = 0;
 };
 
 namespace {
@@ -90,6 +92,15 @@ void untyped_conveyor::set_report_label(std::string api, std::string kind) {
   report_->entry.kind = std::move(kind);
 }
 
+void untyped_conveyor::set_report_calls(std::uint64_t pushes, std::uint64_t pulls,
+                                        std::uint64_t unpulls) {
+  if (!report_) return;
+  report_->calls_set = true;
+  report_->pushes = pushes;
+  report_->pulls = pulls;
+  report_->unpulls = unpulls;
+}
+
 // A conveyor that never began has nothing to report (nor do the candidates a layout
 // choice builds and drops); begins are collective, so every rank agrees.
 void untyped_conveyor::record_report() noexcept {
@@ -97,6 +108,11 @@ void untyped_conveyor::record_report() noexcept {
   try {
     detail::stats_entry& e = report_->entry;
     e.life = stats(true);
+    if (report_->calls_set) {
+      e.life.pushes = report_->pushes;
+      e.life.pulls = report_->pulls;
+      e.life.unpulls = report_->unpulls;
+    }
     if (e.life.begins > 0) {
       if (plan_) {
         e.mesh = plan_->mesh_sizes();

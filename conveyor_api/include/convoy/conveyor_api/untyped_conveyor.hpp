@@ -19,6 +19,7 @@
 #include <convoy/conveyor_api/options.hpp>
 #include <convoy/termination/engine.hpp>
 #include <cstddef>
+#include <cstdint>
 #include <memory>
 #include <string>
 
@@ -135,6 +136,10 @@ class untyped_conveyor {
   /// that made it ("cpp" unless set: "convey", "biconvey") and its kind (default "mesh",
   /// "tensor" or "bulk"). No effect without CONVOY_STATS.
   void set_report_label(std::string api, std::string kind);
+  /// The user's pushes, pulls and unpulls over the lifetime, for the CONVOY_STATS document,
+  /// when a wrapper counts them otherwise than the engine (the C façade: elastic conveyors,
+  /// pulls an advance took back and pulled again). Set just before destruction.
+  void set_report_calls(std::uint64_t pushes, std::uint64_t pulls, std::uint64_t unpulls);
 
  private:
   void learn_shape();
