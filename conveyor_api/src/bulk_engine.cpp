@@ -239,8 +239,7 @@ term::engine_stats bulk_engine::stats(bool cumulative) const {
   st.buffers = s.buffers_sent;
   st.bytes = s.bytes_sent;
   s.stages.assign(1, st);
-  s.memory_high_water =
-      std::max(s.memory_high_water, static_cast<std::uint64_t>(memory_bytes()));
+  s.memory_high_water = std::max(s.memory_high_water, static_cast<std::uint64_t>(memory_bytes()));
   return s;
 }
 

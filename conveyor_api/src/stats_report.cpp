@@ -28,10 +28,13 @@ using json = nlohmann::json;
 namespace fs = std::filesystem;
 
 // The per-rank scalar counters of a row, reduced over ranks.
-const char* const scalar_names[] = {
-    "pushes",        "pulls",           "advances",       "advance_seconds", "cycle_seconds",
-    "memory_high_water", "credit_stalls", "items_forwarded", "buffers_sent",  "bytes_sent",
-    "buffers_received", "begins",        "unpulls",        "collectives"};
+const char* const scalar_names[] = {"pushes",           "pulls",
+                                    "advances",         "advance_seconds",
+                                    "cycle_seconds",    "memory_high_water",
+                                    "credit_stalls",    "items_forwarded",
+                                    "buffers_sent",     "bytes_sent",
+                                    "buffers_received", "begins",
+                                    "unpulls",          "collectives"};
 
 // Rank 0's document: every conveyor recorded so far, by creation order.
 struct job_document {
@@ -89,7 +92,8 @@ std::vector<int> node_of_ranks(MPI_Comm comm, const base::settings& s) {
   std::vector<int> order;  // leaders in rank order of first appearance
   for (int l : leaders)
     if (std::find(order.begin(), order.end(), l) == order.end()) order.push_back(l);
-  for (int& l : leaders) l = static_cast<int>(std::find(order.begin(), order.end(), l) - order.begin());
+  for (int& l : leaders)
+    l = static_cast<int>(std::find(order.begin(), order.end(), l) - order.begin());
   return leaders;
 }
 
@@ -188,12 +192,8 @@ void write_document(const std::string& path, const std::vector<int>& nodes, std:
                    [](const auto& a, const auto& b) { return a.first < b.first; });
   int n_nodes = 0;
   for (int n : nodes) n_nodes = std::max(n_nodes, n + 1);
-  json doc = {{"format", "convoy-stats"},
-              {"version", 1},
-              {"ranks", nodes.size()},
-              {"nodes", n_nodes},
-              {"rank_node", nodes},
-              {"conveyors", json::array()}};
+  json doc = {{"format", "convoy-stats"}, {"version", 1},       {"ranks", nodes.size()},
+              {"nodes", n_nodes},         {"rank_node", nodes}, {"conveyors", json::array()}};
   std::size_t index = 0;
   for (auto& [s, c] : d.conveyors) {
     c["index"] = index++;
@@ -258,8 +258,8 @@ void record_stats(MPI_Comm comm, const base::settings& s, const stats_entry& e) 
     if (rank != 0) return;
     json rows = json::array();
     for (std::size_t r = 0; r < lens.size(); ++r)
-      rows.push_back(json::parse(all.substr(static_cast<std::size_t>(at[r]),
-                                            static_cast<std::size_t>(lens[r]))));
+      rows.push_back(json::parse(
+          all.substr(static_cast<std::size_t>(at[r]), static_cast<std::size_t>(lens[r]))));
     write_document(*s.stats_path, nodes, e.serial, conveyor_json(e, std::move(rows)));
   } catch (const std::exception& ex) {
     print_once(rank, ex.what());

@@ -14,10 +14,10 @@ namespace convoy::detail {
 
 /// What the document says about one conveyor besides its counters.
 struct stats_entry {
-  std::uint64_t serial = 0;  ///< creation order among the conveyors with a report
-  std::string api;           ///< "cpp", "convey", "biconvey"
-  std::string kind;          ///< "mesh", "tensor", "bulk", or the C kind name
-  std::vector<int> mesh;     ///< dimension sizes in dimension order; empty if not a mesh
+  std::uint64_t serial = 0;          ///< creation order among the conveyors with a report
+  std::string api;                   ///< "cpp", "convey", "biconvey"
+  std::string kind;                  ///< "mesh", "tensor", "bulk", or the C kind name
+  std::vector<int> mesh;             ///< dimension sizes in dimension order; empty if not a mesh
   std::vector<int> stage_dimension;  ///< per stage, -1 if not a mesh
   std::size_t item_bytes = 0;        ///< 0: elastic
   std::size_t buffer_bytes = 0;

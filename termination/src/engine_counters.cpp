@@ -43,11 +43,11 @@ void engine::impl::init_counters() {
     (void)link_of(life.stages[static_cast<std::size_t>(l.stage)].links, l.peer);
   // Positions are final only now that every link is in.
   for (const auto& l : route.out_links())
-    out_slots.push_back({l.stage, link_of(life.stages[static_cast<std::size_t>(l.stage)].links,
-                                          l.peer)});
+    out_slots.push_back(
+        {l.stage, link_of(life.stages[static_cast<std::size_t>(l.stage)].links, l.peer)});
   for (const auto& l : route.in_links())
-    in_slots.push_back({l.stage, link_of(life.stages[static_cast<std::size_t>(l.stage)].links,
-                                         l.peer)});
+    in_slots.push_back(
+        {l.stage, link_of(life.stages[static_cast<std::size_t>(l.stage)].links, l.peer)});
   out_stalled.assign(route.out_links().size(), 0);
   now = blank_counters(life);
 }
@@ -82,9 +82,8 @@ void engine::impl::count_received(int id, const agg::received& r) noexcept {
   const link_slot k = in_slots[static_cast<std::size_t>(id)];
   const int tb = ins[static_cast<std::size_t>(id)].tag_bytes;
   const std::size_t payload = r.bytes > agg::header_bytes ? r.bytes - agg::header_bytes : 0;
-  const std::uint64_t items =
-      elastic() ? elastic_records(r, tb)
-                : payload / agg::record_bytes(tb, false, e.hot_.item_bytes);
+  const std::uint64_t items = elastic() ? elastic_records(r, tb)
+                                        : payload / agg::record_bytes(tb, false, e.hot_.item_bytes);
   for (auto* st : {&now, &life}) {
     auto& l = st->stages[static_cast<std::size_t>(k.stage)].links[static_cast<std::size_t>(k.link)];
     ++l.buffers_received;
@@ -141,8 +140,7 @@ engine_stats engine::impl::stats(bool cumulative) const {
   const std::uint64_t to_self = lanes[loopback_lane()].items + (cumulative ? self_items : 0);
   const std::uint64_t own = s.pushes > to_self ? s.pushes - to_self : 0;
   s.items_forwarded = sent > own ? sent - own : 0;
-  s.memory_high_water =
-      std::max(s.memory_high_water, static_cast<std::uint64_t>(e.memory_bytes()));
+  s.memory_high_water = std::max(s.memory_high_water, static_cast<std::uint64_t>(e.memory_bytes()));
   return s;
 }
 

@@ -4,13 +4,13 @@
 // glue between them — what happens to a buffer from the moment a lane opens until its
 // last record is forwarded or pulled. termination/README.md states the guarantees
 // (TERM-n) cited here.
+#include <chrono>
 #include <convoy/aggregation/receive_queue.hpp>
 #include <convoy/aggregation/send_lanes.hpp>
 #include <convoy/aggregation/transport.hpp>
 #include <convoy/router/forwarding.hpp>
 #include <convoy/termination/counting.hpp>
 #include <convoy/termination/engine.hpp>
-#include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <deque>
@@ -88,7 +88,7 @@ struct engine::impl final : link_layer {
   };
   std::vector<link_slot> out_slots, in_slots;
   std::vector<std::uint8_t> out_stalled;  // per out-link: its last open found no free buffer
-  std::uint64_t self_items = 0;       // items pushed to this rank over the lifetime, folded
+  std::uint64_t self_items = 0;           // items pushed to this rank over the lifetime, folded
   std::chrono::steady_clock::time_point cycle_start{};
   // The watchdog's view of this rank (TERM-15); null when it is off.
   struct watch_state {

@@ -22,7 +22,8 @@ bool engine::impl::open_lane(int lane) {
     if (!ok && !st) {
       const link_slot k = out_slots[static_cast<std::size_t>(lane)];
       for (auto* s : {&now, &life}) {
-        ++s->stages[static_cast<std::size_t>(k.stage)].links[static_cast<std::size_t>(k.link)]
+        ++s->stages[static_cast<std::size_t>(k.stage)]
+              .links[static_cast<std::size_t>(k.link)]
               .credit_stalls;
         ++s->credit_stalls;
       }

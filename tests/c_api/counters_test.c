@@ -89,8 +89,8 @@ int main(int argc, char** argv) {
   H_CHECK(pe.cycle_seconds >= pe.advance_seconds, "cycle %g < advance %g", pe.cycle_seconds,
           pe.advance_seconds);
   link_sums(c, sums);
-  H_CHECK(sums[2] == pe.buffers_sent, "links posted %llu, PE %llu",
-          (unsigned long long)sums[2], (unsigned long long)pe.buffers_sent);
+  H_CHECK(sums[2] == pe.buffers_sent, "links posted %llu, PE %llu", (unsigned long long)sums[2],
+          (unsigned long long)pe.buffers_sent);
   H_CHECK(sums[1] == pe.bytes_sent, "link bytes %llu, PE %llu", (unsigned long long)sums[1],
           (unsigned long long)pe.bytes_sent);
   /* Over all PEs, every link's sent counts arrived at its other end. */
@@ -106,8 +106,8 @@ int main(int argc, char** argv) {
   l.size = offsetof(convoy_link_stats_t, items_sent) + sizeof l.items_sent;
   if (convoy_convey_n_links(c, 0) > 0) {
     H_EXPECT_RC(convoy_convey_link_stats(c, 0, 0, 1, &l), convey_OK);
-    H_CHECK(l.size == offsetof(convoy_link_stats_t, items_sent) + sizeof l.items_sent,
-            "size %zu", l.size);
+    H_CHECK(l.size == offsetof(convoy_link_stats_t, items_sent) + sizeof l.items_sent, "size %zu",
+            l.size);
     H_CHECK(l.bytes_sent == 0xababababababababULL, "wrote beyond the caller's size");
   }
 

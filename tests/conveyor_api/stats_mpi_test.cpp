@@ -38,7 +38,8 @@ std::string shared_path(const char* stem) {
 }
 
 std::shared_ptr<const convoy::base::settings> with_stats(const std::string& path) {
-  auto s = std::make_shared<convoy::base::settings>(convoy::base::settings::from_env(MPI_COMM_WORLD));
+  auto s =
+      std::make_shared<convoy::base::settings>(convoy::base::settings::from_env(MPI_COMM_WORLD));
   s->stats_path = path;
   return s;
 }
@@ -72,8 +73,8 @@ void check_conveyor(const json& c, const json& doc, std::uint64_t items, bool li
   ASSERT_EQ(rows.size(), static_cast<std::size_t>(p));
   std::uint64_t pushes = 0, pulls = 0;
   // (rank, stage, peer) -> {items, bytes, buffers} sent and received.
-  std::map<std::tuple<int, int, int>, std::tuple<std::uint64_t, std::uint64_t, std::uint64_t>>
-      sent, received;
+  std::map<std::tuple<int, int, int>, std::tuple<std::uint64_t, std::uint64_t, std::uint64_t>> sent,
+      received;
   for (int r = 0; r < p; ++r) {
     const json& row = rows.at(static_cast<std::size_t>(r));
     EXPECT_EQ(row.at("rank").get<int>(), r);

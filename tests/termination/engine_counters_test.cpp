@@ -42,8 +42,8 @@ struct route_oracle {
         }
       }
   }
-  [[nodiscard]] std::uint64_t of(const std::map<std::tuple<int, int, int>, std::uint64_t>& m,
-                                 int r, int s, int peer) const {
+  [[nodiscard]] std::uint64_t of(const std::map<std::tuple<int, int, int>, std::uint64_t>& m, int r,
+                                 int s, int peer) const {
     const auto it = m.find({r, s, peer});
     return it == m.end() ? 0 : it->second;
   }
@@ -76,16 +76,16 @@ std::string check_counters(simulation& sim, const convoy::router::route_plan& pl
       std::uint64_t stage_items = 0, stage_buffers = 0, stage_bytes = 0;
       int last_peer = -1;
       for (const link_stats& l : ss.links) {
-        const std::string link = at + " stage " + std::to_string(k) + " peer " +
-                                 std::to_string(l.peer);
+        const std::string link =
+            at + " stage " + std::to_string(k) + " peer " + std::to_string(l.peer);
         if (l.peer <= last_peer || l.peer == r) return link + ": links not by ascending peer";
         last_peer = l.peer;
         if (l.items_sent != o.of(o.sent, r, k, l.peer))
           return link + ": items_sent " + std::to_string(l.items_sent) + ", routes say " +
                  std::to_string(o.of(o.sent, r, k, l.peer));
         if (l.items_received != o.of(o.received, r, k, l.peer))
-          return link + ": items_received " + std::to_string(l.items_received) +
-                 ", routes say " + std::to_string(o.of(o.received, r, k, l.peer));
+          return link + ": items_received " + std::to_string(l.items_received) + ", routes say " +
+                 std::to_string(o.of(o.received, r, k, l.peer));
         // The other end: what it received from this rank on this stage is what was sent.
         const link_stats* back = find_link(st[static_cast<std::size_t>(l.peer)], k, r);
         const std::uint64_t posted = l.buffers_full + l.buffers_partial;
@@ -139,8 +139,8 @@ TEST(EngineCounters, PerLinkCountsMatchTheRoutes) {
           const auto res = run_cycle(sim, wl, sizeof(tracer) + seed % 4);
           ASSERT_TRUE(res.failure.empty() && res.completed) << label << ": " << res.failure;
           const std::string why = check_counters(sim, *plan, wl, false);
-          ASSERT_TRUE(why.empty()) << label << " " << name(pat) << " seed " << seed
-                                   << " cycle " << cycle << ": " << why;
+          ASSERT_TRUE(why.empty())
+              << label << " " << name(pat) << " seed " << seed << " cycle " << cycle << ": " << why;
           for (std::size_t r = 0; r < wl.size(); ++r)
             all[r].insert(all[r].end(), wl[r].begin(), wl[r].end());
         }

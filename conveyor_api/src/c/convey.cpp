@@ -10,9 +10,9 @@
 #include <convoy/convey_ext.h>
 #include <convoy/version.h>
 
+#include <algorithm>
 #include <convoy/aggregation/packing.hpp>
 #include <convoy/base/error.hpp>
-#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <cstring>

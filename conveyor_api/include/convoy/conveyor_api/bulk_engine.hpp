@@ -11,13 +11,13 @@
 /// everything and some rank has a full buffer (or is done, steady or flushing with items),
 /// or finish once every rank is done and no rank holds an item. Afterwards advance is local.
 /// Pulls take sources in increasing order, each buffer front to back: FIFO per pair.
+#include <chrono>
 #include <convoy/aggregation/bulk_exchange.hpp>
 #include <convoy/aggregation/packing.hpp>
 #include <convoy/base/settings.hpp>
 #include <convoy/conveyor_api/options.hpp>
 #include <convoy/router/forwarding.hpp>
 #include <convoy/termination/conveyor_engine.hpp>
-#include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
@@ -119,7 +119,7 @@ class bulk_engine final : public termination::conveyor_engine {
   termination::engine_stats life_;  // begins, unpulls, advances; pushes/pulls of past cycles
   termination::engine_stats now_;
   std::chrono::steady_clock::time_point cycle_start_{};  // the last begin
-  aggregation::bulk_exchange::statistics mark_;  // the exchange's counters at begin
+  aggregation::bulk_exchange::statistics mark_;          // the exchange's counters at begin
 };
 
 /// The bulk kind of `options` (conveyor_kind::bulk) on `comm`, collective: an exchange of

@@ -31,12 +31,12 @@ namespace convoy::termination {
 /// "Counters"). Sent counts are of buffers this rank posted to the peer on the stage, received
 /// counts of buffers that arrived from it on the stage. Counted per buffer, never per push.
 struct link_stats {
-  int peer = -1;                       ///< the other rank
-  std::uint64_t items_sent = 0;        ///< records put into buffers toward the peer
-  std::uint64_t bytes_sent = 0;        ///< bytes of those buffers, headers included
-  std::uint64_t buffers_full = 0;      ///< posted because the next record did not fit
-  std::uint64_t buffers_partial = 0;   ///< posted partly filled (flush, steady, last)
-  std::uint64_t credit_stalls = 0;     ///< times a buffer toward the peer was wanted and none was free
+  int peer = -1;                      ///< the other rank
+  std::uint64_t items_sent = 0;       ///< records put into buffers toward the peer
+  std::uint64_t bytes_sent = 0;       ///< bytes of those buffers, headers included
+  std::uint64_t buffers_full = 0;     ///< posted because the next record did not fit
+  std::uint64_t buffers_partial = 0;  ///< posted partly filled (flush, steady, last)
+  std::uint64_t credit_stalls = 0;  ///< times a buffer toward the peer was wanted and none was free
   std::uint64_t items_received = 0;    ///< records in buffers that arrived from the peer
   std::uint64_t bytes_received = 0;    ///< bytes of those buffers, headers included
   std::uint64_t buffers_received = 0;  ///< buffers that arrived from the peer
