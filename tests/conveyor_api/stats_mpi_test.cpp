@@ -141,7 +141,7 @@ TEST(StatsDocument, ThreeKindsWrittenAtDestructionAndReadBack) {
     conveyor<std::uint64_t> unused(MPI_COMM_WORLD, mesh);  // never begins: not reported
     conveyor<std::uint64_t> t(MPI_COMM_WORLD, tensor);
     const int n = 3000 + 100 * world_rank();
-    pushed[0] = sum_over_ranks(static_cast<std::uint64_t>(2 * n));
+    pushed[0] = sum_over_ranks(2 * static_cast<std::uint64_t>(n));
     pushed[1] = sum_over_ranks(static_cast<std::uint64_t>(n));
     pushed[2] = sum_over_ranks(static_cast<std::uint64_t>(n));
     std::uint64_t pulled = run_cycle(a, n, 1 + world_rank());

@@ -62,6 +62,7 @@ std::string check_counters(simulation& sim, const convoy::router::route_plan& pl
                            const workload& wl, bool cumulative) {
   const route_oracle o(plan, wl);
   std::vector<engine_stats> st;
+  st.reserve(static_cast<std::size_t>(sim.n_ranks()));
   for (int r = 0; r < sim.n_ranks(); ++r) st.push_back(sim.at(r).stats(cumulative));
   for (int r = 0; r < sim.n_ranks(); ++r) {
     const engine_stats& s = st[static_cast<std::size_t>(r)];
