@@ -180,7 +180,7 @@ TEST(StatsDocument, ThreeKindsWrittenAtDestructionAndReadBack) {
       EXPECT_EQ(cs[i].at("kind"), kinds[i]);
       EXPECT_EQ(cs[i].at("item_bytes"), 8);
       EXPECT_GT(cs[i].at("buffer_bytes").get<std::size_t>(), 0u);
-      check_conveyor(cs[i], doc, pushed[i], i != 1);
+      check_conveyor(cs[i], doc, pushed[i], true);
     }
     EXPECT_EQ(cs[0].at("cycles"), 2);
     EXPECT_EQ(cs[2].at("mesh"), json::array());

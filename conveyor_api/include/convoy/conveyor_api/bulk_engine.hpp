@@ -105,6 +105,7 @@ class bulk_engine final : public termination::conveyor_engine {
   [[nodiscard]] int finish() noexcept;
   [[nodiscard]] int advance_step(bool done) noexcept;
   void run_exchange();
+  void count_links() noexcept;
   void open_lanes() noexcept;
   void open_window(std::size_t src) noexcept;
 
@@ -119,7 +120,9 @@ class bulk_engine final : public termination::conveyor_engine {
   termination::engine_stats life_;  // begins, unpulls, advances; pushes/pulls of past cycles
   termination::engine_stats now_;
   std::chrono::steady_clock::time_point cycle_start_{};  // the last begin
-  aggregation::bulk_exchange::statistics mark_;          // the exchange's counters at begin
+  // Per other rank, by rank (TERM-16): this cycle's and the lifetime's.
+  std::vector<termination::link_stats> links_now_, links_life_;
+  aggregation::bulk_exchange::statistics mark_;  // the exchange's counters at begin
 };
 
 /// The bulk kind of `options` (conveyor_kind::bulk) on `comm`, collective: an exchange of
