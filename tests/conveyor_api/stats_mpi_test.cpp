@@ -1,5 +1,5 @@
 // CONVOY_STATS through the C++ API (conveyor_api/README.md, API-30; docs/stats-format.md):
-// conveyors of three kinds run a cycle or two and are destroyed; rank 0's document is then
+// conveyors of three kinds (one dynamic) run a cycle or two and are destroyed; rank 0's document is then
 // read back and checked against what the ranks pushed and against itself: pushes = pulls =
 // items pushed over the ranks, each link's sent counts equal its other end's received
 // counts, min <= median <= max and sum over the per-rank rows, nodes as convoy sees them.
@@ -136,7 +136,9 @@ TEST(StatsDocument, ThreeKindsWrittenAtDestructionAndReadBack) {
     conveyor_options tensor = mesh;
     tensor.tensor_order = 2;
     tensor.n_local = 1;
-    conveyor<std::uint64_t> a(MPI_COMM_WORLD, mesh);
+    conveyor_options dynamic = mesh;  // an engine per cycle: the lifetime sums them
+    dynamic.dynamic = true;
+    conveyor<std::uint64_t> a(MPI_COMM_WORLD, dynamic);
     conveyor<std::uint64_t> b(MPI_COMM_WORLD, bulk);
     conveyor<std::uint64_t> unused(MPI_COMM_WORLD, mesh);  // never begins: not reported
     conveyor<std::uint64_t> t(MPI_COMM_WORLD, tensor);
