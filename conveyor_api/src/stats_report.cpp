@@ -41,7 +41,6 @@ struct job_document {
   std::mutex lock;
   std::string path;
   std::vector<std::pair<std::uint64_t, json>> conveyors;
-  json head = json::object();
 };
 
 job_document& document() {
