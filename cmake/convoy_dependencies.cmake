@@ -9,9 +9,11 @@ endif()
 if(CONVOY_BUILD_BENCH)
   find_package(benchmark REQUIRED)
 endif()
-# The command-line programs (tools/, bench/): JSON results and command lines.
+# JSON: the CONVOY_STATS document (conveyor_api, to build only), the command-line programs'
+# results (tools/, bench/).
+find_package(nlohmann_json 3 REQUIRED)
+# The command-line programs (tools/, bench/): command lines.
 if(CONVOY_BUILD_TOOLS OR CONVOY_BUILD_BENCH)
-  find_package(nlohmann_json 3 REQUIRED)
   find_package(CLI11 REQUIRED)
 endif()
 

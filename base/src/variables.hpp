@@ -32,6 +32,8 @@ inline const std::vector<variable>& variables() {
       {"CONVOY_WATCHDOG", "0 (off)",
        "seconds without progress in a cycle before a hang diagnosis is printed"},
       {"CONVOY_WATCHDOG_ABORT", "0", "1: abort the job after the watchdog's diagnosis"},
+      {"CONVOY_STATS", "(none)",
+       "path of the JSON counters document written at each conveyor's destruction"},
       {"CONVEY_NLOCAL", "ranks per node", "bale: ranks per local group of tensor conveyors"},
       {"CONVEY_BUFFER_SIZE", "conveyor default", "bale: conveyor buffer bytes (suffix k=1000)"},
   };

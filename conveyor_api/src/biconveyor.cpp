@@ -19,11 +19,13 @@ conveyor_options steady(conveyor_options o) {
 
 untyped_biconveyor::untyped_biconveyor(MPI_Comm comm, const conveyor_options& options)
     : queries_(comm, steady(options)), replies_(comm, steady(options)) {
+  label_reports();
   refresh_hot();
 }
 
 untyped_biconveyor::untyped_biconveyor(untyped_conveyor queries, untyped_conveyor replies)
     : queries_(std::move(queries)), replies_(std::move(replies)) {
+  label_reports();
   if (!queries_.engine_options().steady || !replies_.engine_options().steady)
     throw error("biconveyor: both conveyors must be steady (a reply may not wait for done)");
   if (queries_.n_ranks() != replies_.n_ranks() || queries_.n_ranks() == 0)
@@ -32,6 +34,14 @@ untyped_biconveyor::untyped_biconveyor(untyped_conveyor queries, untyped_conveyo
       replies_.current_state() != termination::state::dormant)
     throw error("biconveyor: the conveyors must be DORMANT");
   refresh_hot();
+}
+
+// CONVOY_STATS names both conveyors "biconvey" (queries first: created first, API-30).
+void untyped_biconveyor::label_reports() {
+  for (untyped_conveyor* c : {&queries_, &replies_})
+    c->set_report_label("biconvey", c->kind() == conveyor_kind::bulk ? "bulk"
+                                    : c->options().tensor_order != 0 ? "tensor"
+                                                                     : "mesh");
 }
 
 // The inline paths see the query engine (a dynamic conveyor's exists from begin to reset)

@@ -3,6 +3,7 @@
 // the interface's hot state, and the collective decision of advance(); the buffers and the
 // exchange are aggregation's bulk_exchange.
 #include <algorithm>
+#include <chrono>
 #include <convoy/base/error.hpp>
 #include <convoy/conveyor_api/bulk_engine.hpp>
 #include <exception>
@@ -29,6 +30,9 @@ bulk_engine::bulk_engine(std::unique_ptr<aggregation::bulk_exchange> exchange, o
   for (std::size_t d = 0; d < P; ++d) hops_[d] = {static_cast<std::uint32_t>(d), 0};
   out_counts_.assign(P, 0);
   in_counts_.assign(P, 0);
+  for (int d = 0; d < n_ranks_; ++d)
+    if (d != rank_) links_now_.push_back(term::link_stats{d});
+  links_life_ = links_now_;
   hot_.n_ranks = static_cast<unsigned>(P);
   hot_.lanes = lanes_.data();
   hot_.first_hops = hops_.data();
@@ -78,6 +82,8 @@ int bulk_engine::begin(std::size_t item_bytes) {
   done_ = finished_ = flush_ = false;
   next_src_ = in_counts_.size();
   now_ = term::engine_stats{};
+  cycle_start_ = std::chrono::steady_clock::now();
+  for (term::link_stats& l : links_now_) l = term::link_stats{l.peer};
   mark_ = exchange_->stats();
   ++now_.begins;
   ++life_.begins;
@@ -150,16 +156,58 @@ void bulk_engine::run_exchange() {
   for (std::size_t d = 0; d < lanes_.size(); ++d)
     out_counts_[d] = static_cast<int>(lanes_[d].items);
   exchange_->exchange(out_counts_.data(), in_counts_.data());
+  count_links();
   open_lanes();
   flush_ = false;
   hot_.window = {};
   next_src_ = 0;
 }
 
+// One exchange per link (TERM-16): to every other rank at most one buffer each way; full
+// when its lane was past the limit, bytes as items times their size (no header; before
+// compression).
+void bulk_engine::count_links() noexcept {
+  const auto item = static_cast<std::uint64_t>(hot_.item_bytes);
+  for (auto* links : {&links_now_, &links_life_})
+    for (term::link_stats& l : *links) {
+      const auto d = static_cast<std::size_t>(l.peer);
+      const auto out = static_cast<std::uint64_t>(out_counts_[d]);
+      const auto in = static_cast<std::uint64_t>(in_counts_[d]);
+      if (out > 0) {
+        l.items_sent += out;
+        l.bytes_sent += out * item;
+        ++(lanes_[d].used > lanes_[d].limit ? l.buffers_full : l.buffers_partial);
+      }
+      if (in > 0) {
+        l.items_received += in;
+        l.bytes_received += in * item;
+        ++l.buffers_received;
+      }
+    }
+}
+
+// Times the step (TERM-16: two clock reads per call) and each cycle from begin to its end.
 int bulk_engine::advance(bool done) noexcept {
   const term::verdict v = state_.check(done ? term::call::advance_done : term::call::advance);
   if (v == term::verdict::illegal) return term::error_state;
   if (v == term::verdict::fail) return term::done;  // COMPLETE
+  const auto entered = std::chrono::steady_clock::now();
+  const int rc = advance_step(done);
+  const auto left = std::chrono::steady_clock::now();
+  const double in_advance = std::chrono::duration<double>(left - entered).count();
+  const double cycle = std::chrono::duration<double>(left - cycle_start_).count();
+  const auto memory = static_cast<std::uint64_t>(memory_bytes());
+  for (auto* s : {&now_, &life_}) {
+    s->advance_seconds += in_advance;
+    if (rc == term::done) {
+      s->cycle_seconds += cycle;
+      s->memory_high_water = std::max(s->memory_high_water, memory);
+    }
+  }
+  return rc;
+}
+
+int bulk_engine::advance_step(bool done) noexcept {
   ++now_.advances;
   ++life_.advances;
   hot_.window.pulled = false;
@@ -218,7 +266,9 @@ term::engine_stats bulk_engine::stats(bool cumulative) const {
   st.items = s.pushes;
   st.buffers = s.buffers_sent;
   st.bytes = s.bytes_sent;
+  st.links = cumulative ? links_life_ : links_now_;
   s.stages.assign(1, st);
+  s.memory_high_water = std::max(s.memory_high_water, static_cast<std::uint64_t>(memory_bytes()));
   return s;
 }
 

@@ -230,6 +230,7 @@ term::engine_stats elastic_engine::stats(bool cumulative) const {
   term::engine_stats s = engine_->stats(cumulative);
   s.pushes = c.pushes;  // the client's items (the engine's own count tickets as items)
   s.pulls = c.pulls;
+  s.memory_high_water = std::max(s.memory_high_water, static_cast<std::uint64_t>(memory_bytes()));
   return s;
 }
 

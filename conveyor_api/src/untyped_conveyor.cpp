@@ -5,25 +5,19 @@
 #include <memory>
 #include <utility>
 
+#include "stats_report.hpp"
+
 namespace convoy {
+
+struct untyped_conveyor::report {
+  detail::stats_entry entry;
+  bool calls_set = false;  // set_report_calls
+  std::uint64_t pushes = 0, pulls = 0, unpulls = 0;
+};
 
 namespace {
 void add(termination::engine_stats& into, const termination::engine_stats& s) {
-  into.begins += s.begins;
-  into.pushes += s.pushes;
-  into.pulls += s.pulls;
-  into.unpulls += s.unpulls;
-  into.advances += s.advances;
-  into.buffers_sent += s.buffers_sent;
-  into.bytes_sent += s.bytes_sent;
-  into.buffers_received += s.buffers_received;
-  into.collectives += s.collectives;
-  if (into.stages.size() < s.stages.size()) into.stages.resize(s.stages.size());
-  for (std::size_t i = 0; i < s.stages.size(); ++i) {
-    into.stages[i].items += s.stages[i].items;
-    into.stages[i].buffers += s.stages[i].buffers;
-    into.stages[i].bytes += s.stages[i].bytes;
-  }
+  termination::accumulate(into, s);
 }
 }  // namespace
 
@@ -34,6 +28,14 @@ untyped_conveyor::untyped_conveyor(MPI_Comm comm, conveyor_options options)
   if (!options_.settings)
     options_.settings = std::make_shared<const base::settings>(base::settings::from_env(comm_));
   const base::settings& s = *options_.settings;
+  if (s.stats_path) {  // API-30: collective, checks the path once for every rank
+    report_ = std::make_unique<report>();
+    report_->entry.serial = detail::open_stats_report(comm_, s);
+    report_->entry.api = "cpp";
+    report_->entry.kind = options_.kind == conveyor_kind::bulk ? "bulk"
+                          : options_.tensor_order != 0         ? "tensor"
+                                                               : "mesh";
+  }
   if (options_.kind == conveyor_kind::bulk) {
     engine_ = make_bulk_engine(comm_, options_, s);
     rank_ = engine_->rank();
@@ -60,9 +62,75 @@ untyped_conveyor::untyped_conveyor(std::unique_ptr<termination::engine> engine) 
   learn_shape();
 }
 
-untyped_conveyor::~untyped_conveyor() = default;
+// With CONVOY_STATS, destruction is collective over the conveyor's communicator (as
+// convey_free is): the counters go to the job's document (API-30).
+untyped_conveyor::untyped_conveyor() noexcept = default;
+untyped_conveyor::~untyped_conveyor() { record_report(); }
 untyped_conveyor::untyped_conveyor(untyped_conveyor&&) noexcept = default;
-untyped_conveyor& untyped_conveyor::operator=(untyped_conveyor&&) noexcept = default;
+// The conveyor replaced is destroyed: collective with CONVOY_STATS, as the destructor.
+untyped_conveyor& untyped_conveyor::operator=(untyped_conveyor&& o) noexcept {
+  if (this == &o) return *this;
+  record_report();
+  engine_ = std::move(o.engine_);
+  comm_ = o.comm_;
+  options_ = std::move(o.options_);
+  plan_ = std::move(o.plan_);
+  engine_options_ = o.engine_options_;
+  rank_ = o.rank_;
+  n_ranks_ = o.n_ranks_;
+  max_item_bytes_ = o.max_item_bytes_;
+  max_memory_bytes_ = o.max_memory_bytes_;
+  retired_ = std::move(o.retired_);
+  last_ = std::move(o.last_);
+  report_ = std::move(o.report_);
+  return *this;
+}
+
+void untyped_conveyor::set_report_label(std::string api, std::string kind) {
+  if (!report_) return;
+  report_->entry.api = std::move(api);
+  report_->entry.kind = std::move(kind);
+}
+
+void untyped_conveyor::set_report_calls(std::uint64_t pushes, std::uint64_t pulls,
+                                        std::uint64_t unpulls) {
+  if (!report_) return;
+  report_->calls_set = true;
+  report_->pushes = pushes;
+  report_->pulls = pulls;
+  report_->unpulls = unpulls;
+}
+
+// A conveyor that never began has nothing to report (nor do the candidates a layout
+// choice builds and drops); begins are collective, so every rank agrees.
+void untyped_conveyor::record_report() noexcept {
+  if (!report_ || !options_.settings) return;
+  try {
+    detail::stats_entry& e = report_->entry;
+    e.life = stats(true);
+    if (report_->calls_set) {
+      e.life.pushes = report_->pushes;
+      e.life.pulls = report_->pulls;
+      e.life.unpulls = report_->unpulls;
+    }
+    if (e.life.begins > 0) {
+      if (plan_) {
+        e.mesh = plan_->mesh_sizes();
+        e.stage_dimension.clear();
+        for (int k = 0; k < plan_->n_stages(); ++k)
+          e.stage_dimension.push_back(plan_->stage_dimension(k));
+      } else {
+        e.stage_dimension.assign(e.life.stages.size(), -1);
+      }
+      e.buffer_bytes = engine_options_.capacity_bytes;
+      e.n_buffers = bulk() ? 1 : engine_options_.n_buffers;
+      if (options_.elastic) e.item_bytes = 0;
+      detail::record_stats(comm_, *options_.settings, e);
+    }
+  } catch (...) {  // the counters are lost, nothing else
+  }
+  report_.reset();
+}
 
 void untyped_conveyor::learn_shape() {
   const termination::engine& e = *streaming();
@@ -77,11 +145,16 @@ void untyped_conveyor::learn_shape() {
 }
 
 int untyped_conveyor::begin(std::size_t item_bytes) {
-  if (bulk()) return engine_->begin(item_bytes);  // takes its buffers itself when dynamic
+  if (bulk()) {  // takes its buffers itself when dynamic
+    const int rc = engine_->begin(item_bytes);
+    if (rc > 0 && report_) report_->entry.item_bytes = item_bytes;
+    return rc;
+  }
   attach();
   if (!engine_) return termination::error_state;
   const int rc = engine_->begin(item_bytes);
   if (rc < 0) detach();
+  if (rc > 0 && report_) report_->entry.item_bytes = item_bytes;
   return rc;
 }
 

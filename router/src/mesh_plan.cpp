@@ -58,6 +58,16 @@ class mesh_plan final : public route_plan {
   }
   int n_ranks() const noexcept override { return n_ranks_; }
   int n_stages() const noexcept override { return n_dims_; }
+  std::vector<int> mesh_sizes() const override {
+    std::vector<int> sizes(static_cast<std::size_t>(n_dims_));
+    for (int k = 0; k < n_dims_; ++k)
+      sizes[static_cast<std::size_t>(order_[static_cast<std::size_t>(k)])] =
+          size_[static_cast<std::size_t>(k)];
+    return sizes;
+  }
+  int stage_dimension(int stage) const noexcept override {
+    return stage >= 0 && stage < n_dims_ ? order_[static_cast<std::size_t>(stage)] : -1;
+  }
   std::string stage_name(int stage) const override {
     check_stage(stage, "stage_name");
     return names_[static_cast<std::size_t>(stage)];

@@ -2,6 +2,7 @@
 // the composition (engine_impl.hpp) do the work. termination/README.md states the
 // guarantees (TERM-n) cited here.
 #include <algorithm>
+#include <chrono>
 #include <convoy/aggregation/packing.hpp>
 #include <convoy/base/error.hpp>
 #include <convoy/termination/engine.hpp>
@@ -144,6 +145,7 @@ int engine::advance(bool done) noexcept {
   ++m.now.advances;
   ++m.life.advances;
   if (m.post_failed) return error_transport;  // a send from push() failed (last_message)
+  const auto entered = std::chrono::steady_clock::now();  // one of the two reads (TERM-16)
   try {
     m.settle();
     ++m.tick;
@@ -173,6 +175,7 @@ int engine::advance(bool done) noexcept {
       m.counting.done_pushing() && m.counting.everything_received() && m.transport->idle();
   const int rc =
       state_.after_advance(m.counting.done_pushing(), delivered, delivered && m.nothing_to_pull());
+  m.count_advance(entered, rc == termination::done);
   if (m.watch) [[unlikely]]
     m.watch_step(true);
   return rc;

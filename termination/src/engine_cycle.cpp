@@ -66,15 +66,13 @@ engine::impl::impl(engine& owner, std::unique_ptr<agg::transport> t)
                    (elastic() ? agg::size_field_bytes : 0);
   first_hops = route.first_hop_table(e.options_.route_table_max_ranks);
   if (!first_hops.empty() && !elastic()) use_step_tables();
-  now.stages.resize(static_cast<std::size_t>(route.n_stages()));
-  life.stages.resize(static_cast<std::size_t>(route.n_stages()));
+  init_counters();
   e.hot_.lanes = lanes.data();
   e.hot_.first_hops = first_hops.empty() ? nullptr : first_hops.data();
   e.hot_.n_ranks = static_cast<unsigned>(layout.n_ranks);
   const watchdog_options& w = e.options_.watchdog;
   if (w.seconds > 0 && w.board) {
     watch = std::make_unique<watch_state>();
-    watch->starved.assign(static_cast<std::size_t>(lanes.loopback()) + 1, 0);
     watch->timeout_ms = std::max<std::int64_t>(1, static_cast<std::int64_t>(w.seconds * 1000.0));
     // An advancing rank's record is never older than this, so that its last advance time
     // tells the others it still advances.
@@ -103,8 +101,8 @@ void engine::impl::start_cycle(std::size_t item_bytes) {
   counting.begin_cycle();
   tick = 0;
   last = {};
-  now = {};
-  now.stages.resize(static_cast<std::size_t>(route.n_stages()));
+  now = blank_counters(life);
+  cycle_start = std::chrono::steady_clock::now();
   ready.clear();
   e.hot_.window = {};
   lanes.start_cycle(item_bytes);
@@ -121,30 +119,9 @@ void engine::impl::start_cycle(std::size_t item_bytes) {
            counting.admit_held(id, agg::receive_queue::header_of(l.queue.at(n))))
       ++n;
     l.queue.set_now(n);
+    for (int k = 0; k < n; ++k) count_received(id, l.queue.at(k));
     if (n > 0) examine(id);
   }
-}
-
-// Folds this cycle's hot-path counters into the lifetime statistics.
-void engine::impl::fold_counters() noexcept {
-  life.pushes += e.hot_.pushes;
-  life.pulls += e.hot_.pulls;
-  e.hot_.pushes = e.hot_.pulls = 0;
-  const auto& outs = route.out_links();
-  for (std::size_t k = 0; k < outs.size(); ++k)
-    life.stages[static_cast<std::size_t>(outs[k].stage)].items +=
-        lanes.take_items(static_cast<int>(k));
-  (void)lanes.take_items(loopback_lane());
-}
-
-engine_stats engine::impl::stats(bool cumulative) const {
-  engine_stats s = cumulative ? life : now;
-  s.pushes += e.hot_.pushes;
-  s.pulls += e.hot_.pulls;
-  const auto& outs = route.out_links();
-  for (std::size_t k = 0; k < outs.size(); ++k)
-    s.stages[static_cast<std::size_t>(outs[k].stage)].items += lanes[static_cast<int>(k)].items;
-  return s;
 }
 
 // Memory of this engine's own: the loopback pool, the first-hop table and the per-link

@@ -4,6 +4,7 @@
 // glue between them — what happens to a buffer from the moment a lane opens until its
 // last record is forwarded or pulled. termination/README.md states the guarantees
 // (TERM-n) cited here.
+#include <chrono>
 #include <convoy/aggregation/receive_queue.hpp>
 #include <convoy/aggregation/send_lanes.hpp>
 #include <convoy/aggregation/transport.hpp>
@@ -79,6 +80,16 @@ struct engine::impl final : link_layer {
   std::uint64_t activity_mark = 0;
   int idle_advances = 0;
   engine_stats now, life;  // pushes, pulls and per-stage items live in the engine/lanes
+  // Where each out-link (lane) and each in-link counts: stage and index into its links
+  // (the loopback is no link: -1).
+  struct link_slot {
+    int stage = -1;
+    int link = -1;
+  };
+  std::vector<link_slot> out_slots, in_slots;
+  std::vector<std::uint8_t> out_stalled;  // per out-link: its last open found no free buffer
+  std::uint64_t self_items = 0;           // items pushed to this rank over the lifetime, folded
+  std::chrono::steady_clock::time_point cycle_start{};
   // The watchdog's view of this rank (TERM-15); null when it is off.
   struct watch_state {
     std::int64_t timeout_ms = 0;
@@ -92,17 +103,27 @@ struct engine::impl final : link_layer {
     std::int64_t next_read = 0;         // a stalled rank reads the board from then on
     std::int32_t published_state = -1;
     bool published_done = false;
-    std::vector<std::uint8_t> starved;  // per lane: its last open found no free buffer
   };
   std::unique_ptr<watch_state> watch;
 
   [[nodiscard]] bool elastic() const noexcept { return e.options_.elastic; }
   [[nodiscard]] int loopback_lane() const noexcept { return lanes.loopback(); }
 
-  // ---- cycle and statistics (engine_cycle.cpp) ----
+  // ---- cycle (engine_cycle.cpp) ----
   void start_cycle(std::size_t item_bytes);
+
+  // ---- counters (engine_counters.cpp) ----
+  void init_counters();
+  // Zero counters with the stages and links (peers) of `shape`.
+  [[nodiscard]] static engine_stats blank_counters(const engine_stats& shape);
   void fold_counters() noexcept;
   [[nodiscard]] engine_stats stats(bool cumulative) const;
+  // A buffer of `bytes` posted on out-link `lane`: `full` when the next record did not fit.
+  void count_post(int lane, std::size_t bytes, bool full) noexcept;
+  // A buffer admitted on in-link `id` in the current cycle (not the loopback).
+  void count_received(int id, const aggregation::received& r) noexcept;
+  // The end of an advance call that began at `entered`; `completed`: the cycle ended.
+  void count_advance(std::chrono::steady_clock::time_point entered, bool completed) noexcept;
   [[nodiscard]] std::size_t fixed_bytes(bool at_most) const noexcept;
   void use_step_tables();
   [[nodiscard]] std::uint64_t activity() const noexcept;
@@ -117,17 +138,18 @@ struct engine::impl final : link_layer {
 
   // ---- sending (engine_send.cpp) ----
   [[nodiscard]] bool open_lane(int lane);
-  void post(int lane, std::uint32_t seq, std::uint32_t flags);
-  void post_data(int lane);
+  // `full`: posted because the next record does not fit (statistics only).
+  void post(int lane, std::uint32_t seq, std::uint32_t flags, bool full);
+  void post_data(int lane, bool full = false);
   // A rigid lane filled to its limit: more room if the transport's buffers grow and the
   // lane is below capacity (AGG-144), else posted.
   void lane_filled(int lane) {
-    if (!lanes.grow(lane, *transport)) post_data(lane);
+    if (!lanes.grow(lane, *transport)) post_data(lane, true);
   }
   // Appends a record to `lane`. Returns false (nothing written) if the lane has no free
   // buffer: backpressure (TERM-5). Inline: the per-record forwarding path calls it.
   [[nodiscard]] bool append(int lane, std::uint64_t tag, const void* payload, std::size_t n) {
-    if (lanes.has_buffer(lane) && !lanes.fits(lane, n)) post_data(lane);
+    if (lanes.has_buffer(lane) && !lanes.fits(lane, n)) post_data(lane, true);
     if (!lanes.has_buffer(lane) && !open_lane(lane)) return false;
     if (lanes.put(lane, tag, payload, n)) lane_filled(lane);
     return true;

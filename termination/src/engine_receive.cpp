@@ -58,6 +58,7 @@ void engine::impl::drain_transport() {
       l.queue.push_back(r, false);  // the sender began the next cycle before us (TERM-8)
       continue;
     }
+    count_received(r.in_link, r);
     accept(r.in_link, r);
   }
 }

@@ -10,18 +10,30 @@ namespace convoy::termination {
 
 namespace agg = convoy::aggregation;
 
-// A fresh buffer for `lane`; false if none is free (backpressure, TERM-5), which the
-// watchdog's record shows (TERM-15).
+// A fresh buffer for `lane`; false if none is free (backpressure, TERM-5): a credit stall
+// (TERM-16), which the watchdog's record shows (TERM-15).
 bool engine::impl::open_lane(int lane) {
   const bool ok = lanes.open(lane, *transport, tick);
-  if (watch) [[unlikely]]
-    watch->starved[static_cast<std::size_t>(lane)] = ok ? 0 : 1;
+  if (lane != loopback_lane()) {
+    // A credit stall is one episode: the first failed open after a successful one.
+    auto& st = out_stalled[static_cast<std::size_t>(lane)];
+    if (!ok && !st) {
+      const link_slot k = out_slots[static_cast<std::size_t>(lane)];
+      for (auto* s : {&now, &life}) {
+        ++s->stages[static_cast<std::size_t>(k.stage)]
+              .links[static_cast<std::size_t>(k.link)]
+              .credit_stalls;
+        ++s->credit_stalls;
+      }
+    }
+    st = ok ? 0 : 1;
+  }
   return ok;
 }
 
 // Seals the lane's buffer with its header and sends it: `seq` and `flags` are termination's
 // (counting.hpp); the loopback lane's buffers are not counted.
-void engine::impl::post(int lane, std::uint32_t seq, std::uint32_t flags) {
+void engine::impl::post(int lane, std::uint32_t seq, std::uint32_t flags, bool full) {
   const agg::sealed_buffer b = lanes.seal(lane);
   agg::buffer_header h{};
   h.bytes = static_cast<std::uint32_t>(b.bytes);
@@ -33,25 +45,18 @@ void engine::impl::post(int lane, std::uint32_t seq, std::uint32_t flags) {
     deliver_loopback(b);
     return;
   }
-  const int stage = route.out_links()[static_cast<std::size_t>(lane)].stage;
-  for (auto* st : {&now, &life}) {
-    auto& ss = st->stages[static_cast<std::size_t>(stage)];
-    ++ss.buffers;
-    ss.bytes += b.bytes;
-    ++st->buffers_sent;
-    st->bytes_sent += b.bytes;
-  }
+  count_post(lane, b.bytes, full);
   transport->post(lane, b.data, b.bytes);
 }
 
-void engine::impl::post_data(int lane) {
-  post(lane, lane == loopback_lane() ? 0 : counting.next_seq(lane), 0);
+void engine::impl::post_data(int lane, bool full) {
+  post(lane, lane == loopback_lane() ? 0 : counting.next_seq(lane), 0, full);
 }
 
 // link_layer: the last buffer of a closing stage's out-link (Wesolowski et al. 2014, sec. III.D).
 bool engine::impl::send_last(int out_link, std::uint32_t count) {
   if (!lanes.has_buffer(out_link) && !open_lane(out_link)) return false;
-  post(out_link, count, agg::flag_last);
+  post(out_link, count, agg::flag_last, false);
   return true;
 }
 

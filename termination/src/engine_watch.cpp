@@ -86,7 +86,7 @@ void engine::impl::status_links(rank_status& s) const {
       s.unpulled += items;  // pushed to itself, delivered at the next pull
       continue;
     }
-    const std::uint32_t no_buffer = watch ? watch->starved[static_cast<std::size_t>(k)] : 0;
+    const std::uint32_t no_buffer = out_stalled[static_cast<std::size_t>(k)];
     if (items == 0 && no_buffer == 0) continue;
     const auto& end = outs[static_cast<std::size_t>(k)];
     waiting.push_back({end.peer, static_cast<std::int16_t>(end.stage), 1, items, no_buffer});

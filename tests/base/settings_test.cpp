@@ -54,6 +54,7 @@ TEST(Settings, ParsesEveryVariable) {  // BASE-4
                                               {"CONVOY_LARGE", "rendezvous"},
                                               {"CONVOY_WATCHDOG", " 1.5 "},
                                               {"CONVOY_WATCHDOG_ABORT", "1"},
+                                              {"CONVOY_STATS", "/tmp/stats.json"},
                                               {"CONVEY_NLOCAL", "8"},
                                               {"CONVEY_BUFFER_SIZE", "40k"},
                                               {"UNRELATED", "ignored"}});
@@ -70,6 +71,7 @@ TEST(Settings, ParsesEveryVariable) {  // BASE-4
   EXPECT_EQ(*s.watchdog_seconds, 1.5);
   EXPECT_EQ(s.watchdog_seconds_or_off(), 1.5);
   EXPECT_TRUE(*s.watchdog_abort);
+  EXPECT_EQ(*s.stats_path, "/tmp/stats.json");
   EXPECT_EQ(*s.convey_nlocal, 8);
   EXPECT_EQ(*s.convey_buffer_size, 40000u);
 }
@@ -125,6 +127,8 @@ TEST(Settings, InvalidValuesNameTheVariableAndValue) {  // BASE-4
             "CONVOY_WATCHDOG='700000': is longer than a week");
   EXPECT_EQ(message_of({{"CONVOY_WATCHDOG_ABORT", "yes"}}),
             "CONVOY_WATCHDOG_ABORT='yes': must be 0 or 1");
+  EXPECT_EQ(message_of({{"CONVOY_STATS", " "}}),
+            "CONVOY_STATS=' ': is empty (unset it or give a path)");
   EXPECT_EQ(*base::settings::from_values({{"CONVOY_WATCHDOG", "0"}}).watchdog_seconds, 0.0);
   EXPECT_EQ(*base::settings::from_values({{"CONVOY_WATCHDOG", "60"}}).watchdog_seconds, 60.0);
   EXPECT_EQ(*base::settings::from_values({{"CONVOY_WATCHDOG", ".5"}}).watchdog_seconds, 0.5);
@@ -154,7 +158,7 @@ TEST(Settings, DescribeListsEveryVariable) {  // BASE-4, BASE-5
     EXPECT_NE(text.find(name), std::string::npos) << name;
   EXPECT_NE(text.find("'node,core'"), std::string::npos) << text;
   EXPECT_NE(text.find("(unset: 2)"), std::string::npos) << text;
-  EXPECT_EQ(base::settings::variable_names().size(), 13u);
+  EXPECT_EQ(base::settings::variable_names().size(), 14u);
   EXPECT_NE(base::settings::from_values({{"CONVOY_WATCHDOG", "2.5"}}).describe().find("'2.5'"),
             std::string::npos);
   EXPECT_NE(base::settings::from_values({{"CONVOY_TRANSPORT", "mpi"}}).describe().find("'mpi'"),

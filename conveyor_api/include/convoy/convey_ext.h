@@ -38,6 +38,62 @@ int64_t convoy_convey_n_pes(convey_t* c);
 /** This PE's index (its rank in MPI_COMM_WORLD). */
 int64_t convoy_convey_my_pe(convey_t* c);
 
+/* ---- Counters (docs/c-api.md, "Counters"; CAPI-110..113) ----
+ *
+ * Per stage and per link (this PE and one peer on one stage: what it sent there and what
+ * arrived from there), and per PE. Local, not collective, legal in every state. The
+ * structs grow at their end only: set `size` to sizeof the struct you have; the library
+ * fills the fields it knows that fit in `size`, and sets `size` to the bytes it filled.
+ * `cumulative`: nonzero for the conveyor's lifetime, 0 since the last convey_begin.
+ * Errors: convey_error_NULL (c or out NULL), convey_error_RANGE (stage or link out of
+ * range), convey_error_USAGE (size smaller than the first version of the struct). */
+
+/** One link's counters. Bytes are buffer bytes, headers included. */
+/* NOLINTNEXTLINE(modernize-use-using): a C99 header */
+typedef struct convoy_link_stats {
+  size_t size;               /**< in: sizeof(struct convoy_link_stats); out: bytes filled */
+  int64_t peer;              /**< the other PE */
+  uint64_t items_sent;       /**< items put into buffers toward the peer */
+  uint64_t bytes_sent;       /**< bytes of the buffers posted to the peer */
+  uint64_t buffers_full;     /**< buffers posted because the next item did not fit */
+  uint64_t buffers_partial;  /**< buffers posted partly filled (flush, steady, last) */
+  uint64_t credit_stalls;    /**< times a buffer toward the peer was wanted, none free */
+  uint64_t items_received;   /**< items in buffers that arrived from the peer */
+  uint64_t bytes_received;   /**< bytes of those buffers */
+  uint64_t buffers_received; /**< buffers that arrived from the peer */
+} convoy_link_stats_t;
+
+/** This PE's counters. */
+/* NOLINTNEXTLINE(modernize-use-using): a C99 header */
+typedef struct convoy_pe_stats {
+  size_t size;                /**< in: sizeof(struct convoy_pe_stats); out: bytes filled */
+  uint64_t begins;            /**< begin/reset cycles started */
+  uint64_t pushes;            /**< as convey_statistic(convey_PUSHES) */
+  uint64_t pulls;             /**< as convey_statistic(convey_PULLS) */
+  uint64_t advances;          /**< advance calls */
+  uint64_t items_forwarded;   /**< items this PE routed on for others */
+  uint64_t credit_stalls;     /**< all links */
+  uint64_t buffers_sent;      /**< all stages */
+  uint64_t bytes_sent;        /**< all stages, headers included */
+  uint64_t buffers_received;  /**< all stages */
+  uint64_t memory_high_water; /**< most buffer memory seen, bytes */
+  double advance_seconds;     /**< time inside advance */
+  double cycle_seconds;       /**< time from each begin to its cycle's end */
+} convoy_pe_stats_t;
+
+/** Stages of the conveyor's route (>= 1), or convey_error_NULL. */
+int convoy_convey_n_stages(convey_t* c);
+
+/** Links of `stage` on this PE (>= 0), or convey_error_NULL / convey_error_RANGE. */
+int convoy_convey_n_links(convey_t* c, int stage);
+
+/** Fills *out with link `link` of `stage`. Returns convey_OK or a negative code. */
+int convoy_convey_link_stats(convey_t* c, int stage, int link, int cumulative,
+                             convoy_link_stats_t* out);
+
+/** Fills *out with this PE's counters. Returns convey_OK or a negative code. */
+int convoy_convey_pe_stats(convey_t* c, int cumulative, convoy_pe_stats_t* out);
+
 /* ---- One-sided append (Dinan & Flajslik 2014; CAPI-100..106) ----
  *
  * Every PE owns one append buffer of the same size; any PE appends bytes to any PE's

@@ -10,9 +10,11 @@
 #include <convoy/convey_ext.h>
 #include <convoy/version.h>
 
+#include <algorithm>
 #include <convoy/aggregation/packing.hpp>
 #include <convoy/base/error.hpp>
 #include <cstddef>
+#include <cstdint>
 #include <cstring>
 #include <exception>
 #include <new>
@@ -356,6 +358,13 @@ int convey_free(convey_t* c) {
   if (c->state.check(call::destroy) != verdict::proceed)
     return c->panic("convey_free", convey_error_STATE);
   try {
+    // CONVOY_STATS reports the user's calls, as convey_statistic counts them (API-30).
+    const auto lifetime = [c](int which) {
+      return static_cast<std::uint64_t>(std::max<std::int64_t>(0, convey_statistic(c, which)));
+    };
+    c->core.set_report_calls(lifetime(convey_PUSHES + convey_CUMULATIVE),
+                             lifetime(convey_PULLS + convey_CUMULATIVE),
+                             lifetime(convey_UNPULLS + convey_CUMULATIVE));
     delete c;
   } catch (...) {
     return convey_error_INTERNAL;

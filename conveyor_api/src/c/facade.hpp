@@ -221,6 +221,7 @@ template <class K, class... A>
 ::conveyor* make_kind(const char* kind_name, std::uint64_t options, A&&... args) {
   auto c = std::make_unique<::conveyor>(kind_name, options);
   c->ops = std::make_unique<K>(*c, std::forward<A>(args)...);
+  c->core.set_report_label("convey", kind_name);  // CONVOY_STATS (API-30)
   c->refresh_view();
   return c.release();
 }

@@ -90,6 +90,9 @@ struct settings {
   std::optional<double> watchdog_seconds;
   /// CONVOY_WATCHDOG_ABORT: 1 aborts the job (MPI_Abort) after the diagnosis; 0 keeps running.
   std::optional<bool> watchdog_abort;
+  /// CONVOY_STATS: path of the counters document written at each conveyor's destruction
+  /// (docs/stats-format.md); unset: none. Never empty.
+  std::optional<std::string> stats_path;
   /// CONVEY_NLOCAL (bale): ranks per local group of tensor conveyors, >= 1.
   std::optional<int> convey_nlocal;
   /// CONVEY_BUFFER_SIZE (bale): conveyor buffer size in bytes.

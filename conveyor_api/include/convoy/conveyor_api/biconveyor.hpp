@@ -144,6 +144,7 @@ class untyped_biconveyor {
   [[nodiscard]] int push_slow(const void* query, int dest) noexcept;
   [[nodiscard]] int pull_slow(void* reply) noexcept;
   void refresh_hot() noexcept;
+  void label_reports();
   [[nodiscard]] int serve();
   [[nodiscard]] int collect() noexcept;
 

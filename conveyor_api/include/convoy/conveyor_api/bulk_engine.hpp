@@ -11,6 +11,7 @@
 /// everything and some rank has a full buffer (or is done, steady or flushing with items),
 /// or finish once every rank is done and no rank holds an item. Afterwards advance is local.
 /// Pulls take sources in increasing order, each buffer front to back: FIFO per pair.
+#include <chrono>
 #include <convoy/aggregation/bulk_exchange.hpp>
 #include <convoy/base/settings.hpp>
 #include <convoy/conveyor_api/options.hpp>
@@ -99,7 +100,9 @@ class bulk_engine final : public termination::conveyor_engine {
   [[nodiscard]] std::uint64_t unsent() const noexcept { return hot_.pushes - exchanged_; }
   [[nodiscard]] std::size_t pending() const noexcept;
   [[nodiscard]] int finish() noexcept;
+  [[nodiscard]] int advance_step(bool done) noexcept;
   void run_exchange();
+  void count_links() noexcept;
   void open_lanes() noexcept;
   void open_window(std::size_t src) noexcept;
 
@@ -113,6 +116,9 @@ class bulk_engine final : public termination::conveyor_engine {
   bool any_full_ = false, done_ = false, finished_ = false, flush_ = false;
   termination::engine_stats life_;  // begins, unpulls, advances; pushes/pulls of past cycles
   termination::engine_stats now_;
+  std::chrono::steady_clock::time_point cycle_start_{};  // the last begin
+  // Per other rank, by rank (TERM-16): this cycle's and the lifetime's.
+  std::vector<termination::link_stats> links_now_, links_life_;
   aggregation::bulk_exchange::statistics mark_;  // the exchange's counters at begin
 };
 

@@ -19,6 +19,7 @@
 #include <convoy/conveyor_api/options.hpp>
 #include <convoy/termination/engine.hpp>
 #include <cstddef>
+#include <cstdint>
 #include <memory>
 #include <string>
 
@@ -27,7 +28,7 @@ namespace convoy {
 class untyped_conveyor {
  public:
   /// No engine: every call fails with error_state (a placeholder).
-  untyped_conveyor() = default;
+  untyped_conveyor() noexcept;
   /// Collective over `comm`: builds the route plan (topology discovery) and the engine. A
   /// dynamic conveyor builds it once to validate the options and learn its memory, then
   /// drops it until begin(). The bulk kind builds make_bulk_engine() (which holds its
@@ -131,8 +132,18 @@ class untyped_conveyor {
   /// Text of the engine's last transport failure, empty if none.
   [[nodiscard]] std::string last_message() const;
 
+  /// How the CONVOY_STATS document names this conveyor (docs/stats-format.md): the API
+  /// that made it ("cpp" unless set: "convey", "biconvey") and its kind (default "mesh",
+  /// "tensor" or "bulk"). No effect without CONVOY_STATS.
+  void set_report_label(std::string api, std::string kind);
+  /// The user's pushes, pulls and unpulls over the lifetime, for the CONVOY_STATS document,
+  /// when a wrapper counts them otherwise than the engine (the C façade: elastic conveyors,
+  /// pulls an advance took back and pulled again). Set just before destruction.
+  void set_report_calls(std::uint64_t pushes, std::uint64_t pulls, std::uint64_t unpulls);
+
  private:
   void learn_shape();
+  void record_report() noexcept;
 
   std::unique_ptr<termination::conveyor_engine> engine_;  // first: the hot path loads it
   MPI_Comm comm_ = MPI_COMM_NULL;
@@ -145,6 +156,10 @@ class untyped_conveyor {
   std::size_t max_memory_bytes_ = 0;
   termination::engine_stats retired_;  // lifetime counters of dropped engines
   termination::engine_stats last_;     // the last cycle's, once its engine is dropped
+  // CONVOY_STATS: this conveyor's entry, written at destruction (API-30); null without the
+  // setting, and in a moved-from conveyor.
+  struct report;
+  std::unique_ptr<report> report_;
 };
 
 }  // namespace convoy

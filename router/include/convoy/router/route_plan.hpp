@@ -41,6 +41,11 @@ class route_plan {
   [[nodiscard]] virtual int max_hops() const noexcept { return n_stages(); }
   /// Short name of a stage for reports ("core", "node", "local", "network", ...).
   [[nodiscard]] virtual std::string stage_name(int stage) const = 0;
+  /// Sizes of the mesh's dimensions in dimension order (reports); empty for plans that
+  /// are not a mesh (tensor schemes).
+  [[nodiscard]] virtual std::vector<int> mesh_sizes() const { return {}; }
+  /// The mesh dimension `stage` routes along (reports); -1 for plans that are not a mesh.
+  [[nodiscard]] virtual int stage_dimension(int /*stage*/) const noexcept { return -1; }
 
   /// Next hop for an item now at `at`, destined to `dest`, that may only use stages
   /// >= `first_stage` (0 for a freshly pushed item; s+1 for one that arrived via stage s).

@@ -27,11 +27,29 @@
 
 namespace convoy::termination {
 
+/// Counters of one link: this rank and one peer on one stage (termination/README.md,
+/// "Counters"). Sent counts are of buffers this rank posted to the peer on the stage, received
+/// counts of buffers that arrived from it on the stage. Counted per buffer, never per push.
+struct link_stats {
+  int peer = -1;                      ///< the other rank
+  std::uint64_t items_sent = 0;       ///< records put into buffers toward the peer
+  std::uint64_t bytes_sent = 0;       ///< bytes of those buffers, headers included
+  std::uint64_t buffers_full = 0;     ///< posted because the next record did not fit
+  std::uint64_t buffers_partial = 0;  ///< posted partly filled (flush, steady, last)
+  std::uint64_t credit_stalls = 0;  ///< times a buffer toward the peer was wanted and none was free
+  std::uint64_t items_received = 0;    ///< records in buffers that arrived from the peer
+  std::uint64_t bytes_received = 0;    ///< bytes of those buffers, headers included
+  std::uint64_t buffers_received = 0;  ///< buffers that arrived from the peer
+};
+
 /// Counters per stage, for the current begin/reset cycle and for the engine's lifetime.
 struct stage_stats {
   std::uint64_t items = 0;    ///< items put into this stage's buffers
   std::uint64_t buffers = 0;  ///< buffers sent on this stage
   std::uint64_t bytes = 0;    ///< bytes sent on this stage, headers included
+  /// One per peer this rank sends to or receives from on the stage, by ascending peer;
+  /// empty for kinds without links (the elastic engine's large-item channel is not one).
+  std::vector<link_stats> links;
   /// bytes / (buffers * capacity): how full the sent buffers were.
   [[nodiscard]] double fill_ratio(std::size_t capacity_bytes) const noexcept {
     return buffers ? static_cast<double>(bytes) /
@@ -47,8 +65,22 @@ struct engine_stats {
   std::uint64_t buffers_received = 0;
   /// Collective MPI calls (the bulk kind's agreements and exchanges); 0 for the others.
   std::uint64_t collectives = 0;
+  /// Items this rank put into a buffer toward another rank that it did not push itself:
+  /// items it routed on for others.
+  std::uint64_t items_forwarded = 0;
+  /// Sum of the links' credit_stalls.
+  std::uint64_t credit_stalls = 0;
+  /// Time inside advance(), and from each begin to its cycle's end (COMPLETE), seconds.
+  double advance_seconds = 0.0;
+  double cycle_seconds = 0.0;
+  /// The most buffer memory (memory_bytes()) seen: at each cycle's end and when read.
+  std::uint64_t memory_high_water = 0;
   std::vector<stage_stats> stages;
 };
+
+/// Adds `s` into `into` (counters summed, high-water the larger): lifetimes of successive
+/// engines of one conveyor. Stages and links are matched by position.
+void accumulate(engine_stats& into, const engine_stats& s);
 
 /// One delivered item, as returned by pull(). `data` stays valid until the next pull,
 /// unpull, advance or reset on this engine. It is not necessarily aligned.

@@ -1,0 +1,186 @@
+// The engine's counters (termination/README.md, "Counters", TERM-16): per stage and per link,
+// counted per buffer as it is posted or admitted, never per push or pull (those are the hot
+// state's two counts); time in advance from two clock reads per call.
+#include <algorithm>
+#include <convoy/aggregation/packing.hpp>
+
+#include "engine_impl.hpp"
+
+namespace convoy::termination {
+
+namespace agg = convoy::aggregation;
+
+namespace {
+
+// The link of `peer` in `links` (sorted by peer), added if absent.
+int link_of(std::vector<link_stats>& links, int peer) {
+  auto it = std::lower_bound(links.begin(), links.end(), peer,
+                             [](const link_stats& l, int p) { return l.peer < p; });
+  if (it == links.end() || it->peer != peer) {
+    link_stats l;
+    l.peer = peer;
+    it = links.insert(it, l);
+  }
+  return static_cast<int>(it - links.begin());
+}
+
+// Records in the elastic buffer `r` (tag_bytes per record), walking their size fields.
+std::uint64_t elastic_records(const agg::received& r, int tag_bytes) {
+  std::uint64_t n = 0;
+  for (std::size_t off = agg::header_bytes; off < r.bytes; ++n)
+    off += agg::get_record(r.data + off, tag_bytes, true, 0).record_bytes;
+  return n;
+}
+
+}  // namespace
+
+void engine::impl::init_counters() {
+  life = {};
+  life.stages.resize(static_cast<std::size_t>(route.n_stages()));
+  for (const auto& l : route.out_links())
+    (void)link_of(life.stages[static_cast<std::size_t>(l.stage)].links, l.peer);
+  for (const auto& l : route.in_links())
+    (void)link_of(life.stages[static_cast<std::size_t>(l.stage)].links, l.peer);
+  // Positions are final only now that every link is in.
+  for (const auto& l : route.out_links())
+    out_slots.push_back(
+        {l.stage, link_of(life.stages[static_cast<std::size_t>(l.stage)].links, l.peer)});
+  for (const auto& l : route.in_links())
+    in_slots.push_back(
+        {l.stage, link_of(life.stages[static_cast<std::size_t>(l.stage)].links, l.peer)});
+  out_stalled.assign(route.out_links().size(), 0);
+  now = blank_counters(life);
+}
+
+engine_stats engine::impl::blank_counters(const engine_stats& shape) {
+  engine_stats s;
+  s.stages.resize(shape.stages.size());
+  for (std::size_t k = 0; k < shape.stages.size(); ++k)
+    for (const link_stats& l : shape.stages[k].links) {
+      link_stats b;
+      b.peer = l.peer;
+      s.stages[k].links.push_back(b);
+    }
+  return s;
+}
+
+void engine::impl::count_post(int lane, std::size_t bytes, bool full) noexcept {
+  const link_slot k = out_slots[static_cast<std::size_t>(lane)];
+  for (auto* st : {&now, &life}) {
+    auto& ss = st->stages[static_cast<std::size_t>(k.stage)];
+    ++ss.buffers;
+    ss.bytes += bytes;
+    auto& l = ss.links[static_cast<std::size_t>(k.link)];
+    l.bytes_sent += bytes;
+    ++(full ? l.buffers_full : l.buffers_partial);
+    ++st->buffers_sent;
+    st->bytes_sent += bytes;
+  }
+}
+
+void engine::impl::count_received(int id, const agg::received& r) noexcept {
+  const link_slot k = in_slots[static_cast<std::size_t>(id)];
+  const int tb = ins[static_cast<std::size_t>(id)].tag_bytes;
+  const std::size_t payload = r.bytes > agg::header_bytes ? r.bytes - agg::header_bytes : 0;
+  const std::uint64_t items = elastic() ? elastic_records(r, tb)
+                                        : payload / agg::record_bytes(tb, false, e.hot_.item_bytes);
+  for (auto* st : {&now, &life}) {
+    auto& l = st->stages[static_cast<std::size_t>(k.stage)].links[static_cast<std::size_t>(k.link)];
+    ++l.buffers_received;
+    l.bytes_received += r.bytes;
+    l.items_received += items;
+  }
+}
+
+void engine::impl::count_advance(std::chrono::steady_clock::time_point entered,
+                                 bool completed) noexcept {
+  const auto left = std::chrono::steady_clock::now();
+  const double in_advance = std::chrono::duration<double>(left - entered).count();
+  now.advance_seconds += in_advance;
+  life.advance_seconds += in_advance;
+  if (!completed) return;
+  const double cycle = std::chrono::duration<double>(left - cycle_start).count();
+  now.cycle_seconds += cycle;
+  life.cycle_seconds += cycle;
+  const auto m = static_cast<std::uint64_t>(e.memory_bytes());
+  now.memory_high_water = std::max(now.memory_high_water, m);
+  life.memory_high_water = std::max(life.memory_high_water, m);
+}
+
+// Folds this cycle's per-record counters (the hot state's pushes and pulls, the lanes'
+// records) into the lifetime statistics.
+void engine::impl::fold_counters() noexcept {
+  life.pushes += e.hot_.pushes;
+  life.pulls += e.hot_.pulls;
+  e.hot_.pushes = e.hot_.pulls = 0;
+  const auto& outs = route.out_links();
+  for (std::size_t k = 0; k < outs.size(); ++k) {
+    const std::uint64_t n = lanes.take_items(static_cast<int>(k));
+    auto& ss = life.stages[static_cast<std::size_t>(outs[k].stage)];
+    ss.items += n;
+    ss.links[static_cast<std::size_t>(out_slots[k].link)].items_sent += n;
+  }
+  self_items += lanes.take_items(loopback_lane());
+}
+
+engine_stats engine::impl::stats(bool cumulative) const {
+  engine_stats s = cumulative ? life : now;
+  s.pushes += e.hot_.pushes;
+  s.pulls += e.hot_.pulls;
+  std::uint64_t sent = 0;
+  const auto& outs = route.out_links();
+  for (std::size_t k = 0; k < outs.size(); ++k) {
+    const std::uint64_t n = lanes[static_cast<int>(k)].items;
+    auto& ss = s.stages[static_cast<std::size_t>(outs[k].stage)];
+    ss.items += n;
+    ss.links[static_cast<std::size_t>(out_slots[k].link)].items_sent += n;
+  }
+  for (const auto& ss : s.stages) sent += ss.items;
+  // Items put toward other ranks, less this rank's own pushes toward them.
+  const std::uint64_t to_self = lanes[loopback_lane()].items + (cumulative ? self_items : 0);
+  const std::uint64_t own = s.pushes > to_self ? s.pushes - to_self : 0;
+  s.items_forwarded = sent > own ? sent - own : 0;
+  s.memory_high_water = std::max(s.memory_high_water, static_cast<std::uint64_t>(e.memory_bytes()));
+  return s;
+}
+
+void accumulate(engine_stats& into, const engine_stats& s) {
+  into.begins += s.begins;
+  into.pushes += s.pushes;
+  into.pulls += s.pulls;
+  into.unpulls += s.unpulls;
+  into.advances += s.advances;
+  into.buffers_sent += s.buffers_sent;
+  into.bytes_sent += s.bytes_sent;
+  into.buffers_received += s.buffers_received;
+  into.collectives += s.collectives;
+  into.items_forwarded += s.items_forwarded;
+  into.credit_stalls += s.credit_stalls;
+  into.advance_seconds += s.advance_seconds;
+  into.cycle_seconds += s.cycle_seconds;
+  into.memory_high_water = std::max(into.memory_high_water, s.memory_high_water);
+  if (into.stages.size() < s.stages.size()) into.stages.resize(s.stages.size());
+  for (std::size_t i = 0; i < s.stages.size(); ++i) {
+    stage_stats& a = into.stages[i];
+    const stage_stats& b = s.stages[i];
+    a.items += b.items;
+    a.buffers += b.buffers;
+    a.bytes += b.bytes;
+    if (a.links.size() < b.links.size()) a.links.resize(b.links.size());
+    for (std::size_t k = 0; k < b.links.size(); ++k) {
+      link_stats& x = a.links[k];
+      const link_stats& y = b.links[k];
+      x.peer = y.peer;
+      x.items_sent += y.items_sent;
+      x.bytes_sent += y.bytes_sent;
+      x.buffers_full += y.buffers_full;
+      x.buffers_partial += y.buffers_partial;
+      x.credit_stalls += y.credit_stalls;
+      x.items_received += y.items_received;
+      x.bytes_received += y.bytes_received;
+      x.buffers_received += y.buffers_received;
+    }
+  }
+}
+
+}  // namespace convoy::termination
