@@ -65,6 +65,7 @@ engine::impl::impl(engine& owner, std::unique_ptr<agg::transport> t)
                    static_cast<std::size_t>(route.max_tag_bytes()) -
                    (elastic() ? agg::size_field_bytes : 0);
   first_hops = route.first_hop_table(e.options_.route_table_max_ranks);
+  setup_combining();
   if (!first_hops.empty() && !elastic()) use_step_tables();
   now.stages.resize(static_cast<std::size_t>(route.n_stages()));
   life.stages.resize(static_cast<std::size_t>(route.n_stages()));
@@ -93,7 +94,7 @@ void engine::impl::use_step_tables() {
     if (l.whole_from >= 0) continue;
     if (l.stage == last_stage)
       l.tagged_window = l.tag_bytes == 1;
-    else
+    else if (!comb)  // a combining engine forwards record by record
       l.runs = route.enable_step_table(id);
   }
 }
@@ -108,6 +109,7 @@ void engine::impl::start_cycle(std::size_t item_bytes) {
   ready.clear();
   e.hot_.window = {};
   lanes.start_cycle(item_bytes);
+  if (comb) start_combining(item_bytes);
   for (auto& l : ins) {
     l.ready = false;
     l.queue.offset = agg::header_bytes;
@@ -135,6 +137,7 @@ void engine::impl::fold_counters() noexcept {
     life.stages[static_cast<std::size_t>(outs[k].stage)].items +=
         lanes.take_items(static_cast<int>(k));
   (void)lanes.take_items(loopback_lane());
+  take_combine_counters(life);
 }
 
 engine_stats engine::impl::stats(bool cumulative) const {
@@ -144,6 +147,7 @@ engine_stats engine::impl::stats(bool cumulative) const {
   const auto& outs = route.out_links();
   for (std::size_t k = 0; k < outs.size(); ++k)
     s.stages[static_cast<std::size_t>(outs[k].stage)].items += lanes[static_cast<int>(k)].items;
+  add_combine_counters(s);
   return s;
 }
 
@@ -152,6 +156,7 @@ engine_stats engine::impl::stats(bool cumulative) const {
 std::size_t engine::impl::fixed_bytes(bool at_most) const noexcept {
   std::size_t n = lanes.memory_bytes() + first_hops.size() * sizeof(router::first_hop);
   n += at_most ? route.step_table_max_bytes() : route.step_table_bytes();
+  n += combine_bytes(at_most);
   for (const in_link& l : ins)
     if (l.tagged_window || l.runs)
       n += (at_most ? std::size_t{256} : l.source_of_tag.capacity()) * sizeof(std::int32_t);

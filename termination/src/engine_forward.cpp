@@ -62,7 +62,7 @@ bool engine::impl::forward_record(int id) {
     make_ready(id);
     return false;
   }
-  if (!append(s.out_link, s.tag, rec.payload, rec.bytes)) return false;
+  if (!put_item(s.out_link, s.tag, rec.payload, rec.bytes)) return false;
   l.queue.offset += rec.record_bytes;
   return true;
 }

@@ -4,6 +4,7 @@
 // glue between them — what happens to a buffer from the moment a lane opens until its
 // last record is forwarded or pulled. termination/README.md states the guarantees
 // (TERM-n) cited here.
+#include <convoy/aggregation/combine_table.hpp>
 #include <convoy/aggregation/receive_queue.hpp>
 #include <convoy/aggregation/send_lanes.hpp>
 #include <convoy/aggregation/transport.hpp>
@@ -95,6 +96,15 @@ struct engine::impl final : link_layer {
   };
   std::unique_ptr<watch_state> watch;
   std::vector<std::uint8_t> starved;  // per lane, with the watchdog: its last open failed
+  // Combining (TERM-20..24; engine_combine.cpp): one table and gate per lane, the loopback
+  // lane included; null unless engine_options::combine.fn is set.
+  struct combining {
+    aggregation::combine_spec spec;
+    aggregation::combine_offer_fn offer = nullptr;
+    std::size_t item_bytes = 0;                      // the tables are sized for it
+    std::vector<aggregation::combining_lane> lanes;  // per lane
+  };
+  std::unique_ptr<combining> comb;
 
   [[nodiscard]] bool elastic() const noexcept { return e.options_.elastic; }
   [[nodiscard]] int loopback_lane() const noexcept { return lanes.loopback(); }
@@ -122,7 +132,10 @@ struct engine::impl final : link_layer {
   // A rigid lane filled to its limit: more room if the transport's buffers grow and the
   // lane is below capacity (AGG-144), else posted.
   void lane_filled(int lane) {
-    if (!lanes.grow(lane, *transport)) post_data(lane);
+    if (!lanes.grow(lane, *transport))
+      post_data(lane);
+    else if (comb) [[unlikely]]
+      comb->lanes[static_cast<std::size_t>(lane)].grown(lanes[lane]);
   }
   // Appends a record to `lane`. Returns false (nothing written) if the lane has no free
   // buffer: backpressure (TERM-5). Inline: the per-record forwarding path calls it.
@@ -132,7 +145,26 @@ struct engine::impl final : link_layer {
     if (lanes.put(lane, tag, payload, n)) lane_filled(lane);
     return true;
   }
+  // Appends to `lane`, or on a combining engine offers to it (append_combining).
+  [[nodiscard]] bool put_item(int lane, std::uint64_t tag, const void* payload, std::size_t n) {
+    if (comb) [[unlikely]]
+      return append_combining(lane, tag, payload);
+    return append(lane, tag, payload, n);
+  }
   [[nodiscard]] int push_item(const void* item, std::size_t n, int dest) noexcept;
+
+  // ---- combining (engine_combine.cpp) ----
+  void setup_combining();
+  void start_combining(std::size_t item_bytes);
+  // A rigid record into a combining lane: folded into the open buffer's record with the
+  // same tag and key, or appended. False (nothing written) if the lane has no free buffer.
+  [[nodiscard]] bool append_combining(int lane, std::uint64_t tag, const void* payload);
+  void combine_opened(int lane) noexcept;
+  void combine_sealing(int lane) noexcept;
+  // This cycle's folds and gate stops, added to `into` (take: and zeroed).
+  void add_combine_counters(engine_stats& into) const noexcept;
+  void take_combine_counters(engine_stats& into) noexcept;
+  [[nodiscard]] std::size_t combine_bytes(bool at_most) const noexcept;
   void flush_older_than(std::uint64_t period);
   bool flush_loopback();
   bool send_last(int out_link, std::uint32_t count) override;

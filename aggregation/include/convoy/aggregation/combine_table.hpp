@@ -187,6 +187,12 @@ class combine_gate {
   [[nodiscard]] std::uint32_t skip() const noexcept { return skip_; }
   /// Buffers whose check failed (the early one or the end-of-buffer one).
   [[nodiscard]] std::uint64_t failures() const noexcept { return failures_; }
+  /// failures(), then zeroed (statistics per cycle).
+  std::uint64_t take_failures() noexcept {
+    const std::uint64_t n = failures_;
+    failures_ = 0;
+    return n;
+  }
 
  private:
   [[nodiscard]] bool pays() const noexcept {

@@ -47,6 +47,9 @@ struct engine_stats {
   std::uint64_t buffers_received = 0;
   /// Collective MPI calls (the bulk kind's agreements and exchanges); 0 for the others.
   std::uint64_t collectives = 0;
+  /// Combining engines (TERM-24): items folded into a record already in a buffer, and
+  /// buffers whose lane stopped combining because too few of its offers hit.
+  std::uint64_t combined = 0, combine_stops = 0;
   std::vector<stage_stats> stages;
 };
 
