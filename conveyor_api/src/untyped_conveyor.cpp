@@ -18,6 +18,8 @@ void add(termination::engine_stats& into, const termination::engine_stats& s) {
   into.bytes_sent += s.bytes_sent;
   into.buffers_received += s.buffers_received;
   into.collectives += s.collectives;
+  into.combined += s.combined;
+  into.combine_stops += s.combine_stops;
   if (into.stages.size() < s.stages.size()) into.stages.resize(s.stages.size());
   for (std::size_t i = 0; i < s.stages.size(); ++i) {
     into.stages[i].items += s.stages[i].items;
