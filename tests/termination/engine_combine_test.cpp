@@ -12,6 +12,7 @@
 #include <convoy/termination/engine.hpp>
 #include <convoy_test/plans.hpp>
 #include <cstdint>
+#include <cstring>
 #include <memory>
 #include <string>
 #include <vector>
@@ -187,6 +188,53 @@ TEST(EngineCombine, GateTurnsCombiningOffOnUniformKeys) {
     EXPECT_EQ(t.stops, 0u);
     EXPECT_GT(t.combined, t.pushes * 3 / 4);
   }
+}
+
+// Pushes `keys` from rank 0 to rank 1 of a 2-rank line, each {key, 1}; returns the limit
+// of rank 0's lane toward rank 1 after every push, then completes the cycle and checks that
+// rank 1 pulled one count per push.
+std::vector<std::uint32_t> limits_while_pushing(const std::vector<std::uint64_t>& keys) {
+  simulation sim(mesh_plan({2}), combining(layouts[0], small_buffers(2, 8192)), 5);
+  EXPECT_EQ(sim.at(0).begin(16), 1);
+  EXPECT_EQ(sim.at(1).begin(16), 1);
+  std::vector<std::uint32_t> limits;
+  for (std::uint64_t k : keys) {
+    const std::uint64_t item[2] = {k, 1};
+    EXPECT_EQ(sim.at(0).push(item, 1), 1);
+    limits.push_back(sim.at(0).hot().lanes[0].limit);
+  }
+  std::uint64_t counted = 0;
+  for (int round = 0, done = 0; done < 2 && round < 10000; ++round) {
+    done = 0;
+    for (int r = 0; r < 2; ++r) {
+      done += sim.at(r).advance(true) == convoy::termination::done;
+      convoy::termination::item_view v;
+      while (sim.at(r).pull(v) > 0) {
+        std::uint64_t c = 0;
+        std::memcpy(&c, v.data + 8, 8);
+        counted += c;
+      }
+    }
+    sim.network().deliver_all();
+  }
+  EXPECT_EQ(counted, keys.size());
+  return limits;
+}
+
+// TERM-21, TERM-24 (AGG-154, AGG-155 in the engine): while a lane combines its limit is 0,
+// so the inline push falls through to the slow path; when the early check finds keys that
+// do not repeat, the lane's true limit is back at once (the next pushes are inline). Hot
+// keys keep the limit at 0.
+TEST(EngineCombine, InlinePushComesBackWhenTheGateStops) {
+  std::vector<std::uint64_t> unique(400), hot(400);
+  for (std::uint64_t i = 0; i < 400; ++i) {
+    unique[i] = i * 7919;
+    hot[i] = i % 8;
+  }
+  const auto u = limits_while_pushing(unique);
+  for (std::size_t i = 0; i + 1 < 256; ++i) ASSERT_EQ(u[i], 0u) << "push " << i;
+  for (std::size_t i = 255; i < u.size(); ++i) ASSERT_GT(u[i], 0u) << "push " << i;
+  for (std::uint32_t l : limits_while_pushing(hot)) ASSERT_EQ(l, 0u);
 }
 
 // TERM-8, TERM-23: one simulation through cycles of different item sizes (the tables are
