@@ -4,7 +4,7 @@
 // the router encodes every forwarded hop with this rank as the source (ROUTE-25), so the
 // tag bytes alone tell the destination apart and the key is (tag, key bytes). A lane that
 // combines has limit 0: the inline push falls through to push_slow, which offers here.
-// Records move one at a time (forward_record): a combining engine forwards no runs.
+// Forwarded records are offered too, from the per-record step and from runs (TERM-13).
 #include <convoy/aggregation/combine_table.hpp>
 #include <convoy/aggregation/packing.hpp>
 #include <cstddef>

@@ -94,7 +94,7 @@ void engine::impl::use_step_tables() {
     if (l.whole_from >= 0) continue;
     if (l.stage == last_stage)
       l.tagged_window = l.tag_bytes == 1;
-    else if (!comb)  // a combining engine forwards record by record
+    else
       l.runs = route.enable_step_table(id);
   }
 }

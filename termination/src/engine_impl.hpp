@@ -200,7 +200,7 @@ struct engine::impl final : link_layer {
   // front of the buffer), until one needs next() (an uncached step) or a lane has no free
   // buffer.
   enum class run_end { buffer_done, stopped, per_record };
-  template <std::size_t N>
+  template <std::size_t N, bool Combining = false>
   [[nodiscard]] run_end forward_run(int id);
   [[nodiscard]] run_end forward_run_any(int id);
   [[nodiscard]] bool forward_record(int id);
