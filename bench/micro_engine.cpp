@@ -4,10 +4,12 @@
 /// cost measured is the engine's (aggregation, routing, termination), not MPI's.
 #include <benchmark/benchmark.h>
 
+#include <algorithm>
 #include <convoy/router/route_plan.hpp>
 #include <convoy/termination/simulation.hpp>
 #include <convoy/topology/mesh.hpp>
 #include <cstdint>
+#include <cstring>
 #include <memory>
 #include <stdexcept>
 #include <vector>
@@ -93,5 +95,77 @@ void BM_push_pull(benchmark::State& state) {
 BENCHMARK(BM_push_pull)
     ->ArgsProduct({{0, 1, 2, 3}, {8, 16, 32, 128}})
     ->Unit(benchmark::kMillisecond);
+
+void add_u64(void* into, const void* from) {
+  std::uint64_t a = 0, b = 0;
+  std::memcpy(&a, into, 8);
+  std::memcpy(&b, from, 8);
+  a += b;
+  std::memcpy(into, &a, 8);
+}
+
+/// Combining (termination/README.md, TERM-20..24): one cycle of `per_rank` 16-byte updates
+/// {key, 1} per rank to the keys' owners on plan range(0). range(1): 0 = a plain engine,
+/// 1 = combining with keys that never repeat (the gate turns it off), 2 = combining over
+/// 1 024 keys per owner (most updates fold). items/s counts pushes; `records_per_item`
+/// is what the owners pulled per push.
+void BM_push_combine(benchmark::State& state) {
+  const auto plan = make(static_cast<int>(state.range(0)));
+  const int mode = static_cast<int>(state.range(1));
+  const std::uint64_t per_rank = 20000;
+  termination::engine_options o;
+  if (mode > 0) o.combine = {0, 8, 8, 8, add_u64};
+  termination::simulation sim(plan, o, 1);
+  const int p = sim.n_ranks();
+  std::int64_t items = 0, records = 0;
+  std::uint64_t salt = 0;
+  for (auto _ : state) {
+    std::vector<std::uint64_t> pushed(static_cast<std::size_t>(p), 0);
+    std::vector<bool> finished(static_cast<std::size_t>(p), false);
+    for (int r = 0; r < p; ++r)
+      if (sim.at(r).begin(16) <= 0) throw std::runtime_error("begin failed");
+    int live = p;
+    std::uint64_t sum = 0;
+    for (std::uint64_t round = 0; live > 0; ++round) {
+      if (round > 100'000'000) throw std::runtime_error("engine did not terminate");
+      for (int r = 0; r < p; ++r) {
+        if (finished[static_cast<std::size_t>(r)]) continue;
+        auto& e = sim.at(r);
+        auto& n = pushed[static_cast<std::size_t>(r)];
+        for (; n < per_rank; ++n) {
+          const std::uint64_t x = mix(salt + n * 64 + static_cast<std::uint64_t>(r));
+          const std::uint64_t key = mode == 2 ? x % (1024 * static_cast<std::uint64_t>(p)) : x;
+          const std::uint64_t update[2] = {key, 1};
+          const auto dest = static_cast<int>(mix(update[0]) % static_cast<std::uint64_t>(p));
+          if (e.push(update, dest) <= 0) break;
+        }
+        const int rc = e.advance(n == per_rank);
+        termination::item_view v;
+        while (e.pull(v) > 0) {
+          std::uint64_t count = 0;
+          std::memcpy(&count, v.data + 8, 8);
+          sum += count;
+          ++records;
+        }
+        if (rc == termination::done) {
+          finished[static_cast<std::size_t>(r)] = true;
+          --live;
+        }
+      }
+      sim.network().deliver_all();
+    }
+    for (int r = 0; r < p; ++r) (void)sim.at(r).reset();
+    if (sum != per_rank * static_cast<std::uint64_t>(p))
+      throw std::runtime_error("combining lost or doubled an update");
+    items += static_cast<std::int64_t>(per_rank) * p;
+    salt += 0x10000000ULL;
+  }
+  state.SetItemsProcessed(items);
+  state.counters["records_per_item"] =
+      static_cast<double>(records) / static_cast<double>(std::max<std::int64_t>(items, 1));
+  static const char* labels[] = {"plain", "combine, unique keys", "combine, 1024 keys per owner"};
+  state.SetLabel(labels[mode]);
+}
+BENCHMARK(BM_push_combine)->ArgsProduct({{1, 3}, {0, 1, 2}})->Unit(benchmark::kMillisecond);
 
 }  // namespace

@@ -75,6 +75,7 @@ termination::engine_options resolve_engine_options(const conveyor_options& o,
   e.steady = o.steady;
   e.steady_period = o.steady_period;
   e.elastic = o.elastic;
+  e.combine = o.combine;
   e.watchdog.seconds =
       o.watchdog_seconds != 0 ? std::max(0.0, o.watchdog_seconds) : s.watchdog_seconds_or_off();
   e.watchdog.abort = o.watchdog_abort || s.watchdog_abort.value_or(false);
@@ -85,6 +86,7 @@ std::unique_ptr<bulk_engine> make_bulk_engine(MPI_Comm comm, const conveyor_opti
                                               const base::settings& s) {
   if (o.elastic) throw error("conveyor: the bulk kind carries rigid items only (elastic is set)");
   if (o.make_transport) throw error("conveyor: the bulk kind has no transport to replace");
+  if (o.combine.fn != nullptr) throw error("conveyor: the bulk kind does not combine");
   if (o.watchdog_seconds > 0)  // TERM-15: a stuck rank holds the others inside a collective
     throw error("conveyor: the bulk kind has no watchdog (its advance is collective)");
   // Every rank's buffers must have one size (MPI_Alltoallv counts); rank 0's wins.

@@ -32,6 +32,12 @@ bool forwarder::enable_step_table(int in_link) {
   return t.enabled;
 }
 
+void forwarder::set_canonical_source(bool on) {
+  if (on == canonical_) return;
+  canonical_ = on;
+  for (auto& t : steps_) std::fill(t.entries.begin(), t.entries.end(), next_step{});
+}
+
 next_step forwarder::learn(int in_link, std::uint64_t tag) {
   const step s = next(in_link, tag);
   next_step n;

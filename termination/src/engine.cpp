@@ -35,6 +35,8 @@ void check_options(const router::route_plan& plan, int rank, const engine_option
     throw convoy::error("engine: capacity_bytes " + std::to_string(o.capacity_bytes) +
                         " is above the 1 GiB limit");
   if (o.steady_period < 1) throw convoy::error("engine: steady_period must be >= 1");
+  if (o.combine.fn != nullptr && o.elastic)
+    throw convoy::error("engine: combining needs rigid items, not elastic ones");
 }
 
 }  // namespace
@@ -60,6 +62,12 @@ int engine::begin(std::size_t item_bytes) {
   if (state_.check(call::begin) != verdict::proceed) return error_state;
   if (item_bytes == 0 && !options_.elastic) return error_size;
   if (item_bytes > max_item_bytes()) return error_size;
+  if (options_.combine.fn != nullptr) {
+    if (const char* why = aggregation::combine_spec_problem(options_.combine, item_bytes)) {
+      last_message_ = std::string(why) + " of " + std::to_string(item_bytes) + " bytes";
+      return error_size;
+    }
+  }
   hot_.item_bytes = item_bytes;
   impl_->start_cycle(item_bytes);
   state_.begin();

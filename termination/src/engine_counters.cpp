@@ -121,6 +121,7 @@ void engine::impl::fold_counters() noexcept {
     ss.links[static_cast<std::size_t>(out_slots[k].link)].items_sent += n;
   }
   self_items += lanes.take_items(loopback_lane());
+  take_combine_counters(life);
 }
 
 engine_stats engine::impl::stats(bool cumulative) const {
@@ -141,6 +142,7 @@ engine_stats engine::impl::stats(bool cumulative) const {
   const std::uint64_t own = s.pushes > to_self ? s.pushes - to_self : 0;
   s.items_forwarded = sent > own ? sent - own : 0;
   s.memory_high_water = std::max(s.memory_high_water, static_cast<std::uint64_t>(e.memory_bytes()));
+  add_combine_counters(s);
   return s;
 }
 
@@ -156,6 +158,8 @@ void accumulate(engine_stats& into, const engine_stats& s) {
   into.collectives += s.collectives;
   into.items_forwarded += s.items_forwarded;
   into.credit_stalls += s.credit_stalls;
+  into.combined += s.combined;
+  into.combine_stops += s.combine_stops;
   into.advance_seconds += s.advance_seconds;
   into.cycle_seconds += s.cycle_seconds;
   into.memory_high_water = std::max(into.memory_high_water, s.memory_high_water);

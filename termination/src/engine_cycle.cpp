@@ -65,6 +65,7 @@ engine::impl::impl(engine& owner, std::unique_ptr<agg::transport> t)
                    static_cast<std::size_t>(route.max_tag_bytes()) -
                    (elastic() ? agg::size_field_bytes : 0);
   first_hops = route.first_hop_table(e.options_.route_table_max_ranks);
+  setup_combining();
   if (!first_hops.empty() && !elastic()) use_step_tables();
   init_counters();
   e.hot_.lanes = lanes.data();
@@ -106,6 +107,7 @@ void engine::impl::start_cycle(std::size_t item_bytes) {
   ready.clear();
   e.hot_.window = {};
   lanes.start_cycle(item_bytes);
+  if (comb) start_combining(item_bytes);
   for (auto& l : ins) {
     l.ready = false;
     l.queue.offset = agg::header_bytes;
@@ -129,6 +131,7 @@ void engine::impl::start_cycle(std::size_t item_bytes) {
 std::size_t engine::impl::fixed_bytes(bool at_most) const noexcept {
   std::size_t n = lanes.memory_bytes() + first_hops.size() * sizeof(router::first_hop);
   n += at_most ? route.step_table_max_bytes() : route.step_table_bytes();
+  n += combine_bytes(at_most);
   for (const in_link& l : ins)
     if (l.tagged_window || l.runs)
       n += (at_most ? std::size_t{256} : l.source_of_tag.capacity()) * sizeof(std::int32_t);

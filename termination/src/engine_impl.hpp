@@ -5,6 +5,7 @@
 // last record is forwarded or pulled. termination/README.md states the guarantees
 // (TERM-n) cited here.
 #include <chrono>
+#include <convoy/aggregation/combine_table.hpp>
 #include <convoy/aggregation/receive_queue.hpp>
 #include <convoy/aggregation/send_lanes.hpp>
 #include <convoy/aggregation/transport.hpp>
@@ -105,6 +106,15 @@ struct engine::impl final : link_layer {
     bool published_done = false;
   };
   std::unique_ptr<watch_state> watch;
+  // Combining (TERM-20..24; engine_combine.cpp): one table and gate per lane, the loopback
+  // lane included; null unless engine_options::combine.fn is set.
+  struct combining {
+    aggregation::combine_spec spec;
+    aggregation::combine_offer_fn offer = nullptr;
+    std::size_t item_bytes = 0;                      // the tables are sized for it
+    std::vector<aggregation::combining_lane> lanes;  // per lane
+  };
+  std::unique_ptr<combining> comb;
 
   [[nodiscard]] bool elastic() const noexcept { return e.options_.elastic; }
   [[nodiscard]] int loopback_lane() const noexcept { return lanes.loopback(); }
@@ -144,7 +154,10 @@ struct engine::impl final : link_layer {
   // A rigid lane filled to its limit: more room if the transport's buffers grow and the
   // lane is below capacity (AGG-144), else posted.
   void lane_filled(int lane) {
-    if (!lanes.grow(lane, *transport)) post_data(lane, true);
+    if (!lanes.grow(lane, *transport))
+      post_data(lane, true);
+    else if (comb) [[unlikely]]
+      comb->lanes[static_cast<std::size_t>(lane)].grown(lanes[lane]);
   }
   // Appends a record to `lane`. Returns false (nothing written) if the lane has no free
   // buffer: backpressure (TERM-5). Inline: the per-record forwarding path calls it.
@@ -154,7 +167,26 @@ struct engine::impl final : link_layer {
     if (lanes.put(lane, tag, payload, n)) lane_filled(lane);
     return true;
   }
+  // Appends to `lane`, or on a combining engine offers to it (append_combining).
+  [[nodiscard]] bool put_item(int lane, std::uint64_t tag, const void* payload, std::size_t n) {
+    if (comb) [[unlikely]]
+      return append_combining(lane, tag, payload);
+    return append(lane, tag, payload, n);
+  }
   [[nodiscard]] int push_item(const void* item, std::size_t n, int dest) noexcept;
+
+  // ---- combining (engine_combine.cpp) ----
+  void setup_combining();
+  void start_combining(std::size_t item_bytes);
+  // A rigid record into a combining lane: folded into the open buffer's record with the
+  // same tag and key, or appended. False (nothing written) if the lane has no free buffer.
+  [[nodiscard]] bool append_combining(int lane, std::uint64_t tag, const void* payload);
+  void combine_opened(int lane) noexcept;
+  void combine_sealing(int lane) noexcept;
+  // This cycle's folds and gate stops, added to `into` (take: and zeroed).
+  void add_combine_counters(engine_stats& into) const noexcept;
+  void take_combine_counters(engine_stats& into) noexcept;
+  [[nodiscard]] std::size_t combine_bytes(bool at_most) const noexcept;
   void flush_older_than(std::uint64_t period);
   bool flush_loopback();
   bool send_last(int out_link, std::uint32_t count) override;
@@ -190,7 +222,7 @@ struct engine::impl final : link_layer {
   // front of the buffer), until one needs next() (an uncached step) or a lane has no free
   // buffer.
   enum class run_end { buffer_done, stopped, per_record };
-  template <std::size_t N>
+  template <std::size_t N, bool Combining = false>
   [[nodiscard]] run_end forward_run(int id);
   [[nodiscard]] run_end forward_run_any(int id);
   [[nodiscard]] bool forward_record(int id);

@@ -14,6 +14,8 @@ namespace agg = convoy::aggregation;
 // (TERM-16), which the watchdog's record shows (TERM-15).
 bool engine::impl::open_lane(int lane) {
   const bool ok = lanes.open(lane, *transport, tick);
+  if (comb && ok) [[unlikely]]
+    combine_opened(lane);
   if (lane != loopback_lane()) {
     // A credit stall is one episode: the first failed open after a successful one.
     auto& st = out_stalled[static_cast<std::size_t>(lane)];
@@ -34,6 +36,8 @@ bool engine::impl::open_lane(int lane) {
 // Seals the lane's buffer with its header and sends it: `seq` and `flags` are termination's
 // (counting.hpp); the loopback lane's buffers are not counted.
 void engine::impl::post(int lane, std::uint32_t seq, std::uint32_t flags, bool full) {
+  if (comb) [[unlikely]]
+    combine_sealing(lane);
   const agg::sealed_buffer b = lanes.seal(lane);
   agg::buffer_header h{};
   h.bytes = static_cast<std::uint32_t>(b.bytes);
@@ -66,13 +70,13 @@ int engine::impl::push_item(const void* item, std::size_t n, int dest) noexcept 
   bool appended = false;
   try {
     if (dest == e.rank_) {
-      appended = append(loopback_lane(), 0, item, n);
+      appended = put_item(loopback_lane(), 0, item, n);
     } else if (!first_hops.empty()) {
       const router::first_hop h = first_hops[static_cast<std::size_t>(dest)];
-      appended = append(static_cast<int>(h.out_link), h.tag, item, n);
+      appended = put_item(static_cast<int>(h.out_link), h.tag, item, n);
     } else {
       const router::step s = route.route(e.rank_, dest, 0);
-      appended = append(s.out_link, s.tag, item, n);
+      appended = put_item(s.out_link, s.tag, item, n);
     }
   } catch (const std::exception& ex) {
     e.last_message_ = ex.what();

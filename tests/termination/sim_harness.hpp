@@ -12,6 +12,7 @@
 #include <random>
 #include <string>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 
 namespace convoy_test {
@@ -151,16 +152,20 @@ struct cycle_options {
 
 // One begin..reset cycle of a workload under the simulation's random schedule: in each
 // round the ranks take turns in random order (push a random burst, pull a random number,
-// advance), each turn followed by the delivery of a random number of buffers.
-class cycle_driver {
+// advance), each turn followed by the delivery of a random number of buffers. `Checker`
+// builds the items and checks what is pulled: contract_checker's interface (next, pushed,
+// check, n_pushed, n_pulled, missing).
+template <class Checker>
+class basic_cycle_driver {
  public:
-  cycle_driver(simulation& sim, const workload& wl, std::size_t item_bytes, cycle_options o)
+  basic_cycle_driver(simulation& sim, const workload& wl, std::size_t item_bytes, cycle_options o,
+                     Checker items)
       : sim_(sim),
         wl_(wl),
         o_(o),
         item_bytes_(item_bytes),
         p_(sim.n_ranks()),
-        items_(item_bytes),
+        items_(std::move(items)),
         next_(static_cast<std::size_t>(p_), 0),
         idle_(static_cast<std::size_t>(p_), 0),
         mark_(static_cast<std::size_t>(p_), 0),
@@ -319,7 +324,7 @@ class cycle_driver {
   cycle_options o_;
   std::size_t item_bytes_;
   int p_;
-  contract_checker items_;
+  Checker items_;
   std::vector<std::size_t> next_;    // per rank: its next item in wl_
   std::vector<int> idle_;            // per rank: idle turns in a row
   std::vector<std::uint64_t> mark_;  // per rank: its endpoint's activity after its turn
@@ -335,7 +340,8 @@ class cycle_driver {
 // cycle has pushed every item of `wl` and pulled each once, intact, in order per pair.
 inline schedule_result run_cycle(simulation& sim, const workload& wl, std::size_t item_bytes,
                                  cycle_options o = {}) {
-  return cycle_driver(sim, wl, item_bytes, o).run();
+  return basic_cycle_driver<contract_checker>(sim, wl, item_bytes, o, contract_checker(item_bytes))
+      .run();
 }
 
 }  // namespace convoy_test

@@ -86,6 +86,11 @@ struct conveyor_options {
   double watchdog_seconds = 0;
   /// Abort the job (MPI_Abort, non-zero exit) after the diagnosis; also CONVOY_WATCHDOG_ABORT=1.
   bool watchdog_abort = false;
+  /// Combining (termination/README.md, TERM-20..24): where each item keeps its key and its
+  /// value, and the fold; updates with equal destination and key are merged while they
+  /// wait in a send buffer. `fn` null: off. Streaming kind, rigid items only (the bulk kind
+  /// and elastic items throw). combining_conveyor<K, V, Op> sets it.
+  aggregation::combine_spec combine;
   /// Settings resolved before (base::settings::from_env(comm): rank 0's environment and
   /// tuning file, the same on every rank) for the zero fields above; null: the builders
   /// below resolve them (collective). untyped_conveyor keeps here the ones it resolved, so

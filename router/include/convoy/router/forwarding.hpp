@@ -86,8 +86,19 @@ class forwarder {
     plan_->decode(l.stage, l.peer, rank_, tag, src, dst);
     // ROUTE-1: routes climb in stage, so the last stage only delivers.
     if (l.stage == n_stages_ - 1 || dst == rank_) return {-1, 0, src, dst};
-    return route(src, dst, l.stage + 1);
+    if (!canonical_) return route(src, dst, l.stage + 1);
+    step s = route(rank_, dst, l.stage + 1);  // ROUTE-25: the tag names this rank as source
+    s.src = src;
+    return s;
   }
+  /// Canonical tags (ROUTE-25): when on, next() encodes every forwarded hop's tag with this
+  /// rank as the source, so that on each out-link the tag is a function of the destination
+  /// alone and records for one destination carry equal tags whatever their source (what a
+  /// combining engine compares). The source decoded downstream is then the rank of the
+  /// previous hop, not the item's. Forgets the steps the step tables learned. Off by
+  /// default.
+  void set_canonical_source(bool on);
+  [[nodiscard]] bool canonical_source() const noexcept { return canonical_; }
   /// If every record of `in_link` is for this rank and comes from one source (the stage
   /// carries no tag and the link's ends alone name both), that source; else -1 (ROUTE-23).
   [[nodiscard]] int single_source(int in_link) const noexcept;
@@ -132,6 +143,7 @@ class forwarder {
   int rank_;
   int n_stages_;
   int max_tag_bytes_ = 0;
+  bool canonical_ = false;
   std::vector<link_end> out_, in_;
   std::vector<int> out_base_;  // first out-link of each stage; n_stages + 1 entries
   std::vector<int> tag_bytes_;

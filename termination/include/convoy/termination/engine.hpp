@@ -17,6 +17,7 @@
 /// works, bounded memory and backpressure, steady, non-blocking advance, cycles).
 /// Return convention (as bale): positive success, 0 ordinary failure, negative misuse
 /// (an engine_error value); a failed call moves no data and changes no state.
+#include <convoy/aggregation/combine_table.hpp>
 #include <convoy/aggregation/delivery_window.hpp>
 #include <convoy/aggregation/packing.hpp>
 #include <convoy/aggregation/send_lanes.hpp>
@@ -55,6 +56,17 @@ struct engine_options {
   /// The hang watchdog (watchdog.hpp, TERM-15): off unless `watchdog.seconds` > 0 and a
   /// board is given. Off, it costs advance one test of a null pointer.
   watchdog_options watchdog;
+  /// Combining (TERM-20..24): with `combine.fn` set, a record pushed or forwarded into a
+  /// lane whose open buffer already holds a record with the same destination and the same
+  /// key bytes is folded into that record's value instead of being appended, at the source
+  /// and at every forwarding rank. Pulls then see one item per (destination, key) and
+  /// buffer, in no particular order, with `from` unspecified. Rigid items only; begin()
+  /// checks `combine` against its item size.
+  aggregation::combine_spec combine;
+  /// When a lane stops combining because too few of its offers hit (AGG-155).
+  aggregation::combine_gate::policy combine_gate;
+  /// Slots of a lane's combining table at most (4 bytes each, AGG-151).
+  std::size_t combine_max_slots = 4096;
 };
 
 class engine final : public conveyor_engine {

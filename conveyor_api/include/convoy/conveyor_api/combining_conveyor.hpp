@@ -1,0 +1,152 @@
+#pragma once
+/// @file
+/// convoy::combining_conveyor<K, V, Op>: a conveyor of (key, value) updates that merges
+/// updates with equal destination and key while they wait in a send buffer — at the source
+/// and at every rank that forwards them — before the buffer leaves (termination/README.md,
+/// TERM-20..24). Every pushed value is folded into what its destination pulls exactly
+/// once; the destination may pull several (key, value) pairs for one key (one per buffer
+/// that carried it), in no particular order and with no source.
+///
+///   convoy::combining_conveyor<std::uint64_t, std::uint64_t> c(MPI_COMM_WORLD);  // sums
+///   c.begin();
+///   std::size_t i = 0;
+///   while (c.advance(i == n, [&](std::uint64_t key, std::uint64_t v) { count[key] += v; }))
+///     for (; i < n; ++i)
+///       if (!c.push(local[i], 1, owner[i])) break;
+///   c.reset();
+///
+/// The streaming kind only, rigid items; a lane whose keys do not repeat stops combining
+/// by itself (AGG-155), so uniform keys cost about what a conveyor<T> does.
+#include <mpi.h>
+
+#include <convoy/aggregation/combine_table.hpp>
+#include <convoy/base/error.hpp>
+#include <convoy/conveyor_api/options.hpp>
+#include <convoy/conveyor_api/untyped_conveyor.hpp>
+#include <convoy/termination/engine.hpp>
+#include <cstddef>
+#include <cstring>
+#include <functional>
+#include <optional>
+#include <string>
+#include <type_traits>
+#include <utility>
+
+namespace convoy {
+
+/// `Op` folds one value into another: `op(into, from)` with `into` a V& (returning void),
+/// or `into = op(into, from)` (e.g. std::plus<V>). It must be associative and commutative,
+/// default-constructible and stateless (a fold runs inside the engine, from any push,
+/// forward or advance), and must not throw. `K` and `V` are trivially copyable; an item
+/// is the key's bytes followed by the value's, with no padding (keys of up to 8 bytes take
+/// the engine's one-word compare).
+template <class K, class V, class Op = std::plus<V>>
+class combining_conveyor {
+  static_assert(std::is_trivially_copyable_v<K> && std::is_trivially_copyable_v<V>,
+                "combining_conveyor keys and values must be trivially copyable");
+  static_assert(std::is_default_constructible_v<Op>, "the fold must be default-constructible");
+
+ public:
+  static constexpr std::size_t item_bytes = sizeof(K) + sizeof(V);
+
+  /// Collective over `comm`, as conveyor<T>'s constructor; `options.combine` is set here
+  /// (the streaming kind: the bulk kind throws convoy::error, as do elastic items).
+  explicit combining_conveyor(MPI_Comm comm, conveyor_options options = {})
+      : core_(comm, with_combine(std::move(options))) {}
+
+  /// The combine_spec of these items (for an engine built elsewhere).
+  [[nodiscard]] static aggregation::combine_spec spec() noexcept {
+    return {0, static_cast<std::uint32_t>(sizeof(K)), static_cast<std::uint32_t>(sizeof(K)),
+            static_cast<std::uint32_t>(sizeof(V)), &fold};
+  }
+
+  /// DORMANT -> WORKING (collective). Throws convoy::error in any other state.
+  void begin() { check(core_.begin(item_bytes), "begin"); }
+
+  /// True if accepted (appended, or folded into an update of the same key waiting for the
+  /// same rank); false if the path is full (advance, pull, and retry). Throws on misuse.
+  [[nodiscard]] bool push(const K& key, const V& value, int rank) {
+    std::byte item[item_bytes];
+    std::memcpy(item, &key, sizeof(K));
+    std::memcpy(item + sizeof(K), &value, sizeof(V));
+    const int rc = core_.template push<item_bytes>(item, rank);
+    if (rc < 0) [[unlikely]]
+      check(rc, "push to rank " + std::to_string(rank));
+    return rc > 0;
+  }
+
+  /// The next delivered (key, value), if any: the fold of one or more pushed values.
+  [[nodiscard]] std::optional<std::pair<K, V>> pull() {
+    termination::item_view v;
+    const int rc = core_.pull(v);
+    if (rc <= 0) {
+      if (rc < 0) check(rc, "pull");
+      return std::nullopt;
+    }
+    std::pair<K, V> kv;
+    std::memcpy(&kv.first, v.data, sizeof(K));
+    std::memcpy(&kv.second, v.data + sizeof(K), sizeof(V));
+    return kv;
+  }
+
+  /// True while the conveyor is not complete. Throws on misuse or transport failure.
+  [[nodiscard]] bool advance(bool done) {
+    const int rc = core_.advance(done);
+    if (rc < 0) [[unlikely]]
+      check(rc, "advance");
+    return rc != termination::done;
+  }
+  /// Handler style: advances, then passes every delivered pair to `handler(key, value)`.
+  template <class F>
+  [[nodiscard]] bool advance(bool done, F&& handler) {
+    const bool more = advance(done);
+    while (auto kv = pull()) handler(kv->first, kv->second);
+    return more;
+  }
+
+  /// Sends every partly filled buffer now. Throws unless WORKING/ENDGAME.
+  void flush() { check(core_.flush(), "flush"); }
+  /// COMPLETE -> DORMANT. Throws in another state (DORMANT is a no-op).
+  void reset() { check(core_.reset(), "reset"); }
+
+  [[nodiscard]] termination::state current_state() const noexcept { return core_.current_state(); }
+  [[nodiscard]] int rank() const noexcept { return core_.rank(); }
+  [[nodiscard]] int n_ranks() const noexcept { return core_.n_ranks(); }
+  /// Counters; `combined` is the number of updates folded into another on this rank.
+  [[nodiscard]] termination::engine_stats stats(bool cumulative = false) const {
+    return core_.stats(cumulative);
+  }
+  [[nodiscard]] std::size_t memory_bytes() const noexcept { return core_.memory_bytes(); }
+  [[nodiscard]] std::size_t max_memory_bytes() const noexcept { return core_.max_memory_bytes(); }
+  /// The untyped core.
+  [[nodiscard]] untyped_conveyor& core() noexcept { return core_; }
+
+ private:
+  static void fold(void* into, const void* from) {
+    V a;
+    V b;
+    std::memcpy(&a, into, sizeof(V));
+    std::memcpy(&b, from, sizeof(V));
+    Op op{};
+    if constexpr (std::is_void_v<std::invoke_result_t<Op&, V&, const V&>>)
+      op(a, static_cast<const V&>(b));
+    else
+      a = op(a, static_cast<const V&>(b));
+    std::memcpy(into, &a, sizeof(V));
+  }
+  static conveyor_options with_combine(conveyor_options o) {
+    o.combine = spec();
+    return o;
+  }
+  void check(int rc, const std::string& what) const {
+    if (rc >= 0) return;
+    std::string msg = "combining_conveyor " + what + ": " + termination::error_string(rc) +
+                      " (state " + termination::to_string(core_.current_state()) + ")";
+    if (const std::string m = core_.last_message(); !m.empty()) msg += ": " + m;
+    throw error(msg);
+  }
+
+  untyped_conveyor core_;
+};
+
+}  // namespace convoy

@@ -1,0 +1,408 @@
+// Combining in a send lane (aggregation/README.md AGG-150..156) against an oracle: every
+// offered value leaves exactly once, records of an open buffer have distinct (tag, key)
+// while it combines, the table's memory is bounded, clears are O(1) and survive the
+// generation's wrap, and the pays-off check turns combining off where keys do not repeat.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <convoy/aggregation/combine_table.hpp>
+#include <convoy/aggregation/packing.hpp>
+#include <convoy/aggregation/send_lanes.hpp>
+#include <cstdint>
+#include <cstring>
+#include <map>
+#include <random>
+#include <set>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace {
+
+namespace agg = convoy::aggregation;
+
+void add_u64(void* into, const void* from) {
+  std::uint64_t a = 0, b = 0;
+  std::memcpy(&a, into, 8);
+  std::memcpy(&b, from, 8);
+  a += b;
+  std::memcpy(into, &a, 8);
+}
+
+void add_u32(void* into, const void* from) {
+  std::uint32_t a = 0, b = 0;
+  std::memcpy(&a, into, 4);
+  std::memcpy(&b, from, 4);
+  a += b;
+  std::memcpy(into, &a, 4);
+}
+
+// Where a test item keeps its key and its value (4 or 8 bytes, summed).
+struct layout {
+  std::uint32_t item_bytes = 16;
+  std::uint32_t key_offset = 0;
+  std::uint32_t key_bytes = 8;
+  std::uint32_t value_offset = 8;
+  std::uint32_t value_bytes = 8;
+};
+
+// An item's key bytes for key number `k`. Keys above 8 bytes share their first 8 bytes
+// among 16 keys (the hash sees only those) and differ in the rest.
+std::string key_bytes_of(const layout& lay, std::uint64_t k) {
+  std::string b(lay.key_bytes, '\0');
+  if (lay.key_bytes <= 8) {
+    std::memcpy(b.data(), &k, lay.key_bytes);
+  } else {
+    const std::uint64_t head = k % 16;
+    std::memcpy(b.data(), &head, 8);
+    for (std::uint32_t i = 8; i < lay.key_bytes; ++i)
+      b[i] = static_cast<char>((k >> (8 * ((i - 8) % 8))) & 0xFF);
+  }
+  return b;
+}
+
+using totals_t = std::map<std::pair<std::uint64_t, std::string>, std::uint64_t>;
+
+// A lane over a private buffer, sealed into `sent` when full: what the engine does with
+// open/put/seal, without a transport. Offers go through pick_combine_offer's instantiation.
+class lane_rig {
+ public:
+  lane_rig(std::size_t capacity, std::uint32_t tag_bytes, std::size_t max_slots,
+           agg::combine_gate::policy p = {}, layout lay = {})
+      : lay_(lay),
+        buf_(capacity + 8),
+        capacity_(capacity),
+        comb_((capacity - agg::header_bytes) / (tag_bytes + lay.item_bytes), max_slots, p) {
+    lane_.tag_bytes = tag_bytes;
+    lane_.record_bytes = tag_bytes + lay.item_bytes;
+    spec_ = {lay.key_offset, lay.key_bytes, lay.value_offset, lay.value_bytes,
+             lay.value_bytes == 4 ? add_u32 : add_u64};
+    offer_ = agg::pick_combine_offer(lay.item_bytes, spec_);
+    open();
+  }
+  void offer(std::uint64_t tag, std::uint64_t key, std::uint64_t value) {
+    std::vector<std::byte> item(lay_.item_bytes, std::byte{0x5A});
+    const std::string kb = key_bytes_of(lay_, key);
+    std::memcpy(item.data() + lay_.key_offset, kb.data(), kb.size());
+    std::memcpy(item.data() + lay_.value_offset, &value, lay_.value_bytes);
+    ++offers_;
+    if (offer_(lane_, comb_, spec_, tag, item.data(), item.size())) seal();
+  }
+  void seal() {
+    const bool combined_throughout = on_at_open_ && comb_.on;
+    comb_.sealing();
+    if (lane_.used > agg::header_bytes) {
+      sent_.emplace_back(buf_.begin() + agg::header_bytes, buf_.begin() + lane_.used);
+      combined_.push_back(combined_throughout);
+    }
+    open();
+  }
+  // Every record sent: (tag, key) -> summed value.
+  [[nodiscard]] totals_t totals() const {
+    totals_t t;
+    for_each_record([&](std::size_t, std::uint64_t tag, const std::byte* item) {
+      std::uint64_t value = 0;
+      std::memcpy(&value, item + lay_.value_offset, lay_.value_bytes);
+      t[{tag, key_at(item)}] += value;
+    });
+    return t;
+  }
+  // True if every buffer that combined from its start holds each (tag, key) once.
+  [[nodiscard]] bool combined_buffers_distinct() const {
+    std::vector<std::set<std::pair<std::uint64_t, std::string>>> seen(sent_.size());
+    bool distinct = true;
+    for_each_record([&](std::size_t b, std::uint64_t tag, const std::byte* item) {
+      if (combined_[b] && !seen[b].insert({tag, key_at(item)}).second) distinct = false;
+    });
+    return distinct;
+  }
+  [[nodiscard]] std::size_t records_sent() const {
+    std::size_t n = 0;
+    for (const auto& b : sent_) n += b.size() / lane_.record_bytes;
+    return n;
+  }
+  // The bytes of every item sent outside its key and value, which offers never touch.
+  [[nodiscard]] bool padding_intact() const {
+    bool ok = true;
+    for_each_record([&](std::size_t, std::uint64_t, const std::byte* item) {
+      for (std::uint32_t i = 0; i < lay_.item_bytes; ++i) {
+        const bool key = i >= lay_.key_offset && i < lay_.key_offset + lay_.key_bytes;
+        const bool value = i >= lay_.value_offset && i < lay_.value_offset + lay_.value_bytes;
+        if (!key && !value && item[i] != std::byte{0x5A}) ok = false;
+      }
+    });
+    return ok;
+  }
+  agg::send_lane& lane() { return lane_; }
+  agg::combining_lane& comb() { return comb_; }
+  [[nodiscard]] std::size_t buffers_sent() const { return sent_.size(); }
+
+ private:
+  template <class F>
+  void for_each_record(F f) const {
+    for (std::size_t b = 0; b < sent_.size(); ++b)
+      for (std::size_t off = 0; off < sent_[b].size(); off += lane_.record_bytes) {
+        std::uint64_t tag = 0;
+        std::memcpy(&tag, sent_[b].data() + off, lane_.tag_bytes);
+        f(b, tag, sent_[b].data() + off + lane_.tag_bytes);
+      }
+  }
+  [[nodiscard]] std::string key_at(const std::byte* item) const {
+    return {reinterpret_cast<const char*>(item + lay_.key_offset), lay_.key_bytes};
+  }
+  void open() {
+    lane_.buf = buf_.data();
+    lane_.used = agg::header_bytes;
+    const std::size_t record = std::max<std::size_t>(lane_.record_bytes, 8);
+    lane_.limit = static_cast<std::uint32_t>(capacity_ - record);  // as send_lanes::open
+    comb_.opened(lane_);
+    on_at_open_ = comb_.on;
+  }
+  layout lay_;
+  std::vector<std::byte> buf_;
+  std::size_t capacity_;
+  agg::send_lane lane_;
+  agg::combining_lane comb_;
+  agg::combine_spec spec_;
+  agg::combine_offer_fn offer_ = nullptr;
+  std::vector<std::vector<std::byte>> sent_;
+  std::vector<bool> combined_;
+  bool on_at_open_ = false;
+  std::uint64_t offers_ = 0;
+};
+
+// AGG-150: a key added is found until the table is cleared; after any number of clears
+// (the generation wraps at 255) a key is new again.
+TEST(CombineTable, FindsWhatItAddedAndForgetsOnClear) {
+  agg::combine_table t(100, 1 << 20);
+  EXPECT_EQ(t.slots(), 256u);
+  std::vector<std::uint64_t> keys;
+  for (std::uint64_t k = 0; k < 100; ++k) keys.push_back(k * 7919);
+  for (std::uint32_t i = 0; i < keys.size(); ++i) {
+    const auto r = t.find_or_add(agg::combine_hash(0, keys[i]), i,
+                                 [&](std::uint32_t j) { return keys[j] == keys[i]; });
+    EXPECT_EQ(r, agg::combine_table::added);
+  }
+  for (std::uint32_t i = 0; i < keys.size(); ++i) {
+    const auto r = t.find_or_add(agg::combine_hash(0, keys[i]), 999,
+                                 [&](std::uint32_t j) { return keys[j] == keys[i]; });
+    EXPECT_EQ(r, static_cast<std::int32_t>(i));
+  }
+  t.clear();
+  EXPECT_EQ(t.size(), 0u);
+  const auto r = t.find_or_add(agg::combine_hash(0, keys[5]), 0,
+                               [&](std::uint32_t j) { return keys[j] == keys[5]; });
+  EXPECT_EQ(r, agg::combine_table::added);
+}
+
+TEST(CombineTable, GenerationWrapClearsEverySlot) {
+  agg::combine_table t(8, 16);
+  const std::uint64_t key = 42;
+  for (int round = 0; round < 70000; ++round) {
+    ASSERT_EQ(t.find_or_add(agg::combine_hash(0, key), 0, [](std::uint32_t) { return true; }),
+              agg::combine_table::added)
+        << round;
+    ASSERT_EQ(t.find_or_add(agg::combine_hash(0, key), 1, [](std::uint32_t j) { return j == 0; }),
+              0)
+        << round;
+    t.clear();
+  }
+}
+
+// AGG-151: slots = min(bit_ceil(2 x records), max_slots), 4 bytes each; at most half used.
+TEST(CombineTable, MemoryIsBoundedAndLoadAtMostHalf) {
+  agg::combine_table t(100000, 64);
+  EXPECT_EQ(t.slots(), 64u);
+  EXPECT_EQ(t.memory_bytes(), 256u);
+  EXPECT_EQ(agg::combine_table::slots_for(944, 4096), 2048u);
+  EXPECT_EQ(agg::combine_table::slots_for(944, 1000), 512u);
+  EXPECT_EQ(agg::combine_table::slots_for(1, 4096), 16u);
+  int added = 0, full = 0;
+  for (std::uint32_t i = 0; i < 100; ++i) {
+    const auto r = t.find_or_add(agg::combine_hash(0, i), i, [](std::uint32_t) { return false; });
+    added += r == agg::combine_table::added;
+    full += r == agg::combine_table::full;
+  }
+  EXPECT_EQ(added, 32);
+  EXPECT_EQ(full, 68);
+}
+
+// AGG-152: random skewed keys over several tags (destinations): the values that leave equal
+// what was offered per (tag, key), each buffer that combined holds a key once, and hot keys
+// cut records; every offer is a record or a hit.
+TEST(CombiningLane, EveryContributionExactlyOnce) {
+  for (std::uint32_t tb : {0u, 1u, 2u, 3u}) {
+    lane_rig rig(16384, tb, 1 << 20);
+    std::mt19937_64 rng(tb + 1);
+    totals_t want;
+    const std::uint64_t n_tags = tb == 0 ? 1 : 5;
+    const layout lay;
+    for (int i = 0; i < 200000; ++i) {
+      // Half the offers on 50 hot keys, half on a million.
+      const std::uint64_t key = (rng() & 1) ? rng() % 50 : rng() % 1000000;
+      const std::uint64_t tag = rng() % n_tags;
+      const std::uint64_t value = rng() % 1000;
+      want[{tag, key_bytes_of(lay, key)}] += value;
+      rig.offer(tag, key, value);
+    }
+    rig.seal();
+    EXPECT_EQ(rig.totals(), want) << "tag bytes " << tb;
+    EXPECT_TRUE(rig.combined_buffers_distinct()) << "tag bytes " << tb;
+    EXPECT_LT(rig.records_sent(), 200000u * 3 / 4) << "tag bytes " << tb;
+    EXPECT_EQ(rig.records_sent() + rig.comb().hits, 200000u);
+  }
+}
+
+// AGG-153: equal keys toward different tags are different records.
+TEST(CombiningLane, EqualKeysOfDifferentTagsStaySeparate) {
+  lane_rig rig(4096, 2, 1 << 20);
+  for (std::uint64_t tag = 0; tag < 3; ++tag)
+    for (int i = 0; i < 10; ++i) rig.offer(tag, 7, 1);
+  rig.seal();
+  const auto t = rig.totals();
+  ASSERT_EQ(t.size(), 3u);
+  for (std::uint64_t tag = 0; tag < 3; ++tag) EXPECT_EQ(t.at({tag, key_bytes_of({}, 7)}), 10u);
+  EXPECT_EQ(rig.records_sent(), 3u);
+}
+
+// AGG-154: a combining lane's limit is 0 (the inline push's `used <= limit` fails), the true
+// limit is back when combining stops, and a grown buffer keeps combining.
+TEST(CombiningLane, InlinePushClosedWhileCombiningOpenOtherwise) {
+  lane_rig rig(4096, 1, 1 << 20);
+  EXPECT_TRUE(rig.comb().on);
+  EXPECT_EQ(rig.lane().limit, 0u);
+  EXPECT_GT(rig.lane().used, rig.lane().limit);
+  const std::uint32_t real = rig.comb().real_limit;
+  rig.lane().limit = real + 100;  // what send_lanes::grow does
+  rig.comb().grown(rig.lane());
+  EXPECT_EQ(rig.comb().real_limit, real + 100);
+  EXPECT_EQ(rig.lane().limit, 0u);
+  rig.comb().stop(rig.lane());
+  EXPECT_EQ(rig.lane().limit, real + 100);
+  EXPECT_LE(rig.lane().used, rig.lane().limit);
+}
+
+// AGG-151: keys past the table's load limit are appended uncombined, the others still fold.
+TEST(CombiningLane, TableAtItsLoadLimitAppendsTheRest) {
+  agg::combine_gate::policy always;  // no early stop: this test is about the table
+  always.sample = 1u << 30;
+  always.min_hit_per_1024 = 0;
+  lane_rig rig(16384, 1, 64, always);  // 32 keys at most per buffer
+  totals_t want;
+  for (std::uint64_t k = 0; k < 500; ++k) {
+    rig.offer(0, k, 1);
+    want[{0, key_bytes_of({}, k)}] += 1;
+  }
+  for (std::uint64_t k = 0; k < 32; ++k) {  // the first 32 are in the table: they combine
+    rig.offer(0, k, 1);
+    want[{0, key_bytes_of({}, k)}] += 1;
+  }
+  rig.seal();
+  EXPECT_EQ(rig.totals(), want);
+  EXPECT_EQ(rig.records_sent(), 500u);
+}
+
+// AGG-155: keys that never repeat stop combining after the sample, with skips 1, 2, ..., 64.
+TEST(CombineGate, UniformKeysTurnCombiningOffWithGrowingSkips) {
+  lane_rig rig(16384, 1, 1 << 20);
+  std::mt19937_64 rng(5);
+  std::size_t combined_buffers = 0, buffers = 0;
+  std::size_t last = rig.buffers_sent();
+  bool was_on = rig.comb().on;
+  for (int i = 0; i < 2000000; ++i) {
+    rig.offer(rng() % 4, rng(), 1);
+    if (rig.buffers_sent() != last) {
+      ++buffers;
+      combined_buffers += was_on;
+      last = rig.buffers_sent();
+      was_on = rig.comb().on;
+    }
+  }
+  // Skips 1, 2, 4, ..., 64: about 7 + (buffers - 127) / 65 buffers start combining, and
+  // each stops after its 256-offer sample.
+  EXPECT_GT(buffers, 1000u);
+  EXPECT_LE(combined_buffers, 7 + buffers / 65 + 1);
+  EXPECT_EQ(rig.comb().hits, 0u);
+  EXPECT_GE(rig.comb().gate.failures(), combined_buffers - 1);
+}
+
+TEST(CombineGate, SkewedKeysKeepCombining) {
+  lane_rig rig(16384, 1, 1 << 20);
+  std::mt19937_64 rng(6);
+  std::size_t off_buffers = 0, last = 0;
+  for (int i = 0; i < 500000; ++i) {
+    rig.offer(0, rng() % 2000, 1);  // a quarter of the offers hit
+    if (rig.buffers_sent() != last) {
+      last = rig.buffers_sent();
+      off_buffers += !rig.comb().on;
+    }
+  }
+  EXPECT_EQ(off_buffers, 0u);
+  EXPECT_EQ(rig.comb().gate.failures(), 0u);
+  EXPECT_GT(rig.comb().hits, 100000u);
+}
+
+TEST(CombineGate, EarlyCheckStopsAndRestoresTheLimit) {
+  lane_rig rig(16384, 1, 1 << 20);  // 944 records per buffer
+  for (std::uint64_t k = 0; k < 252; ++k) rig.offer(0, k, 1);
+  for (std::uint64_t k = 0; k < 3; ++k) rig.offer(0, k, 1);  // 3 hits: one short of 4
+  EXPECT_TRUE(rig.comb().on);
+  rig.offer(0, 300, 1);  // the 256th offer: the early check fails
+  EXPECT_FALSE(rig.comb().on);
+  EXPECT_EQ(rig.lane().limit, rig.comb().real_limit);
+  EXPECT_EQ(rig.comb().gate.skip(), 1u);
+}
+
+// AGG-156: every instantiation pick_combine_offer chooses (items of 8, 16, 24 and other
+// sizes; keys of 4, 8 and other sizes, above 8 compared bytewise behind an 8-byte hash
+// prefix shared by 16 keys) keeps every contribution exactly once and leaves the item's
+// other bytes alone.
+TEST(CombiningLane, EveryItemAndKeyLayout) {
+  const layout layouts[] = {
+      {8, 4, 4, 0, 4},  {16, 0, 8, 8, 8},  {16, 12, 4, 0, 8},  {24, 0, 8, 16, 8}, {24, 3, 2, 8, 8},
+      {12, 0, 4, 4, 8}, {20, 8, 12, 0, 8}, {40, 16, 20, 0, 4}, {9, 0, 1, 1, 8},   {17, 8, 8, 0, 8},
+  };
+  for (const layout& lay : layouts) {
+    agg::combine_gate::policy always;
+    always.sample = 1u << 30;
+    always.min_hit_per_1024 = 0;
+    lane_rig rig(4096, 1, 1 << 20, always, lay);
+    std::mt19937_64 rng(lay.item_bytes * 31 + lay.key_bytes);
+    totals_t want;
+    const std::uint64_t n_keys = 40;  // above 8 bytes: 16 hash prefixes
+    for (int i = 0; i < 20000; ++i) {
+      const std::uint64_t key = rng() % n_keys;
+      const std::uint64_t tag = rng() % 3;
+      want[{tag, key_bytes_of(lay, key)}] += i;
+      rig.offer(tag, key, static_cast<std::uint64_t>(i));
+    }
+    rig.seal();
+    const std::string what = "item " + std::to_string(lay.item_bytes) + " key " +
+                             std::to_string(lay.key_bytes) + "@" + std::to_string(lay.key_offset);
+    EXPECT_EQ(rig.totals(), want) << what;
+    EXPECT_TRUE(rig.combined_buffers_distinct()) << what;
+    EXPECT_TRUE(rig.padding_intact()) << what;
+    EXPECT_GT(rig.comb().hits, 10000u) << what;
+  }
+}
+
+// AGG-156: a spec that cannot describe the item is named.
+TEST(CombineSpec, ProblemsAreNamed) {
+  const agg::combine_spec ok{0, 8, 8, 8, add_u64};
+  EXPECT_EQ(agg::combine_spec_problem(ok, 16), nullptr);
+  EXPECT_EQ(agg::combine_spec_problem(ok, 24), nullptr);
+  EXPECT_NE(agg::combine_spec_problem(ok, 15), nullptr);
+  agg::combine_spec s = ok;
+  s.fn = nullptr;
+  EXPECT_NE(agg::combine_spec_problem(s, 16), nullptr);
+  s = ok;
+  s.key_bytes = 0;
+  EXPECT_NE(agg::combine_spec_problem(s, 16), nullptr);
+  s = ok;
+  s.value_offset = 4;  // overlaps the key
+  EXPECT_NE(agg::combine_spec_problem(s, 16), nullptr);
+  s = {8, 4, 0, 8, add_u64};  // value first, key after it
+  EXPECT_EQ(agg::combine_spec_problem(s, 12), nullptr);
+}
+
+}  // namespace

@@ -1,0 +1,198 @@
+// convoy::combining_conveyor<K, V, Op> over MPI (termination/README.md TERM-20..24,
+// conveyor_api/README.md API-90): random and Zipf-skewed keys; every rank regenerates every
+// rank's updates, so the owner's totals are checked against a sequential oracle. Run on
+// real and emulated layouts (the CTest entries set CONVOY_EMULATE_NODES).
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <convoy/base/error.hpp>
+#include <convoy/conveyor_api/combining_conveyor.hpp>
+#include <convoy_test/mpi.hpp>
+#include <cstdint>
+#include <map>
+#include <random>
+#include <string>
+#include <vector>
+
+namespace {
+
+using convoy::combining_conveyor;
+using convoy::conveyor_options;
+using convoy_test::world_rank;
+using convoy_test::world_size;
+
+std::uint64_t mix64(std::uint64_t x) {
+  x ^= x >> 31;
+  x *= 0x94d049bb133111ebu;
+  x ^= x >> 29;
+  x *= 0xbf58476d1ce4e5b9u;
+  x ^= x >> 32;
+  return x;
+}
+
+int owner_of(std::uint64_t key, int p) {
+  return static_cast<int>(mix64(key + 17) % static_cast<std::uint64_t>(p));
+}
+
+// Rank r's i-th update: a key drawn from Zipf(s) over n keys (s = 0: uniform), and a value.
+class updates {
+ public:
+  updates(std::uint64_t n, double s) : cdf_(n) {
+    double sum = 0;
+    for (std::uint64_t k = 0; k < n; ++k) cdf_[k] = sum += 1.0 / std::pow(double(k + 1), s);
+    for (double& c : cdf_) c /= sum;
+  }
+  // Regenerable on every rank: the stream of rank r.
+  [[nodiscard]] std::vector<std::uint64_t> keys_of(int r, int count) const {
+    std::mt19937_64 rng(static_cast<std::uint64_t>(r) * 7919 + 3);
+    std::vector<std::uint64_t> k;
+    for (int i = 0; i < count; ++i) {
+      const double u = std::uniform_real_distribution<double>(0, 1)(rng);
+      const auto it = std::lower_bound(cdf_.begin(), cdf_.end(), u);
+      k.push_back(
+          std::min<std::uint64_t>(static_cast<std::uint64_t>(it - cdf_.begin()), cdf_.size() - 1));
+    }
+    return k;
+  }
+  static std::uint64_t value_of(int r, int i) {
+    return 1 + mix64(static_cast<std::uint64_t>(r) << 32 | static_cast<std::uint32_t>(i)) % 997;
+  }
+
+ private:
+  std::vector<double> cdf_;
+};
+
+struct sum_totals {
+  std::uint64_t pushes = 0, pulls = 0, combined = 0;
+};
+
+// Every rank pushes `count` updates (sum of values per key); the owner's totals equal the
+// oracle's, computed from every rank's regenerated stream. Returns this rank's counters.
+sum_totals run_sums(combining_conveyor<std::uint64_t, std::uint64_t>& c, const updates& u,
+                    int count) {
+  const int me = world_rank(), p = world_size();
+  const auto keys = u.keys_of(me, count);
+  std::map<std::uint64_t, std::uint64_t> got;
+  c.begin();
+  int i = 0;
+  std::uint64_t spins = 0;
+  while (c.advance(i == count, [&](std::uint64_t k, std::uint64_t v) {
+    EXPECT_EQ(owner_of(k, p), me) << "key " << k;
+    got[k] += v;
+  })) {
+    for (; i < count; ++i) {
+      const std::uint64_t k = keys[static_cast<std::size_t>(i)];
+      if (!c.push(k, updates::value_of(me, i), owner_of(k, p))) break;
+    }
+    if (++spins > 50'000'000u) {
+      ADD_FAILURE() << "did not terminate";
+      break;
+    }
+  }
+  const auto s = c.stats();
+  c.reset();
+  std::map<std::uint64_t, std::uint64_t> want;
+  for (int r = 0; r < p; ++r) {
+    const auto ks = u.keys_of(r, count);
+    for (int j = 0; j < count; ++j)
+      if (owner_of(ks[static_cast<std::size_t>(j)], p) == me)
+        want[ks[static_cast<std::size_t>(j)]] += updates::value_of(r, j);
+  }
+  EXPECT_EQ(got, want) << "rank " << me;
+  return {s.pushes, s.pulls, s.combined};
+}
+
+std::vector<conveyor_options> option_sets() {
+  std::vector<conveyor_options> v;
+  conveyor_options o;
+  o.capacity_bytes = 512;  // many buffers, backpressure
+  v.push_back(o);
+  o.mesh = "node,core";
+  o.n_buffers = 1;
+  v.push_back(o);
+  conveyor_options d;  // defaults
+  v.push_back(d);
+  conveyor_options st;
+  st.steady = true;
+  st.capacity_bytes = 1024;
+  v.push_back(st);
+  return v;
+}
+
+// TERM-20, TERM-24, API-90: sums per key equal the oracle for skews 0, 1.0 and 1.5 on every
+// option set; Σ pushes - Σ combined = Σ pulls; skewed keys combine.
+TEST(CombiningConveyor, SumsEqualTheSequentialOracle) {
+  for (double skew : {0.0, 1.0, 1.5}) {
+    const updates u(static_cast<std::uint64_t>(500 * world_size()), skew);
+    std::uint64_t combined = 0;
+    for (const auto& o : option_sets()) {
+      combining_conveyor<std::uint64_t, std::uint64_t> c(MPI_COMM_WORLD, o);
+      const sum_totals t = run_sums(c, u, 20000);
+      std::uint64_t mine[3] = {t.pushes, t.pulls, t.combined}, all[3] = {0, 0, 0};
+      MPI_Allreduce(mine, all, 3, MPI_UINT64_T, MPI_SUM, MPI_COMM_WORLD);
+      EXPECT_EQ(all[0] - all[2], all[1]) << "skew " << skew;
+      EXPECT_EQ(all[0], 20000u * static_cast<std::uint64_t>(world_size()));
+      combined += all[2];
+    }
+    if (skew >= 1.5) {  // one push in 20 at least, over the four option sets
+      EXPECT_GT(combined, 4u * 20000u * static_cast<unsigned>(world_size()) / 20);
+    }
+  }
+}
+
+struct max_op {
+  void operator()(std::int32_t& into, const std::int32_t& from) const {
+    into = std::max(into, from);
+  }
+};
+
+// API-90: a fold that updates in place (void op(V&, const V&)), 4-byte keys and values,
+// and a conveyor reused over cycles.
+TEST(CombiningConveyor, MaxPerKeyOverCycles) {
+  const int me = world_rank(), p = world_size();
+  conveyor_options o;
+  o.capacity_bytes = 256;
+  combining_conveyor<std::uint32_t, std::int32_t, max_op> c(MPI_COMM_WORLD, o);
+  for (int cycle = 0; cycle < 3; ++cycle) {
+    std::map<std::uint32_t, std::int32_t> got;
+    const auto value = [&](int r, int i) {
+      return static_cast<std::int32_t>(
+          mix64(static_cast<std::uint64_t>(r) * 100003 + static_cast<std::uint64_t>(i + cycle)) %
+          1000000);
+    };
+    c.begin();
+    int i = 0;
+    const int n = 5000;
+    while (c.advance(i == n, [&](std::uint32_t k, std::int32_t v) {
+      auto [it, fresh] = got.try_emplace(k, v);
+      if (!fresh) it->second = std::max(it->second, v);
+    }))
+      for (; i < n; ++i) {
+        const auto k = static_cast<std::uint32_t>(i % 13);
+        if (!c.push(k, value(me, i), owner_of(k, p))) break;
+      }
+    c.reset();
+    std::map<std::uint32_t, std::int32_t> want;
+    for (int r = 0; r < p; ++r)
+      for (int j = 0; j < n; ++j) {
+        const auto k = static_cast<std::uint32_t>(j % 13);
+        if (owner_of(k, p) != me) continue;
+        auto [it, fresh] = want.try_emplace(k, value(r, j));
+        if (!fresh) it->second = std::max(it->second, value(r, j));
+      }
+    EXPECT_EQ(got, want) << "cycle " << cycle;
+  }
+  EXPECT_EQ(c.stats(true).begins, 3u);
+  EXPECT_GT(c.stats(true).combined, 0u);
+}
+
+// API-90: the bulk kind does not combine.
+TEST(CombiningConveyor, BulkKindIsRefused) {
+  conveyor_options o;
+  o.kind = convoy::conveyor_kind::bulk;
+  EXPECT_THROW((combining_conveyor<std::uint64_t, std::uint64_t>(MPI_COMM_WORLD, o)),
+               convoy::error);
+}
+
+}  // namespace

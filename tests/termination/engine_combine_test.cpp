@@ -1,0 +1,302 @@
+// Combining engines under simulation (termination/README.md TERM-20..24): random and
+// Zipf-skewed keys on full, ragged and tensor plans at 1 to 64 ranks (and 4 096 in the
+// large entry), random schedules, backpressure: every key's total at its owner equals the
+// sum of every value pushed for it, every rank terminates (TERM-4 checked after every
+// advance), pushes - folds = records pulled, and the gate turns combining off where keys
+// never repeat.
+#include <gtest/gtest.h>
+
+#include <convoy/base/error.hpp>
+#include <convoy/router/forwarding.hpp>
+#include <convoy/router/route_plan.hpp>
+#include <convoy/termination/engine.hpp>
+#include <convoy_test/plans.hpp>
+#include <cstdint>
+#include <cstring>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "combine_checker.hpp"
+#include "sim_harness.hpp"
+#include "sim_workloads.hpp"
+
+namespace convoy_test {
+namespace {
+
+using convoy::router::make_tensor_plan;
+using convoy::termination::engine_options;
+using convoy::termination::engine_stats;
+
+struct combine_totals {
+  std::uint64_t pushes = 0, pulls = 0, combined = 0, stops = 0;
+};
+
+// Lifetime counters over every rank of `sim`.
+combine_totals totals(simulation& sim) {
+  combine_totals t;
+  for (int r = 0; r < sim.n_ranks(); ++r) {
+    const engine_stats s = sim.at(r).stats(true);
+    t.pushes += s.pushes;
+    t.pulls += s.pulls - s.unpulls;  // a pull put back is pulled again
+    t.combined += s.combined;
+    t.stops += s.combine_stops;
+  }
+  return t;
+}
+
+engine_options combining(const kv_layout& lay, engine_options o) {
+  o.combine = spec_of(lay);
+  return o;
+}
+
+// One cycle of `w` on `sim` with `lay`'s items: the owners' totals, termination, and
+// pushes - folds = pulls over the cycle. Returns the failure, empty if none.
+std::string run_keyed(simulation& sim, const keyed_workload& w, const kv_layout& lay,
+                      cycle_options o = {}) {
+  const combine_totals before = totals(sim);
+  const auto res = basic_cycle_driver<combine_checker>(sim, w.dests, lay.item_bytes, o,
+                                                       combine_checker(lay, w, sim.n_ranks()))
+                       .run();
+  if (!res.failure.empty()) return res.failure;
+  if (!res.completed) return "did not terminate in " + std::to_string(res.rounds) + " rounds";
+  if (res.pushed != n_items(w.dests)) return "pushed " + std::to_string(res.pushed);
+  const combine_totals after = totals(sim);
+  const std::uint64_t pushes = after.pushes - before.pushes, pulls = after.pulls - before.pulls,
+                      folds = after.combined - before.combined;
+  if (pushes != res.pushed || pulls != res.pulled || pushes - folds != pulls)
+    return "pushes " + std::to_string(pushes) + " - folds " + std::to_string(folds) + " != pulls " +
+           std::to_string(pulls);
+  return {};
+}
+
+std::vector<std::pair<std::string, plan_ptr>> plans() {
+  return {{"single", mesh_plan({1})},
+          {"line7", mesh_plan({7})},
+          {"mesh2x4", mesh_plan({2, 4})},
+          {"mesh2x4_outer_first", mesh_plan({2, 4}, {0, 1})},
+          {"mesh3x3x3", mesh_plan({3, 3, 3})},
+          {"mesh2x3x2_order", mesh_plan({2, 3, 2}, {1, 0, 2})},
+          {"ragged_4_2_3", ragged_plan({4, 2, 3})},
+          {"ragged_3_3_2_node_first", ragged_plan({3, 3, 2}, {0, 1})},
+          {"ragged_5_1", ragged_plan({5, 1})},
+          {"tensor1_p6", make_tensor_plan(1, 6, 1)},
+          {"tensor2_p8_n4", make_tensor_plan(2, 8, 4)},
+          {"tensor3_p12_n2", make_tensor_plan(3, 12, 2)}};
+}
+
+const kv_layout layouts[] = {
+    {16, 0, 8, 8, 8},    // the common one: an 8-byte key, an 8-byte sum
+    {8, 4, 4, 0, 4},     // value first, 4-byte key
+    {24, 0, 8, 16, 8},   // bytes between key and value
+    {20, 0, 12, 12, 8},  // a 12-byte key (bytewise compare)
+    {13, 1, 4, 5, 8},    // odd size (the generic copy), unaligned fields
+};
+
+// TERM-20, TERM-21, TERM-22: every plan x skew (0, 1.0, 1.5) x item layout, five random
+// schedules each, with one or two buffers per link of 128 to 2048 bytes (backpressure
+// mid-run), steady dispatch now and then, and first hops from the plan (no table) too.
+TEST(EngineCombine, OwnersTotalsEqualTheOracleOnEveryPlan) {
+  std::uint64_t combined = 0, pushes = 0;
+  for (const auto& [label, plan] : plans())
+    for (double skew : {0.0, 1.0, 1.5})
+      for (const kv_layout& lay : layouts)
+        for (std::uint64_t seed = 1; seed <= 5; ++seed) {
+          engine_options o = small_buffers(seed % 2 ? 1 : 2, seed == 1 ? 128 : seed * 512);
+          o.steady = seed == 2;
+          if (seed == 3 && lay.item_bytes == 16) o.route_table_max_ranks = 0;
+          simulation sim(plan, combining(lay, o), seed * 131 + lay.item_bytes);
+          const zipf_keys z(8 * static_cast<std::uint64_t>(sim.n_ranks()), skew);
+          const auto w = make_keyed(sim.n_ranks(), 100, z, sim.rng());
+          const std::string why = run_keyed(sim, w, lay);
+          ASSERT_TRUE(why.empty()) << label << " skew " << skew << " item " << lay.item_bytes
+                                   << " seed " << seed << ": " << why;
+          const combine_totals t = totals(sim);
+          combined += t.combined;
+          pushes += t.pushes;
+        }
+  // Small key spaces repeat keys within a buffer: combining happened, and a lot.
+  EXPECT_GT(combined, pushes / 4);
+}
+
+// A mesh of about `p` ranks: two dimensions as square as p allows (a line for primes).
+plan_ptr mesh_of(int p) {
+  int a = 1;
+  for (int d = 1; d * d <= p; ++d)
+    if (p % d == 0) a = d;
+  return a == 1 ? mesh_plan({p}) : mesh_plan({a, p / a});
+}
+
+// Ragged nodes of 1 to 5 ranks adding up to p.
+plan_ptr ragged_of(int p) {
+  std::vector<int> sizes;
+  for (int n = 0, left = p; left > 0; ++n) {
+    sizes.push_back(std::min(left, 1 + (n * 3) % 5));
+    left -= sizes.back();
+  }
+  return ragged_plan(sizes);
+}
+
+// TERM-20, TERM-22 at every rank count from 1 to 64, full and ragged meshes, Zipf 1.0.
+TEST(EngineCombine, RankCountsFromOneTo64) {
+  for (int p = 1; p <= 64; ++p)
+    for (const plan_ptr& plan : {mesh_of(p), ragged_of(p)}) {
+      simulation sim(plan, combining(layouts[0], small_buffers(2, 256)),
+                     static_cast<std::uint64_t>(p));
+      const zipf_keys z(16 * static_cast<std::uint64_t>(p), 1.0);
+      const auto w = make_keyed(p, 60, z, sim.rng());
+      cycle_options o;
+      o.rest_idle = true;
+      const std::string why = run_keyed(sim, w, layouts[0], o);
+      ASSERT_TRUE(why.empty()) << plan->name() << ": " << why;
+    }
+}
+
+// TERM-24 (AGG-155 in the engine): keys that never repeat turn combining off with growing
+// skips and nothing is folded; hot keys keep it on and fold most pushes.
+TEST(EngineCombine, GateTurnsCombiningOffOnUniformKeys) {
+  const plan_ptr plan = mesh_plan({2, 2});
+  engine_options o = combining(layouts[0], small_buffers(2, 8192));  // 480 records a buffer
+  {
+    simulation sim(plan, o, 7);
+    keyed_workload w;
+    w.dests.resize(4);
+    w.keys.resize(4);
+    for (int r = 0; r < 4; ++r)
+      for (std::uint64_t i = 0; i < 20000; ++i) {
+        const std::uint64_t k = static_cast<std::uint64_t>(r) << 32 | i;
+        w.keys[static_cast<std::size_t>(r)].push_back(k);
+        w.dests[static_cast<std::size_t>(r)].push_back(owner_of(k, 4));
+      }
+    cycle_options c;
+    c.max_rounds = 1000000;
+    const std::string why = run_keyed(sim, w, layouts[0], c);
+    ASSERT_TRUE(why.empty()) << why;
+    const combine_totals t = totals(sim);
+    EXPECT_EQ(t.combined, 0u);
+    EXPECT_GE(t.stops, 4u * 3u) << "every rank's lanes stop combining";
+  }
+  {
+    simulation sim(plan, o, 8);
+    const zipf_keys z(64, 1.0);
+    const auto w = make_keyed(4, 20000, z, sim.rng());
+    cycle_options c;
+    c.max_rounds = 1000000;
+    const std::string why = run_keyed(sim, w, layouts[0], c);
+    ASSERT_TRUE(why.empty()) << why;
+    const combine_totals t = totals(sim);
+    EXPECT_EQ(t.stops, 0u);
+    EXPECT_GT(t.combined, t.pushes * 3 / 4);
+  }
+}
+
+// Pushes `keys` from rank 0 to rank 1 of a 2-rank line, each {key, 1}; returns the limit
+// of rank 0's lane toward rank 1 after every push, then completes the cycle and checks that
+// rank 1 pulled one count per push.
+std::vector<std::uint32_t> limits_while_pushing(const std::vector<std::uint64_t>& keys) {
+  simulation sim(mesh_plan({2}), combining(layouts[0], small_buffers(2, 8192)), 5);
+  EXPECT_EQ(sim.at(0).begin(16), 1);
+  EXPECT_EQ(sim.at(1).begin(16), 1);
+  std::vector<std::uint32_t> limits;
+  for (std::uint64_t k : keys) {
+    const std::uint64_t item[2] = {k, 1};
+    EXPECT_EQ(sim.at(0).push(item, 1), 1);
+    limits.push_back(sim.at(0).hot().lanes[0].limit);
+  }
+  std::uint64_t counted = 0;
+  for (int round = 0, done = 0; done < 2 && round < 10000; ++round) {
+    done = 0;
+    for (int r = 0; r < 2; ++r) {
+      done += sim.at(r).advance(true) == convoy::termination::done;
+      convoy::termination::item_view v;
+      while (sim.at(r).pull(v) > 0) {
+        std::uint64_t c = 0;
+        std::memcpy(&c, v.data + 8, 8);
+        counted += c;
+      }
+    }
+    sim.network().deliver_all();
+  }
+  EXPECT_EQ(counted, keys.size());
+  return limits;
+}
+
+// TERM-21, TERM-24 (AGG-154, AGG-155 in the engine): while a lane combines its limit is 0,
+// so the inline push falls through to the slow path; when the early check finds keys that
+// do not repeat, the lane's true limit is back at once (the next pushes are inline). Hot
+// keys keep the limit at 0.
+TEST(EngineCombine, InlinePushComesBackWhenTheGateStops) {
+  std::vector<std::uint64_t> unique(400), hot(400);
+  for (std::uint64_t i = 0; i < 400; ++i) {
+    unique[i] = i * 7919;
+    hot[i] = i % 8;
+  }
+  const auto u = limits_while_pushing(unique);
+  for (std::size_t i = 0; i + 1 < 256; ++i) ASSERT_EQ(u[i], 0u) << "push " << i;
+  for (std::size_t i = 255; i < u.size(); ++i) ASSERT_GT(u[i], 0u) << "push " << i;
+  for (std::uint32_t l : limits_while_pushing(hot)) ASSERT_EQ(l, 0u);
+}
+
+// TERM-8, TERM-23: one simulation through cycles of different item sizes (the tables are
+// sized again) keeps every total; memory counts the tables, at most one per lane (the
+// loopback lane too) of slots_for(records a buffer holds) slots of 4 bytes.
+TEST(EngineCombine, ReuseAcrossCyclesAndMemory) {
+  const plan_ptr plan = ragged_plan({4, 2, 3});
+  const engine_options o = combining(layouts[0], small_buffers(2, 512));
+  simulation sim(plan, o, 11);
+  for (std::uint32_t bytes : {16u, 40u, 16u, 24u}) {
+    kv_layout lay = layouts[0];
+    lay.item_bytes = bytes;
+    const zipf_keys z(40, 1.2);
+    const auto w = make_keyed(sim.n_ranks(), 150, z, sim.rng());
+    const std::string why = run_keyed(sim, w, lay);
+    ASSERT_TRUE(why.empty()) << "item " << bytes << ": " << why;
+  }
+  // Against the same engine with the smallest tables (16 slots a lane).
+  engine_options small = o;
+  small.combine_max_slots = 16;
+  simulation without(plan, small, 11);
+  const convoy::router::forwarder f(plan, 0);
+  const std::size_t lanes = static_cast<std::size_t>(f.n_out_links()) + 1;
+  const std::size_t slots = convoy::aggregation::combine_table::slots_for(512 - 16, 4096);
+  EXPECT_EQ(slots, 1024u);
+  EXPECT_EQ(sim.at(0).max_memory_bytes() - without.at(0).max_memory_bytes(),
+            lanes * (slots - 16) * 4);
+  EXPECT_LE(sim.at(0).memory_bytes(), sim.at(0).max_memory_bytes());
+  EXPECT_GT(sim.at(0).memory_bytes(), without.at(0).memory_bytes());
+}
+
+// TERM-9 with combining: a spec that does not fit begin's item size is error_size with a
+// message and leaves the engine DORMANT; combining elastic items is refused at construction.
+TEST(EngineCombine, MisuseIsNamed) {
+  simulation sim(mesh_plan({2}), combining(layouts[0], small_buffers()), 3);
+  auto& e = sim.at(0);
+  EXPECT_EQ(e.begin(12), convoy::termination::error_size);
+  EXPECT_NE(e.last_message().find("beyond the item"), std::string::npos) << e.last_message();
+  EXPECT_EQ(e.current_state(), convoy::termination::state::dormant);
+  EXPECT_EQ(e.begin(16), 1);
+  engine_options elastic = combining(layouts[0], small_buffers());
+  elastic.elastic = true;
+  EXPECT_THROW(simulation(mesh_plan({2}), elastic, 3), convoy::error);
+  kv_layout overlap = layouts[0];
+  overlap.value_offset = 4;
+  simulation bad(mesh_plan({2}), combining(overlap, small_buffers()), 3);
+  EXPECT_EQ(bad.at(1).begin(16), convoy::termination::error_size);
+}
+
+// TERM-20, TERM-22 at 4 096 ranks (16 x 16 x 16, 1 KiB buffers): Zipf 1.0 over 8 192 keys,
+// 4 items per rank, one schedule (CTest entry termination_engine_combine_test.4096).
+TEST(EngineCombineLarge, Mesh16x16x16Zipf) {
+  simulation sim(mesh_plan({16, 16, 16}), combining(layouts[0], small_buffers(2, 1024)), 26);
+  const zipf_keys z(8192, 1.0);
+  const auto w = make_keyed(sim.n_ranks(), 4, z, sim.rng());
+  cycle_options o;
+  o.rest_idle = true;
+  o.max_rounds = 3000;
+  const std::string why = run_keyed(sim, w, layouts[0], o);
+  ASSERT_TRUE(why.empty()) << why;
+  EXPECT_GT(totals(sim).combined, 0u);
+}
+
+}  // namespace
+}  // namespace convoy_test
