@@ -100,6 +100,13 @@ settings settings::from_values(const std::map<std::string, std::string>& values)
     if (t != "0" && t != "1") detail::bad("CONVOY_WATCHDOG_ABORT", *v, "must be 0 or 1");
     s.watchdog_abort = t == "1";
   }
+  if (const auto* v = get("CONVOY_TRACE")) {
+    if (trimmed(*v).empty())
+      detail::bad("CONVOY_TRACE", *v, "is empty; unset it or give a directory");
+    s.trace_dir = trimmed(*v);
+  }
+  if (const auto* v = get("CONVOY_TRACE_EVENTS"))
+    s.trace_events = parse_trace_events("CONVOY_TRACE_EVENTS", *v);
   if (const auto* v = get("CONVEY_NLOCAL"))
     s.convey_nlocal = detail::parse_positive_int("CONVEY_NLOCAL", *v);
   if (const auto* v = get("CONVEY_BUFFER_SIZE"))
@@ -145,6 +152,8 @@ std::string settings::describe() const {
   if (watchdog_seconds) seconds << *watchdog_seconds;
   shown.push_back(seconds.str());
   shown.emplace_back(watchdog_abort ? (*watchdog_abort ? "1" : "0") : "");
+  shown.push_back(show(trace_dir));
+  shown.push_back(num(trace_events));
   shown.push_back(num(convey_nlocal));
   shown.push_back(num(convey_buffer_size));
   const bool set[] = {mesh.has_value(),
@@ -158,6 +167,8 @@ std::string settings::describe() const {
                       large.has_value(),
                       watchdog_seconds.has_value(),
                       watchdog_abort.has_value(),
+                      trace_dir.has_value(),
+                      trace_events.has_value(),
                       convey_nlocal.has_value(),
                       convey_buffer_size.has_value()};
   const auto& vars = detail::variables();

@@ -14,6 +14,8 @@ namespace agg = convoy::aggregation;
 // watchdog's record shows (TERM-15).
 bool engine::impl::open_lane(int lane) {
   const bool ok = lanes.open(lane, *transport, tick);
+  if (trace) [[unlikely]]
+    trace->lane_open(lane, ok);
   if (watch) [[unlikely]]
     starved[static_cast<std::size_t>(lane)] = ok ? 0 : 1;
   return ok;
@@ -22,6 +24,8 @@ bool engine::impl::open_lane(int lane) {
 // Seals the lane's buffer with its header and sends it: `seq` and `flags` are termination's
 // (counting.hpp); the loopback lane's buffers are not counted.
 void engine::impl::post(int lane, std::uint32_t seq, std::uint32_t flags) {
+  if (trace) [[unlikely]]
+    trace_post(lane, flags);
   const agg::sealed_buffer b = lanes.seal(lane);
   agg::buffer_header h{};
   h.bytes = static_cast<std::uint32_t>(b.bytes);

@@ -25,6 +25,7 @@
 #include <convoy/router/route_plan.hpp>
 #include <convoy/termination/conveyor_engine.hpp>
 #include <convoy/termination/state_machine.hpp>
+#include <convoy/termination/trace.hpp>
 #include <convoy/termination/watchdog.hpp>
 #include <cstddef>
 #include <cstdint>
@@ -55,6 +56,9 @@ struct engine_options {
   /// The hang watchdog (watchdog.hpp, TERM-15): off unless `watchdog.seconds` > 0 and a
   /// board is given. Off, it costs advance one test of a null pointer.
   watchdog_options watchdog;
+  /// The trace recorder (trace.hpp, TERM-16): on when `trace.dir` is not empty. Off, each
+  /// event site tests one null pointer.
+  trace_options trace;
 };
 
 class engine final : public conveyor_engine {
