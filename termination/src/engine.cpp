@@ -157,7 +157,7 @@ int engine::advance(bool done) noexcept {
       m.flush_older_than(static_cast<std::uint64_t>(options_.steady_period));
     m.counting.close_stages(m);  // Wesolowski et al. 2014, sec. III.D (TERM-4)
     if (m.trace) [[unlikely]]
-      m.trace->stages_closed(m.counting.closed_stages());
+      m.trace->stages_closed(m.counting.epoch(), m.counting.closed_stages());
     m.transport->progress();
     // A caller spinning on a blocked push or an empty pull waits for another rank; after
     // a few idle rounds give the core away, so oversubscribed ranks make progress.

@@ -102,7 +102,11 @@ void trace_recorder::advance_leave() noexcept {
   last_advance_idle_ = idle;
 }
 
-void trace_recorder::stages_closed(int closed) noexcept {
+void trace_recorder::stages_closed(std::uint32_t epoch, int closed) noexcept {
+  if (epoch != epoch_) {
+    epoch_ = epoch;
+    closed_ = 0;
+  }
   for (; closed_ < closed; ++closed_) put(trace_kind::stage_closed, -1, closed_, 0, 0, 0);
 }
 

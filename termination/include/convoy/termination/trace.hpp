@@ -121,8 +121,9 @@ class trace_recorder {
   /// An advance that recorded nothing extends the previous one when that recorded nothing
   /// either (`items` counts the calls), so that a spinning caller does not flood the ring.
   void advance_leave() noexcept;
-  /// Termination has now closed `closed` stages: one event per stage newly closed.
-  void stages_closed(int closed) noexcept;
+  /// Termination has now closed `closed` stages of cycle `epoch`: one event per stage newly
+  /// closed.
+  void stages_closed(std::uint32_t epoch, int closed) noexcept;
 
   [[nodiscard]] const trace_ring& ring() const noexcept { return ring_; }
   [[nodiscard]] int rank() const noexcept { return rank_; }
@@ -149,6 +150,7 @@ class trace_recorder {
   std::int64_t advance_start_ = 0;
   std::uint64_t total_at_enter_ = 0;
   bool last_advance_idle_ = false;  // the newest event is an advance that recorded nothing
+  std::uint32_t epoch_ = 0;
   int closed_ = 0;
   bool written_ = false;
 };

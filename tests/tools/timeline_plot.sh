@@ -1,0 +1,39 @@
+#!/usr/bin/env bash
+# timeline_plot.sh CONVOY_PLOT TRACE_DIR: convoy-plot --timeline on the trace files of a real
+# run (data/trace: bench-histogram, np 2, CONVOY_TRACE_EVENTS=64; TERM-16) merges them into one
+# Chrome trace file holding every rank's events, writes a gnuplot script with each kind of
+# mark, and, when gnuplot is installed, a non-empty PNG (else exit 77: skipped).
+set -euo pipefail
+plot=$1 data=$2
+dir=$(mktemp -d)
+trap 'rm -rf "$dir"' EXIT
+cp "$data"/convoy-trace.*.json "$dir"/
+"$plot" --timeline "$dir" --script "$dir/timeline.gp"
+merged=$(ls "$dir"/convoy-trace.?.json "$dir"/convoy-trace.??.json 2>/dev/null | head -1)
+if [[ -z $merged ]]; then
+  echo "timeline_plot: no merged convoy-trace.<conveyor>.json" >&2
+  exit 1
+fi
+for pid in 0 1; do
+  if ! grep -q "\"pid\":$pid" "$merged"; then
+    echo "timeline_plot: the merged file lacks rank $pid" >&2
+    exit 1
+  fi
+done
+for mark in "title 'advance'" "title 'credit stall'" "title 'buffer sent, full'" \
+  "title 'last buffer'" "title 'stage closed'"; do
+  if ! grep -qF -- "$mark" "$dir/timeline.gp"; then
+    echo "timeline_plot: the gnuplot script lacks $mark" >&2
+    exit 1
+  fi
+done
+if ! command -v gnuplot >/dev/null; then
+  echo "timeline_plot: gnuplot is not installed; the PNG is not drawn"
+  exit 77
+fi
+"$plot" --timeline "$dir" -o "$dir/timeline.png"
+if [[ ! -s $dir/timeline.png ]]; then
+  echo "timeline_plot: no PNG written" >&2
+  exit 1
+fi
+echo "timeline_plot: $(stat -c %s "$dir/timeline.png") bytes of PNG"
