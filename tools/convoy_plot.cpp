@@ -25,6 +25,7 @@
 #include <set>
 #include <sstream>
 #include <string>
+#include <string_view>
 #include <tuple>
 #include <utility>
 #include <vector>
@@ -273,9 +274,15 @@ int main(int argc, char** argv) {  // NOLINT(bugprone-exception-escape)
   app.add_option("-k,--kernels", o.kernels, "only these kernels (comma separated)")->delimiter(',');
   app.add_option("-i,--impl", o.impl, "only this library (impl=)");
   app.add_option("-t,--title", o.title, "title of the figure");
-  app.add_option("-o,--output", o.output,
-                 "the PNG to write (required, except with --timeline: DIR/convoy-trace.N.png)")
-      ->check(convoy::tools::writable_file());
+  // --timeline reads a directory instead of files and has a default output. Known before
+  // parsing, so that CLI11 keeps the last argument for the files (a required positional)
+  // after a list option such as -k.
+  const bool timeline = std::any_of(argv + 1, argv + argc, [](const char* a) {
+    return std::string_view(a).starts_with("--timeline");
+  });
+  auto* output = app.add_option("-o,--output", o.output,
+                                "the PNG to write (with --timeline: DIR/convoy-trace.N.png)")
+                     ->check(convoy::tools::writable_file());
   app.add_option("--script", o.script, "write the gnuplot script here instead of running gnuplot")
       ->check(convoy::tools::writable_file());
   app.add_option("--timeline", o.timeline,
@@ -284,16 +291,16 @@ int main(int argc, char** argv) {  // NOLINT(bugprone-exception-escape)
       ->check(CLI::ExistingDirectory);
   app.add_option("--conveyor", o.conveyor, "with --timeline: conveyor N (default: the last)")
       ->check(CLI::NonNegativeNumber);
-  app.add_option("files", o.files, "JSON files written by the benchmark programs (--json)")
-      ->check(CLI::ExistingFile);
+  auto* files =
+      app.add_option("files", o.files, "JSON files written by the benchmark programs (--json)")
+          ->check(CLI::ExistingFile);
+  if (!timeline) {
+    output->required();
+    files->required();
+  }
   if (const int code = convoy::tools::parse_command_line(app, argc, argv); code >= 0) return code;
   if (!o.timeline.empty())
     return convoy::tools::draw_timeline({o.timeline, o.conveyor, o.output, o.script, o.title});
-  if (o.output.empty() || o.files.empty()) {
-    std::cerr << "convoy-plot: " << (o.output.empty() ? "--output" : "files")
-              << " is required (--help lists the options)\n";
-    return 2;
-  }
   try {
     const plot_data d = collect(o);
     if (d.kernels.empty()) {

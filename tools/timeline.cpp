@@ -138,9 +138,9 @@ std::string script(const timeline_options& o, const std::map<int, json>& docs, i
   g << "plot $advance using 1:2:3:(0.35) with boxxyerror lc rgb '#d8d8d8' title 'advance', \\\n"
     << "  $stall using 1:2:3:(0.35) with boxxyerror lc rgb '#f4a0a0' title 'credit stall', \\\n"
     << "  $full using 1:2 with points pt 7 ps 0.6 lc rgb '#1f5fbf' title 'buffer sent, full', \\\n"
-    << "  $partial using 1:2 with points pt 6 ps 0.6 lc rgb '#e07b00' title 'sent partly "
-       "filled', \\\n"
     << "  $last using 1:2 with points pt 9 ps 0.9 lc rgb '#202020' title 'last buffer', \\\n"
+    << "  $partial using 1:2 with points pt 6 ps 1.0 lw 1.5 lc rgb '#e07b00' title 'sent partly "
+       "filled', \\\n"
     << "  $closed using 1:2 with points pt 2 ps 1.2 lc rgb '#208020' title 'stage closed'\n";
   return g.str();
 }
