@@ -25,8 +25,9 @@ std::map<int, json> read_traces(const timeline_options& o, int& conveyor) {
   for (const auto& f : fs::directory_iterator(o.dir)) {
     const std::string base = f.path().filename().string();
     int c = 0, r = 0, end = 0;
+    // An empty file is an index reserved by an engine that was never freed.
     if (std::sscanf(base.c_str(), "convoy-trace.%d.%d.json%n", &c, &r, &end) == 2 &&
-        end == static_cast<int>(base.size()) && c >= 0 && r >= 0)
+        end == static_cast<int>(base.size()) && c >= 0 && r >= 0 && fs::file_size(f.path()) > 0)
       found[c][r] = f.path();
   }
   if (found.empty()) throw std::invalid_argument("no convoy-trace.<conveyor>.<rank>.json files");

@@ -4,7 +4,9 @@
 #include <array>
 #include <convoy/base/collective.hpp>
 #include <convoy/base/error.hpp>
+#include <cerrno>
 #include <cstdint>
+#include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <string>
@@ -15,9 +17,6 @@ namespace convoy::detail {
 namespace {
 
 namespace fs = std::filesystem;
-
-// Traced conveyors made so far by this process; rank 0's count names the next one.
-int traced_conveyors = 0;
 
 constexpr int clock_rounds = 5;
 constexpr int clock_tag = 7301;
@@ -35,6 +34,20 @@ std::string check_dir(const std::string& dir) {
   }
   fs::remove(probe, ec);
   return {};
+}
+
+// The first conveyor index whose rank-0 file does not exist yet in `dir`, reserved by
+// creating that file empty (exclusively: another process tracing into the same directory
+// takes the next one); the engine writes it when freed.
+int reserve_index(const std::string& dir) {
+  for (int n = 0;; ++n) {
+    const std::string path = dir + "/convoy-trace." + std::to_string(n) + ".0.json";
+    if (std::FILE* f = std::fopen(path.c_str(), "wx")) {
+      std::fclose(f);
+      return n;
+    }
+    if (errno != EEXIST) throw convoy::error("CONVOY_TRACE='" + dir + "': cannot create " + path);
+  }
 }
 
 // Rank 0 measures each other rank's steady clock against its own: the sample of the
@@ -76,23 +89,25 @@ std::array<std::int64_t, 2> clock_offset(MPI_Comm comm) {
 termination::trace_options make_trace_options(MPI_Comm comm, const base::settings& s) {
   int rank = 0;
   CONVOY_MPI_CHECK(MPI_Comm_rank(comm, &rank));
-  // Rank 0's word: on or off, the event count, the index.
-  std::array<unsigned long long, 3> head{0, 0, 0};
-  if (rank == 0 && s.trace_dir)
-    head = {1, s.trace_events.value_or(base::default_trace_events),
-            static_cast<unsigned long long>(traced_conveyors)};
-  CONVOY_MPI_CHECK(MPI_Bcast(head.data(), 3, MPI_UNSIGNED_LONG_LONG, 0, comm));
+  // Rank 0's word: on or off, the event count.
+  std::array<unsigned long long, 2> head{0, 0};
+  if (rank == 0 && s.trace_dir) head = {1, s.trace_events.value_or(base::default_trace_events)};
+  CONVOY_MPI_CHECK(MPI_Bcast(head.data(), 2, MPI_UNSIGNED_LONG_LONG, 0, comm));
   termination::trace_options o;
   if (head[0] == 0) return o;
   std::string dir = rank == 0 ? *s.trace_dir : std::string();
   base::broadcast(comm, dir);
-  const std::string why = rank == 0 ? check_dir(dir) : std::string();
-  const std::string failure = "CONVOY_TRACE='" + dir + "': " + why;
-  base::raise_if_any_failed(comm, rank == 0 && !why.empty() ? &failure : nullptr);
+  // Rank 0 checks the directory and names the conveyor; a failure is every rank's error.
+  int index = base::agree(comm, [&] {
+    if (rank != 0) return 0;
+    const std::string why = check_dir(dir);
+    if (!why.empty()) throw convoy::error("CONVOY_TRACE='" + dir + "': " + why);
+    return reserve_index(dir);
+  });
+  CONVOY_MPI_CHECK(MPI_Bcast(&index, 1, MPI_INT, 0, comm));
   o.dir = dir;
   o.events = static_cast<std::size_t>(head[1]);
-  o.conveyor = static_cast<int>(head[2]);
-  traced_conveyors = o.conveyor + 1;
+  o.conveyor = index;
   MPI_Comm dup = MPI_COMM_NULL;
   CONVOY_MPI_CHECK(MPI_Comm_dup(comm, &dup));
   std::array<std::int64_t, 2> offset{0, 0};

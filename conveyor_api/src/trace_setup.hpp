@@ -12,10 +12,10 @@ namespace convoy::detail {
 /// Collective over `comm`. Off (an empty dir) unless rank 0's settings name CONVOY_TRACE.
 /// Rank 0 creates the directory if needed and checks that it can write a file there; if not,
 /// every rank throws the same convoy::error ("CONVOY_TRACE='<dir>': ..."). On: every rank gets
-/// rank 0's directory and event count, the conveyor's index (rank 0's count of traced
-/// conveyors so far) and its clock offset to rank 0, measured by ping-pongs on a duplicate of
-/// `comm` (the best of 5 round trips per rank; the error bound is half of it). Off costs one
-/// MPI_Bcast.
+/// rank 0's directory and event count, the conveyor's index (the first whose rank-0 file does
+/// not exist in the directory yet; rank 0 reserves it by creating that file) and its clock
+/// offset to rank 0, measured by ping-pongs on a duplicate of `comm` (the best of 5 round trips
+/// per rank; the error bound is half of it). Off costs one MPI_Bcast.
 [[nodiscard]] termination::trace_options make_trace_options(MPI_Comm comm,
                                                             const base::settings& s);
 
