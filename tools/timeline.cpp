@@ -98,7 +98,9 @@ void add_rank(rows& r, int rank, const json& d) {
     r.t_max = std::max(r.t_max, t);
     const json& a = e.at("args");
     if (name == "send")
-      (a.value("last", false) ? r.last : a.value("full", false) ? r.full : r.partial)
+      (a.value("last", false)   ? r.last
+       : a.value("full", false) ? r.full
+                                : r.partial)
           << t << ' ' << y << '\n';
     else if (name == "stage closed")
       r.closed << t << ' ' << y << '\n';
@@ -118,10 +120,10 @@ std::string script(const timeline_options& o, const std::map<int, json>& docs, i
   g << "set terminal pngcairo size 1200," << height << " font ',9'\n"
     << "set output " << quote(png) << '\n'
     << "set title "
-    << quote(o.title.empty() ? "conveyor " + std::to_string(conveyor) + ", " +
-                                   std::to_string(docs.size()) + " ranks" +
-                                   (dropped ? ", oldest events dropped" : "")
-                             : o.title)
+    << quote(o.title.empty()
+                 ? "conveyor " + std::to_string(conveyor) + ", " + std::to_string(docs.size()) +
+                       " ranks" + (dropped ? ", oldest events dropped" : "")
+                 : o.title)
     << '\n'
     << "set xlabel 'time since the conveyor was made (ms, rank 0 clock)'\n"
     << "set ytics (" << r.tics.str() << ")\nset yrange [" << -r.n << ":1]\n"
@@ -171,7 +173,8 @@ int draw_timeline(const timeline_options& o) {
     std::cerr << "convoy-plot: --timeline " << o.dir << ": " << e.what() << '\n';
     return 2;
   }
-  const std::string stem = (fs::path(o.dir) / ("convoy-trace." + std::to_string(conveyor))).string();
+  const std::string stem =
+      (fs::path(o.dir) / ("convoy-trace." + std::to_string(conveyor))).string();
   const std::string png = o.output.empty() ? stem + ".png" : o.output;
   try {
     write_merged(docs, stem + ".json");

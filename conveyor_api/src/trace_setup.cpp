@@ -2,9 +2,9 @@
 #include "trace_setup.hpp"
 
 #include <array>
+#include <cerrno>
 #include <convoy/base/collective.hpp>
 #include <convoy/base/error.hpp>
-#include <cerrno>
 #include <cstdint>
 #include <cstdio>
 #include <filesystem>
@@ -46,7 +46,12 @@ int reserve_index(const std::string& dir) {
       std::fclose(f);
       return n;
     }
-    if (errno != EEXIST) throw convoy::error("CONVOY_TRACE='" + dir + "': cannot create " + path);
+    if (errno != EEXIST) {
+      std::string what = "CONVOY_TRACE='" + dir;
+      what += "': cannot create ";
+      what += path;
+      throw convoy::error(what);
+    }
   }
 }
 
@@ -65,10 +70,10 @@ std::array<std::int64_t, 2> clock_offset(MPI_Comm comm) {
         std::int64_t theirs = 0;
         const std::int64_t t0 = termination::trace_recorder::now();
         CONVOY_MPI_CHECK(MPI_Send(&t0, 1, MPI_INT64_T, r, clock_tag, comm));
-        CONVOY_MPI_CHECK(
-            MPI_Recv(&theirs, 1, MPI_INT64_T, r, clock_tag, comm, MPI_STATUS_IGNORE));
+        CONVOY_MPI_CHECK(MPI_Recv(&theirs, 1, MPI_INT64_T, r, clock_tag, comm, MPI_STATUS_IGNORE));
         const std::int64_t t1 = termination::trace_recorder::now();
-        if (best[1] < 0 || (t1 - t0) / 2 < best[1]) best = {theirs - (t0 + (t1 - t0) / 2), (t1 - t0) / 2};
+        if (best[1] < 0 || (t1 - t0) / 2 < best[1])
+          best = {theirs - (t0 + (t1 - t0) / 2), (t1 - t0) / 2};
       }
       CONVOY_MPI_CHECK(MPI_Send(best.data(), 2, MPI_INT64_T, r, clock_tag, comm));
     }

@@ -16,7 +16,6 @@ namespace convoy::detail {
 /// not exist in the directory yet; rank 0 reserves it by creating that file) and its clock
 /// offset to rank 0, measured by ping-pongs on a duplicate of `comm` (the best of 5 round trips
 /// per rank; the error bound is half of it). Off costs one MPI_Bcast.
-[[nodiscard]] termination::trace_options make_trace_options(MPI_Comm comm,
-                                                            const base::settings& s);
+[[nodiscard]] termination::trace_options make_trace_options(MPI_Comm comm, const base::settings& s);
 
 }  // namespace convoy::detail

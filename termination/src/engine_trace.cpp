@@ -14,8 +14,7 @@ void engine::impl::start_trace() {
   for (const auto& l : route.out_links()) outs.push_back({l.stage, l.peer});
   for (const auto& l : route.in_links()) in_links.push_back({l.stage, l.peer});
   trace = std::make_unique<trace_recorder>(e.options_.trace, e.rank_, e.plan_->n_ranks(),
-                                           route.n_stages(), std::move(outs),
-                                           std::move(in_links));
+                                           route.n_stages(), std::move(outs), std::move(in_links));
 }
 
 // Before the lane is sealed: full when it could take no further record (its limit passed).
@@ -32,8 +31,7 @@ void engine::impl::trace_post(int lane, std::uint32_t flags) noexcept {
 
 void engine::impl::trace_receive(int id, const agg::buffer_header& h) noexcept {
   const std::size_t record =
-      static_cast<std::size_t>(ins[static_cast<std::size_t>(id)].tag_bytes) +
-      e.hot_.item_bytes;
+      static_cast<std::size_t>(ins[static_cast<std::size_t>(id)].tag_bytes) + e.hot_.item_bytes;
   const bool rigid = !elastic() && e.hot_.item_bytes > 0;
   const std::size_t items = rigid ? (h.bytes - agg::header_bytes) / record : 0;
   std::uint8_t f = rigid ? trace_items : 0;

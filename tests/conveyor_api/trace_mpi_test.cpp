@@ -160,10 +160,9 @@ void check_rank(const json& d, int rank, int cycles, rank_facts& f) {
   for (int s = 0; s < other.at("n_stages").get<int>(); ++s)
     EXPECT_EQ(closed[s], cycles) << "rank " << rank << " stage " << s;
   for (double t : closed_at)
-    EXPECT_TRUE(std::any_of(advances.begin(), advances.end(),
-                            [t](const auto& a) {
-                              return t + 0.002 >= a.first && t <= a.first + a.second + 0.002;
-                            }))
+    EXPECT_TRUE(std::any_of(
+        advances.begin(), advances.end(),
+        [t](const auto& a) { return t + 0.002 >= a.first && t <= a.first + a.second + 0.002; }))
         << "rank " << rank << ": stage closed at " << t << " outside every advance";
 }
 

@@ -77,9 +77,9 @@ class trace_ring {
 
 /// What a recorder needs besides its events (engine_options::trace carries the first part).
 struct trace_options {
-  std::string dir;                          ///< empty: no tracing
+  std::string dir;                            ///< empty: no tracing
   std::size_t events = std::size_t{1} << 16;  ///< ring capacity, a power of two
-  int conveyor = 0;                         ///< index in the file name
+  int conveyor = 0;                           ///< index in the file name
   /// This rank's steady clock minus rank 0's, and rank 0's clock when the conveyor was
   /// made: timestamps are written as microseconds of rank 0's clock since then.
   std::int64_t clock_offset_ns = 0;
