@@ -10,6 +10,7 @@
 #include <fstream>
 #include <ostream>
 #include <string>
+#include <vector>
 
 namespace convoy::termination {
 
@@ -77,9 +78,24 @@ void trace_recorder::write_json(std::ostream& out) const {
     std::snprintf(b, sizeof b, "%.3f", static_cast<double>(ns) / 1000.0);
     return std::string(b);
   };
-  const std::size_t n = ring_.size();
+  // The ring's events, then the stalls still open, up to now.
+  std::vector<trace_event> events;
+  events.reserve(ring_.size() + stall_since_.size());
+  for (std::size_t j = 0; j < ring_.size(); ++j) events.push_back(ring_.at(j));
+  const std::int64_t t_end = now();
+  for (std::size_t k = 0; k < stall_since_.size(); ++k) {
+    if (stall_since_[k] == 0) continue;
+    trace_event& e = events.emplace_back();
+    e.t_ns = stall_since_[k];
+    e.dur_ns = t_end - stall_since_[k];
+    e.link = static_cast<std::int32_t>(k);
+    e.kind = trace_kind::stall;
+    e.stage = static_cast<std::uint8_t>(outs_[k].stage);
+    e.flags = trace_open;
+  }
+  const std::size_t n = events.size();
   for (std::size_t j = 0; j < n; ++j) {
-    const trace_event& e = ring_.at(j);
+    const trace_event& e = events[j];
     const bool span = e.kind == trace_kind::advance || e.kind == trace_kind::stall;
     out << "{\"name\":\"" << name_of(e) << "\",\"ph\":\"" << (span ? "X" : "i")
         << "\",\"pid\":" << pid << ",\"tid\":" << e.link + 1 << ",\"ts\":" << us(e.t_ns - zero);
@@ -100,6 +116,9 @@ void trace_recorder::write_json(std::ostream& out) const {
             << ",\"last\":" << ((e.flags & trace_last) ? "true" : "false");
         break;
       case trace_kind::stall:
+        out << "\"stage\":" << int{e.stage}
+            << ",\"open\":" << ((e.flags & trace_open) ? "true" : "false");
+        break;
       case trace_kind::stage_closed:
         out << "\"stage\":" << int{e.stage};
         break;

@@ -82,6 +82,7 @@ TEST(TraceRecorder, FileIsChromeTraceJsonWithMetadataAndEvents) {  // TERM-16
   t.lane_open(0, true);   // the stall ends: one "X"
   t.stages_closed(1, 2);
   t.stages_closed(1, 2);  // nothing new
+  t.lane_open(1, false);  // still stalled when the file is written
   t.advance_leave();
   t.flush();
   EXPECT_EQ(t.file_name(), ::testing::TempDir() + "trace_test/convoy-trace.4.1.json");
@@ -120,7 +121,10 @@ TEST(TraceRecorder, FileIsChromeTraceJsonWithMetadataAndEvents) {  // TERM-16
       EXPECT_EQ(e["tid"], 3);  // after the two out-links
       EXPECT_FALSE(e["args"].contains("items"));
     }
-    stalls += name == "credit stall";
+    if (name == "credit stall") {
+      ++stalls;
+      EXPECT_EQ(e["args"]["open"], e["tid"] == 2) << e;  // out-link 1's is open
+    }
     advances += name == "advance";
     closed += name == "stage closed";
     flushes += name == "flush";
@@ -129,7 +133,7 @@ TEST(TraceRecorder, FileIsChromeTraceJsonWithMetadataAndEvents) {  // TERM-16
                                             "stage 1 \u2192 rank 2", "stage 0 \u2190 rank 0"}));
   EXPECT_EQ(sends, 1);
   EXPECT_EQ(receives, 1);
-  EXPECT_EQ(stalls, 1);
+  EXPECT_EQ(stalls, 2);
   EXPECT_EQ(advances, 1);
   EXPECT_EQ(closed, 2);  // stages 0 and 1, once
   EXPECT_EQ(flushes, 1);

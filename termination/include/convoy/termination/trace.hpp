@@ -27,6 +27,7 @@ enum class trace_kind : std::uint8_t {
 inline constexpr std::uint8_t trace_full = 1;   ///< send: the buffer could take no more records
 inline constexpr std::uint8_t trace_last = 2;   ///< send/receive: a last buffer (its link's count)
 inline constexpr std::uint8_t trace_items = 4;  ///< `items` is known (rigid items)
+inline constexpr std::uint8_t trace_open = 8;   ///< stall: still open when the file was written
 
 /// One event, 32 bytes. `link`: -1 for the rank as a whole, else an out-link k (sends,
 /// stalls) as k, an in-link i (receives) as n_out + i.
