@@ -8,7 +8,10 @@
 //
 //   convoy-plot [-m items|bw] [-k KERNEL,...] [-i IMPL] [-t TITLE] -o out.png FILE...
 //
-// Only verified rows count; of repeated configurations the last one read wins. The data go
+//   convoy-plot --timeline DIR [--conveyor N] [-o out.png]
+//
+// --timeline draws the trace files CONVOY_TRACE wrote instead (timeline.hpp). Only verified
+// rows count; of repeated configurations the last one read wins. The data go
 // to gnuplot inline ($data blocks); --script FILE writes the gnuplot script instead of
 // running gnuplot.
 #include <CLI/CLI.hpp>
@@ -22,6 +25,7 @@
 #include <set>
 #include <sstream>
 #include <string>
+#include <string_view>
 #include <tuple>
 #include <utility>
 #include <vector>
@@ -30,6 +34,7 @@
 #include "cli_checks.hpp"
 #include "cli_exit.hpp"
 #include "first_seen.hpp"
+#include "timeline.hpp"
 
 namespace cb = convoy::bench;
 
@@ -45,6 +50,8 @@ struct options {
   std::string output;
   std::string script;
   std::vector<std::string> files;
+  std::string timeline;
+  int conveyor = -1;
 };
 
 // One verified measurement.
@@ -267,15 +274,33 @@ int main(int argc, char** argv) {  // NOLINT(bugprone-exception-escape)
   app.add_option("-k,--kernels", o.kernels, "only these kernels (comma separated)")->delimiter(',');
   app.add_option("-i,--impl", o.impl, "only this library (impl=)");
   app.add_option("-t,--title", o.title, "title of the figure");
-  app.add_option("-o,--output", o.output, "the PNG to write")
-      ->required()
-      ->check(convoy::tools::writable_file());
+  // --timeline reads a directory instead of files and has a default output. Known before
+  // parsing, so that CLI11 keeps the last argument for the files (a required positional)
+  // after a list option such as -k.
+  const bool timeline = std::any_of(argv + 1, argv + argc, [](const char* a) {
+    return std::string_view(a).starts_with("--timeline");
+  });
+  auto* output = app.add_option("-o,--output", o.output,
+                                "the PNG to write (with --timeline: DIR/convoy-trace.N.png)")
+                     ->check(convoy::tools::writable_file());
   app.add_option("--script", o.script, "write the gnuplot script here instead of running gnuplot")
       ->check(convoy::tools::writable_file());
-  app.add_option("files", o.files, "JSON files written by the benchmark programs (--json)")
-      ->required()
-      ->check(CLI::ExistingFile);
+  app.add_option("--timeline", o.timeline,
+                 "draw the per-link timeline of the trace files in this directory (CONVOY_TRACE) "
+                 "and merge them into DIR/convoy-trace.N.json")
+      ->check(CLI::ExistingDirectory);
+  app.add_option("--conveyor", o.conveyor, "with --timeline: conveyor N (default: the last)")
+      ->check(CLI::NonNegativeNumber);
+  auto* files =
+      app.add_option("files", o.files, "JSON files written by the benchmark programs (--json)")
+          ->check(CLI::ExistingFile);
+  if (!timeline) {
+    output->required();
+    files->required();
+  }
   if (const int code = convoy::tools::parse_command_line(app, argc, argv); code >= 0) return code;
+  if (!o.timeline.empty())
+    return convoy::tools::draw_timeline({o.timeline, o.conveyor, o.output, o.script, o.title});
   try {
     const plot_data d = collect(o);
     if (d.kernels.empty()) {
@@ -289,16 +314,7 @@ int main(int argc, char** argv) {  // NOLINT(bugprone-exception-escape)
       std::ofstream(o.script) << text;
       return 0;
     }
-    FILE* gp = popen("gnuplot", "w");
-    if (!gp) {
-      std::cerr << "convoy-plot: cannot start gnuplot (apt-get install gnuplot-nox)\n";
-      return 1;
-    }
-    std::fwrite(text.data(), 1, text.size(), gp);
-    if (pclose(gp) != 0) {
-      std::cerr << "convoy-plot: gnuplot failed\n";
-      return 1;
-    }
+    if (!convoy::tools::run_gnuplot(text)) return 1;
     std::cout << "convoy-plot: wrote " << o.output << " (" << d.kernels.size()
               << " kernel panel(s), metric " << o.metric << ")\n";
     return 0;

@@ -104,6 +104,13 @@ settings settings::from_values(const std::map<std::string, std::string>& values)
     if (trimmed(*v).empty()) detail::bad("CONVOY_STATS", *v, "is empty (unset it or give a path)");
     s.stats_path = *v;
   }
+  if (const auto* v = get("CONVOY_TRACE")) {
+    if (trimmed(*v).empty())
+      detail::bad("CONVOY_TRACE", *v, "is empty; unset it or give a directory");
+    s.trace_dir = trimmed(*v);
+  }
+  if (const auto* v = get("CONVOY_TRACE_EVENTS"))
+    s.trace_events = parse_trace_events("CONVOY_TRACE_EVENTS", *v);
   if (const auto* v = get("CONVEY_NLOCAL"))
     s.convey_nlocal = detail::parse_positive_int("CONVEY_NLOCAL", *v);
   if (const auto* v = get("CONVEY_BUFFER_SIZE"))
@@ -150,6 +157,8 @@ std::string settings::describe() const {
   shown.push_back(seconds.str());
   shown.emplace_back(watchdog_abort ? (*watchdog_abort ? "1" : "0") : "");
   shown.push_back(show(stats_path));
+  shown.push_back(show(trace_dir));
+  shown.push_back(num(trace_events));
   shown.push_back(num(convey_nlocal));
   shown.push_back(num(convey_buffer_size));
   const bool set[] = {mesh.has_value(),
@@ -164,6 +173,8 @@ std::string settings::describe() const {
                       watchdog_seconds.has_value(),
                       watchdog_abort.has_value(),
                       stats_path.has_value(),
+                      trace_dir.has_value(),
+                      trace_events.has_value(),
                       convey_nlocal.has_value(),
                       convey_buffer_size.has_value()};
   const auto& vars = detail::variables();

@@ -170,4 +170,11 @@ int parse_n_buffers(const std::string& name, const std::string& text) {
   return n;
 }
 
+std::size_t parse_trace_events(const std::string& name, const std::string& text) {
+  const int n = detail::parse_positive_int(name, text);
+  if (n < 16 || n > (1 << 24) || (n & (n - 1)) != 0)
+    detail::bad(name, text, "must be a power of two between 16 and 16777216");
+  return static_cast<std::size_t>(n);
+}
+
 }  // namespace convoy::base

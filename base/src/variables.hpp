@@ -34,6 +34,10 @@ inline const std::vector<variable>& variables() {
       {"CONVOY_WATCHDOG_ABORT", "0", "1: abort the job after the watchdog's diagnosis"},
       {"CONVOY_STATS", "(none)",
        "path of the JSON counters document written at each conveyor's destruction"},
+      {"CONVOY_TRACE", "(off)",
+       "directory of per-rank timelines (Chrome trace JSON), written when a conveyor is freed"},
+      {"CONVOY_TRACE_EVENTS", std::to_string(default_trace_events),
+       "trace events kept per rank and conveyor, a power of two (oldest overwritten)"},
       {"CONVEY_NLOCAL", "ranks per node", "bale: ranks per local group of tensor conveyors"},
       {"CONVEY_BUFFER_SIZE", "conveyor default", "bale: conveyor buffer bytes (suffix k=1000)"},
   };

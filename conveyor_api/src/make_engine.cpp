@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "status_window.hpp"
+#include "trace_setup.hpp"
 
 namespace convoy {
 
@@ -146,6 +147,7 @@ std::unique_ptr<termination::engine> make_mpi_engine(MPI_Comm comm,
   opts.watchdog.seconds = static_cast<double>(sizes[2]) / 1000.0;
   opts.watchdog.abort = sizes[3] != 0;
   opts.watchdog.board = detail::make_status_board(comm, opts.watchdog.seconds);
+  opts.trace = detail::make_trace_options(comm, s);
   int rank = 0;
   CONVOY_MPI_CHECK(MPI_Comm_rank(comm, &rank));
   std::unique_ptr<aggregation::transport> transport;

@@ -153,6 +153,8 @@ int engine::advance(bool done) noexcept {
   ++m.now.advances;
   ++m.life.advances;
   if (m.post_failed) return error_transport;  // a send from push() failed (last_message)
+  if (m.trace) [[unlikely]]
+    m.trace->advance_enter();
   const auto entered = std::chrono::steady_clock::now();  // one of the two reads (TERM-16)
   try {
     m.settle();
@@ -164,6 +166,8 @@ int engine::advance(bool done) noexcept {
     if (options_.steady || m.counting.done_pushing())
       m.flush_older_than(static_cast<std::uint64_t>(options_.steady_period));
     m.counting.close_stages(m);  // Wesolowski et al. 2014, sec. III.D (TERM-4)
+    if (m.trace) [[unlikely]]
+      m.trace->stages_closed(m.counting.epoch(), m.counting.closed_stages());
     m.transport->progress();
     // A caller spinning on a blocked push or an empty pull waits for another rank; after
     // a few idle rounds give the core away, so oversubscribed ranks make progress.
@@ -186,6 +190,8 @@ int engine::advance(bool done) noexcept {
   m.count_advance(entered, rc == termination::done);
   if (m.watch) [[unlikely]]
     m.watch_step(true);
+  if (m.trace) [[unlikely]]
+    m.trace->advance_leave();
   return rc;
 }
 
@@ -199,6 +205,8 @@ bool engine::sending() const noexcept {
 
 int engine::flush() noexcept {
   if (state_.check(call::flush) != verdict::proceed) return error_state;
+  if (impl_->trace) [[unlikely]]
+    impl_->trace->flush();
   try {
     impl_->flush_older_than(0);
     impl_->flush_loopback();

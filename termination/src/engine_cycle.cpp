@@ -80,6 +80,7 @@ engine::impl::impl(engine& owner, std::unique_ptr<agg::transport> t)
     watch->publish_period_ms = std::clamp<std::int64_t>(watch->timeout_ms / 10, 1, 100);
     watch_step(false);
   }
+  if (!e.options_.trace.dir.empty()) start_trace();
 }
 
 // Plans small enough for a first-hop table also get the per-link tables of ROUTE-24: rigid

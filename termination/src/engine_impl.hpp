@@ -12,6 +12,7 @@
 #include <convoy/router/forwarding.hpp>
 #include <convoy/termination/counting.hpp>
 #include <convoy/termination/engine.hpp>
+#include <convoy/termination/trace.hpp>
 #include <cstddef>
 #include <cstdint>
 #include <deque>
@@ -115,6 +116,8 @@ struct engine::impl final : link_layer {
     std::vector<aggregation::combining_lane> lanes;  // per lane
   };
   std::unique_ptr<combining> comb;
+  // The trace recorder (TERM-17); null when tracing is off.
+  std::unique_ptr<trace_recorder> trace;
 
   [[nodiscard]] bool elastic() const noexcept { return e.options_.elastic; }
   [[nodiscard]] int loopback_lane() const noexcept { return lanes.loopback(); }
@@ -145,6 +148,11 @@ struct engine::impl final : link_layer {
   // After advance (`advanced`), begin and reset: notes progress, publishes this rank's
   // record when it changed or is due, and diagnoses a stall of the timeout or longer.
   void watch_step(bool advanced) noexcept;
+
+  // ---- the trace's event sites (engine_trace.cpp) ----
+  void start_trace();
+  void trace_post(int lane, std::uint32_t flags) noexcept;
+  void trace_receive(int id, const aggregation::buffer_header& h) noexcept;
 
   // ---- sending (engine_send.cpp) ----
   [[nodiscard]] bool open_lane(int lane);

@@ -50,6 +50,8 @@ void engine::impl::drain_transport() {
   agg::received r;
   while (transport->poll(r)) {
     const agg::buffer_header h = agg::receive_queue::header_of(r);
+    if (trace) [[unlikely]]
+      trace_receive(r.in_link, h);
     for (auto* st : {&now, &life}) ++st->buffers_received;
     const state s = e.state_.current();
     const bool active = s != state::dormant && s != state::complete;

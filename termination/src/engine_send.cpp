@@ -30,6 +30,8 @@ bool engine::impl::open_lane(int lane) {
     }
     st = ok ? 0 : 1;
   }
+  if (trace) [[unlikely]]
+    trace->lane_open(lane, ok);
   return ok;
 }
 
@@ -38,6 +40,8 @@ bool engine::impl::open_lane(int lane) {
 void engine::impl::post(int lane, std::uint32_t seq, std::uint32_t flags, bool full) {
   if (comb) [[unlikely]]
     combine_sealing(lane);
+  if (trace) [[unlikely]]
+    trace_post(lane, flags);
   const agg::sealed_buffer b = lanes.seal(lane);
   agg::buffer_header h{};
   h.bytes = static_cast<std::uint32_t>(b.bytes);

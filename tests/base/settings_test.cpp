@@ -129,6 +129,17 @@ TEST(Settings, InvalidValuesNameTheVariableAndValue) {  // BASE-4
             "CONVOY_WATCHDOG_ABORT='yes': must be 0 or 1");
   EXPECT_EQ(message_of({{"CONVOY_STATS", " "}}),
             "CONVOY_STATS=' ': is empty (unset it or give a path)");
+  // TERM-17: the trace directory and the ring's size.
+  for (const char* bad : {"", "  "})
+    EXPECT_EQ(message_of({{"CONVOY_TRACE", bad}}),
+              std::string("CONVOY_TRACE='") + bad + "': is empty; unset it or give a directory");
+  for (const char* bad : {"1000", "8", "33554432", "-16", "64k"})
+    EXPECT_EQ(message_of({{"CONVOY_TRACE_EVENTS", bad}}).rfind("CONVOY_TRACE_EVENTS='", 0), 0u)
+        << bad;
+  EXPECT_EQ(message_of({{"CONVOY_TRACE_EVENTS", "1000"}}),
+            "CONVOY_TRACE_EVENTS='1000': must be a power of two between 16 and 16777216");
+  EXPECT_EQ(*base::settings::from_values({{"CONVOY_TRACE_EVENTS", "1024"}}).trace_events, 1024u);
+  EXPECT_EQ(*base::settings::from_values({{"CONVOY_TRACE", " /tmp/t "}}).trace_dir, "/tmp/t");
   EXPECT_EQ(*base::settings::from_values({{"CONVOY_WATCHDOG", "0"}}).watchdog_seconds, 0.0);
   EXPECT_EQ(*base::settings::from_values({{"CONVOY_WATCHDOG", "60"}}).watchdog_seconds, 60.0);
   EXPECT_EQ(*base::settings::from_values({{"CONVOY_WATCHDOG", ".5"}}).watchdog_seconds, 0.5);
@@ -158,7 +169,7 @@ TEST(Settings, DescribeListsEveryVariable) {  // BASE-4, BASE-5
     EXPECT_NE(text.find(name), std::string::npos) << name;
   EXPECT_NE(text.find("'node,core'"), std::string::npos) << text;
   EXPECT_NE(text.find("(unset: 2)"), std::string::npos) << text;
-  EXPECT_EQ(base::settings::variable_names().size(), 14u);
+  EXPECT_EQ(base::settings::variable_names().size(), 16u);
   EXPECT_NE(base::settings::from_values({{"CONVOY_WATCHDOG", "2.5"}}).describe().find("'2.5'"),
             std::string::npos);
   EXPECT_NE(base::settings::from_values({{"CONVOY_TRANSPORT", "mpi"}}).describe().find("'mpi'"),

@@ -24,6 +24,8 @@ namespace convoy::base {
 /// The built-in values of the settings that have one (describe() shows them).
 inline constexpr std::size_t default_buffer_bytes = 16384;
 inline constexpr int default_n_buffers = 2;
+/// Events kept per rank and conveyor by the trace recorder (CONVOY_TRACE_EVENTS).
+inline constexpr std::size_t default_trace_events = std::size_t{1} << 16;
 
 /// Where the ranks of an emulated run go (CONVOY_EMULATE_MAP).
 enum class placement {
@@ -93,6 +95,12 @@ struct settings {
   /// CONVOY_STATS: path of the counters document written at each conveyor's destruction
   /// (docs/stats-format.md); unset: none. Never empty.
   std::optional<std::string> stats_path;
+  /// CONVOY_TRACE: directory where every rank writes a timeline of each conveyor's events
+  /// when the conveyor is freed (termination/README.md, TERM-17); unset: no tracing.
+  std::optional<std::string> trace_dir;
+  /// CONVOY_TRACE_EVENTS: events kept per rank and conveyor (the oldest are overwritten), a
+  /// power of two between 16 and 2^24.
+  std::optional<std::size_t> trace_events;
   /// CONVEY_NLOCAL (bale): ranks per local group of tensor conveyors, >= 1.
   std::optional<int> convey_nlocal;
   /// CONVEY_BUFFER_SIZE (bale): conveyor buffer size in bytes.
@@ -159,6 +167,10 @@ struct settings {
 /// Parses a duration in seconds: a decimal number >= 0 and at most a week ("60", "1.5"; 0
 /// means off). @throws convoy::error "<name>='<text>': ..." on anything else.
 [[nodiscard]] double parse_seconds(const std::string& name, const std::string& text);
+
+/// Parses an event count: a power of two between 16 and 2^24 (CONVOY_TRACE_EVENTS).
+/// @throws convoy::error "<name>='<text>': ...".
+[[nodiscard]] std::size_t parse_trace_events(const std::string& name, const std::string& text);
 
 /// Parses "4,2,3" (positive integers, comma separated). @throws convoy::error naming
 /// `name` and quoting `text`.

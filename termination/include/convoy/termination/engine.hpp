@@ -26,6 +26,7 @@
 #include <convoy/router/route_plan.hpp>
 #include <convoy/termination/conveyor_engine.hpp>
 #include <convoy/termination/state_machine.hpp>
+#include <convoy/termination/trace.hpp>
 #include <convoy/termination/watchdog.hpp>
 #include <cstddef>
 #include <cstdint>
@@ -67,6 +68,9 @@ struct engine_options {
   aggregation::combine_gate::policy combine_gate;
   /// Slots of a lane's combining table at most (4 bytes each, AGG-151).
   std::size_t combine_max_slots = 4096;
+  /// The trace recorder (trace.hpp, TERM-17): on when `trace.dir` is not empty. Off, each
+  /// event site tests one null pointer.
+  trace_options trace;
 };
 
 class engine final : public conveyor_engine {

@@ -1,0 +1,42 @@
+// The engine's trace event sites (TERM-17): what a sent or received buffer tells the
+// recorder. Called only when the recorder exists.
+#include <convoy/aggregation/packing.hpp>
+#include <memory>
+
+#include "engine_impl.hpp"
+
+namespace convoy::termination {
+
+namespace agg = convoy::aggregation;
+
+void engine::impl::start_trace() {
+  std::vector<trace_link> outs, in_links;
+  for (const auto& l : route.out_links()) outs.push_back({l.stage, l.peer});
+  for (const auto& l : route.in_links()) in_links.push_back({l.stage, l.peer});
+  trace = std::make_unique<trace_recorder>(e.options_.trace, e.rank_, e.plan_->n_ranks(),
+                                           route.n_stages(), std::move(outs), std::move(in_links));
+}
+
+// Before the lane is sealed: full when it could take no further record (its limit passed).
+void engine::impl::trace_post(int lane, std::uint32_t flags) noexcept {
+  if (lane == loopback_lane()) return;
+  const agg::send_lane& l = lanes[lane];
+  const bool rigid = !elastic() && l.record_bytes > 0;
+  const std::size_t items = rigid ? (l.used - agg::header_bytes) / l.record_bytes : 0;
+  std::uint8_t f = rigid ? trace_items : 0;
+  if (l.used > l.limit) f |= trace_full;
+  if (flags & agg::flag_last) f |= trace_last;
+  trace->send(lane, l.used, items, f);
+}
+
+void engine::impl::trace_receive(int id, const agg::buffer_header& h) noexcept {
+  const std::size_t record =
+      static_cast<std::size_t>(ins[static_cast<std::size_t>(id)].tag_bytes) + e.hot_.item_bytes;
+  const bool rigid = !elastic() && e.hot_.item_bytes > 0;
+  const std::size_t items = rigid ? (h.bytes - agg::header_bytes) / record : 0;
+  std::uint8_t f = rigid ? trace_items : 0;
+  if (h.flags & agg::flag_last) f |= trace_last;
+  trace->receive(id, h.bytes, items, f);
+}
+
+}  // namespace convoy::termination
