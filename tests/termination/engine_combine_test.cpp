@@ -24,7 +24,6 @@
 namespace convoy_test {
 namespace {
 
-using convoy::router::make_tensor_plan;
 using convoy::termination::engine_options;
 using convoy::termination::engine_stats;
 
@@ -70,21 +69,6 @@ std::string run_keyed(simulation& sim, const keyed_workload& w, const kv_layout&
   return {};
 }
 
-std::vector<std::pair<std::string, plan_ptr>> plans() {
-  return {{"single", mesh_plan({1})},
-          {"line7", mesh_plan({7})},
-          {"mesh2x4", mesh_plan({2, 4})},
-          {"mesh2x4_outer_first", mesh_plan({2, 4}, {0, 1})},
-          {"mesh3x3x3", mesh_plan({3, 3, 3})},
-          {"mesh2x3x2_order", mesh_plan({2, 3, 2}, {1, 0, 2})},
-          {"ragged_4_2_3", ragged_plan({4, 2, 3})},
-          {"ragged_3_3_2_node_first", ragged_plan({3, 3, 2}, {0, 1})},
-          {"ragged_5_1", ragged_plan({5, 1})},
-          {"tensor1_p6", make_tensor_plan(1, 6, 1)},
-          {"tensor2_p8_n4", make_tensor_plan(2, 8, 4)},
-          {"tensor3_p12_n2", make_tensor_plan(3, 12, 2)}};
-}
-
 const kv_layout layouts[] = {
     {16, 0, 8, 8, 8},    // the common one: an 8-byte key, an 8-byte sum
     {8, 4, 4, 0, 4},     // value first, 4-byte key
@@ -98,7 +82,7 @@ const kv_layout layouts[] = {
 // mid-run), steady dispatch now and then, and first hops from the plan (no table) too.
 TEST(EngineCombine, OwnersTotalsEqualTheOracleOnEveryPlan) {
   std::uint64_t combined = 0, pushes = 0;
-  for (const auto& [label, plan] : plans())
+  for (const auto& [label, plan] : small_plans())
     for (double skew : {0.0, 1.0, 1.5})
       for (const kv_layout& lay : layouts)
         for (std::uint64_t seed = 1; seed <= 5; ++seed) {

@@ -18,33 +18,6 @@ namespace {
 using convoy::router::make_tensor_plan;
 using convoy::termination::engine_options;
 
-struct plan_case {
-  std::string label;
-  plan_ptr plan;
-};
-
-std::vector<plan_case> small_plans() {
-  return {
-      {"single", mesh_plan({1})},
-      {"line7", mesh_plan({7})},
-      {"mesh2x4", mesh_plan({2, 4})},
-      {"mesh2x4_outer_first", mesh_plan({2, 4}, {0, 1})},
-      {"mesh3x3x3", mesh_plan({3, 3, 3})},
-      {"mesh2x3x2_order", mesh_plan({2, 3, 2}, {1, 0, 2})},
-      {"ragged_4_2_3", ragged_plan({4, 2, 3})},
-      {"ragged_3_3_2_node_first", ragged_plan({3, 3, 2}, {0, 1})},
-      {"ragged_5_1", ragged_plan({5, 1})},
-      {"tensor1_p6", make_tensor_plan(1, 6, 1)},
-      {"tensor2_p8_n4", make_tensor_plan(2, 8, 4)},
-      // One group: the local stage carries no tag, every record is the receiver's and is
-      // delivered in whole-buffer windows although it is not the last stage.
-      {"tensor2_p4_one_group", make_tensor_plan(2, 4, 4)},
-      {"tensor3_p8_n2", make_tensor_plan(3, 8, 2)},
-      {"tensor3_p12_n2", make_tensor_plan(3, 12, 2)},
-      {"tensor3_p18_n3", make_tensor_plan(3, 18, 3)},
-  };
-}
-
 // TERM-1, TERM-2, TERM-3, TERM-4 (and AGG-25: delivery windows with unpulls) for every small plan x
 // pattern over 100 random schedules each.
 TEST(EngineSim, ContractOnSmallPlansEveryPatternHundredSchedules) {
