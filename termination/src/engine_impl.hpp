@@ -160,13 +160,9 @@ struct engine::impl final : link_layer {
   void post(int lane, std::uint32_t seq, std::uint32_t flags, bool full);
   void post_data(int lane, bool full = false);
   // A rigid lane filled to its limit: more room if the transport's buffers grow and the
-  // lane is below capacity (AGG-144), else posted.
-  void lane_filled(int lane) {
-    if (!lanes.grow(lane, *transport))
-      post_data(lane, true);
-    else if (comb) [[unlikely]]
-      comb->lanes[static_cast<std::size_t>(lane)].grown(lanes[lane]);
-  }
+  // lane is below capacity (AGG-144), else posted. Once per buffer: out of line, so that
+  // the per-record loops that call it stay small.
+  void lane_filled(int lane);
   // Appends a record to `lane`. Returns false (nothing written) if the lane has no free
   // buffer: backpressure (TERM-5). Inline: the per-record forwarding path calls it.
   [[nodiscard]] bool append(int lane, std::uint64_t tag, const void* payload, std::size_t n) {

@@ -57,6 +57,13 @@ void engine::impl::post(int lane, std::uint32_t seq, std::uint32_t flags, bool f
   transport->post(lane, b.data, b.bytes);
 }
 
+void engine::impl::lane_filled(int lane) {
+  if (!lanes.grow(lane, *transport))
+    post_data(lane, true);
+  else if (comb) [[unlikely]]
+    comb->lanes[static_cast<std::size_t>(lane)].grown(lanes[lane]);
+}
+
 void engine::impl::post_data(int lane, bool full) {
   post(lane, lane == loopback_lane() ? 0 : counting.next_seq(lane), 0, full);
 }
