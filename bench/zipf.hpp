@@ -79,7 +79,8 @@ class key_spread {
     if (n > 1) a_ %= n;
   }
   [[nodiscard]] std::uint64_t operator()(std::uint64_t k) const noexcept {
-    __extension__ typedef unsigned __int128 wide;  // a (k - 1) may not fit in 64 bits
+    // a (k - 1) may not fit in 64 bits; __extension__ (for -Wpedantic) takes a typedef only
+    __extension__ typedef unsigned __int128 wide;  // NOLINT(modernize-use-using)
     return static_cast<std::uint64_t>((static_cast<wide>(a_) * (k - 1) + b_) % n_);
   }
 
