@@ -25,6 +25,7 @@ struct options {
   int warmup = 1;                  ///< untimed cycles before the timed ones
   std::uint64_t table = 100'000;   ///< table entries per rank (histogram, index-gather)
   std::uint64_t seed = 1;
+  double skew = 0;  ///< Zipf exponent of the histogram's keys; 0: uniform (bench/zipf.hpp)
   /// C++ API kinds (mesh-*): 0 or empty take the library defaults (environment, tune file).
   std::size_t capacity_bytes = 0;
   int n_buffers = 0;
@@ -106,7 +107,8 @@ struct job {
   /// CONVOY_EMULATE_NODES as given, "" if unset. When set, nodes are the emulated ones
   /// (block placement, or round-robin with CONVOY_EMULATE_MAP=cyclic), as convoy sees them.
   std::string emulate_nodes;
-  std::string impl;  ///< "convoy" or the library the façade kinds were linked against
+  std::vector<int> rank_node;  ///< the node of every rank, numbered from 0, as above
+  std::string impl;            ///< "convoy" or the library the façade kinds were linked against
 };
 
 /// Collective. @throws std::runtime_error if CONVOY_EMULATE_NODES is malformed or its sizes

@@ -49,15 +49,18 @@ kind_spec parse_kind(const std::string& name, const options& opt, const job& j) 
     // bale's benchmarks: the local group is a node (an emulated one under emulation).
     k.n_local = opt.convey_n_local ? opt.convey_n_local
                                    : static_cast<std::size_t>(j.uniform_ranks_per_node);
-  } else if (name == "mesh" || name == "mesh-1d" || name.rfind("mesh:", 0) == 0) {
+  } else if (name == "mesh" || name == "mesh-1d" || name.rfind("mesh:", 0) == 0 ||
+             name == "combine" || name.rfind("combine:", 0) == 0) {
     k.fam = family::engine;
-    if (name == "mesh") {
+    k.combine = name.rfind("combine", 0) == 0;
+    if (name == "mesh" || name == "combine") {
       k.mesh = opt.mesh.empty() ? "auto" : opt.mesh;
     } else if (name == "mesh-1d") {
       k.mesh = std::to_string(j.n_ranks);  // one dimension of all ranks: direct sends
     } else {
-      k.mesh = name.substr(5);
-      if (k.mesh.empty()) throw std::runtime_error("kind 'mesh:' needs a mesh spec");
+      k.mesh = name.substr(name.find(':') + 1);
+      if (k.mesh.empty())
+        throw std::runtime_error("kind '" + name + "' needs a mesh spec after the colon");
     }
   } else if (name == "coro" || name.rfind("coro:", 0) == 0 || name == "coro-each" ||
              name.rfind("coro-each:", 0) == 0) {
@@ -74,9 +77,10 @@ kind_spec parse_kind(const std::string& name, const options& opt, const job& j) 
       k.tasks = std::stoul(t);
     }
   } else {
-    throw std::runtime_error("unknown kind '" + name +
-                             "' (naive, alltoallv, simple, tensor1-3, convey, mesh, mesh-1d, "
-                             "mesh:<spec>, coro, coro:<tasks>, coro-each, coro-each:<tasks>)");
+    throw std::runtime_error(
+        "unknown kind '" + name +
+        "' (naive, alltoallv, simple, tensor1-3, convey, mesh, mesh-1d, "
+        "mesh:<spec>, combine, combine:<spec>, coro, coro:<tasks>, coro-each, coro-each:<tasks>)");
   }
   bool built = true;
 #if !CONVOY_BENCH_HAVE_CONVEY
@@ -420,7 +424,26 @@ engine_channel::engine_channel(MPI_Comm comm, const kind_spec& k, const options&
   o.mesh = k.mesh;
   o.capacity_bytes = opt.capacity_bytes;
   o.n_buffers = opt.n_buffers;
+  if (k.combine) {
+    o.combine = {0, 8, 8, 8, [](void* into, const void* from) {
+                   std::uint64_t a, b;
+                   std::memcpy(&a, into, 8);
+                   std::memcpy(&b, from, 8);
+                   a += b;
+                   std::memcpy(into, &a, 8);
+                 }};
+    combining_ = true;
+  }
   e_ = make_mpi_engine(comm, o);
+}
+
+std::uint64_t engine_channel::offnode_bytes(const std::vector<int>& rank_node) const {
+  const int mine = rank_node.at(static_cast<std::size_t>(e_->rank()));
+  std::uint64_t sum = 0;
+  for (const auto& stage : e_->stats().stages)
+    for (const auto& l : stage.links)
+      if (rank_node.at(static_cast<std::size_t>(l.peer)) != mine) sum += l.bytes_sent;
+  return sum;
 }
 
 void engine_channel::begin(std::size_t item_bytes) {

@@ -21,6 +21,7 @@
 ///   alltoallv  bucket everything, one MPI_Alltoallv at the end (baseline)
 ///   simple, tensor1, tensor2, tensor3, convey   through convey.h (C façade, or bale)
 ///   mesh, mesh-1d, mesh:<spec>                   TRAM meshes through the C++ API
+///   combine, combine:<spec>                      mesh with combining (8-byte key, 8-byte value)
 #include <mpi.h>
 
 #include <algorithm>
@@ -65,6 +66,7 @@ struct kind_spec {
   std::string mesh = "auto";  ///< engine: mesh spec
   std::size_t tasks = 0;      ///< coro: tasks in flight at most (0: the runtime's default)
   bool each = false;          ///< coro-each: one task per item (coro: Fischler & Uchima's threads)
+  bool combine = false;       ///< engine kind combine: equal keys merged in the buffers
 };
 
 /// Parses a kind name; throws std::runtime_error naming it if unknown or not built.
@@ -274,11 +276,17 @@ class engine_channel {
   [[nodiscard]] std::size_t buffers() const;
   [[nodiscard]] std::size_t buffer_bytes() const { return e_->options().capacity_bytes; }
   [[nodiscard]] std::uint64_t wire_bytes() const { return e_->stats().bytes_sent; }
+  /// Bytes sent since begin to ranks whose node (`rank_node`) is not this rank's, headers
+  /// included: the per-link counters summed over the off-node links.
+  [[nodiscard]] std::uint64_t offnode_bytes(const std::vector<int>& rank_node) const;
+  /// Kind combine: items are an 8-byte key and an 8-byte value added at the owner.
+  [[nodiscard]] bool combining() const noexcept { return combining_; }
   [[nodiscard]] const termination::engine& engine() const { return *e_; }
 
  private:
   [[noreturn]] void fail(const char* call, int rc) const;
   std::unique_ptr<termination::engine> e_;
+  bool combining_ = false;
 };
 #endif
 

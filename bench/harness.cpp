@@ -94,6 +94,8 @@ job describe_job(MPI_Comm comm) {
     j.n_nodes = static_cast<int>(sizes.size());
     j.ranks_per_node =
         sizes[static_cast<std::size_t>(emulated_node_of(sizes, j.rank, map == "cyclic"))];
+    for (int r = 0; r < j.n_ranks; ++r)
+      j.rank_node.push_back(emulated_node_of(sizes, r, map == "cyclic"));
     min_size = *std::min_element(sizes.begin(), sizes.end());
     max_size = *std::max_element(sizes.begin(), sizes.end());
   } else {
@@ -102,7 +104,19 @@ job describe_job(MPI_Comm comm) {
     int node_rank = 0;
     MPI_Comm_size(node, &j.ranks_per_node);
     MPI_Comm_rank(node, &node_rank);
+    // A node is numbered by the order of its lowest rank.
+    int lowest = j.rank;
+    MPI_Allreduce(MPI_IN_PLACE, &lowest, 1, MPI_INT, MPI_MIN, node);
     MPI_Comm_free(&node);
+    std::vector<int> lowest_of(static_cast<std::size_t>(j.n_ranks));
+    MPI_Allgather(&lowest, 1, MPI_INT, lowest_of.data(), 1, MPI_INT, comm);
+    std::vector<int> id_of(static_cast<std::size_t>(j.n_ranks), 0);
+    int next = 0;
+    for (int r = 0; r < j.n_ranks; ++r) {
+      const auto l = static_cast<std::size_t>(lowest_of[static_cast<std::size_t>(r)]);
+      if (l == static_cast<std::size_t>(r)) id_of[l] = next++;  // l <= r: numbered already
+      j.rank_node.push_back(id_of[l]);
+    }
     int leader = node_rank == 0;
     MPI_Allreduce(&leader, &j.n_nodes, 1, MPI_INT, MPI_SUM, comm);
     MPI_Allreduce(&j.ranks_per_node, &min_size, 1, MPI_INT, MPI_MIN, comm);
@@ -130,8 +144,10 @@ result_row collect(const std::vector<cycle_measure>& cycles, std::size_t memory,
   MPI_Allreduce(local.data(), worst.data(), static_cast<int>(n), MPI_DOUBLE, MPI_MAX, j.comm);
   int v = ok, all_v = 0;
   MPI_Allreduce(&v, &all_v, 1, MPI_INT, MPI_LAND, j.comm);
-  double sums[3] = {items, wire, payload}, tot[3] = {};
-  MPI_Allreduce(sums, tot, 3, MPI_DOUBLE, MPI_SUM, j.comm);
+  double offnode = 0;
+  for (const cycle_measure& c : cycles) offnode += static_cast<double>(c.offnode);
+  double sums[4] = {items, wire, payload, offnode}, tot[4] = {};
+  MPI_Allreduce(sums, tot, 4, MPI_DOUBLE, MPI_SUM, j.comm);
   unsigned long long mb[2] = {memory, buffers}, mx[2] = {};
   MPI_Allreduce(mb, mx, 2, MPI_UNSIGNED_LONG_LONG, MPI_MAX, j.comm);
 
@@ -147,6 +163,8 @@ result_row collect(const std::vector<cycle_measure>& cycles, std::size_t memory,
   // A library that does not count its bytes (bale's MPI build reports 0) gets NaN: "na".
   r.header_bytes_per_item =
       tot[0] > 0 && (tot[1] > 0 || tot[2] == 0) ? (tot[1] - tot[2]) / tot[0] : std::nan("");
+  // A kind that does not count them reports -1 on every rank (and every cycle).
+  r.offnode_bytes = n > 0 && cycles.front().offnode >= 0 ? tot[3] / static_cast<double>(n) : -1;
   r.memory_bytes_per_rank = mx[0];
   r.buffers_per_rank = mx[1];
   r.verified = all_v != 0;
@@ -181,6 +199,14 @@ std::string result_line(const result_row& r) {
                 r.buffers_per_rank, r.buffer_bytes, r.memory_bytes_per_rank, r.verified ? 1 : 0);
   std::string line = buf;
   if (r.n_local) line += " n_local=" + std::to_string(r.n_local);
+  if (r.skew > 0) {
+    std::snprintf(buf, sizeof buf, " skew=%g", r.skew);
+    line += buf;
+  }
+  if (r.offnode_bytes >= 0) {
+    std::snprintf(buf, sizeof buf, " offnode_bytes=%.0f", r.offnode_bytes);
+    line += buf;
+  }
   return line;
 }
 

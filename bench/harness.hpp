@@ -37,6 +37,8 @@ struct cycle_measure {
   double seconds = 0;
   bool verified = false;
   std::uint64_t items = 0, wire = 0, payload = 0;
+  /// Bytes sent to ranks of other nodes (channels with offnode_bytes()); -1: not counted.
+  std::int64_t offnode = -1;
 };
 
 /// The line printed for a row: "RESULT kernel=... verified=1" (other scripts read it;
@@ -88,6 +90,13 @@ template <class Kernel>
 concept written_as_tasks = requires {
   requires Kernel::written_as_tasks;
 };
+/// Kind combine (an engine that merges equal keys in its buffers) runs the kernels that
+/// say so with `static constexpr bool combines = true;`: their items are an 8-byte key and
+/// an 8-byte value that the receiver adds.
+template <class Kernel>
+concept combines = requires {
+  requires Kernel::combines;
+};
 template <class Kernel, class C>
 inline constexpr bool runs_on = !is_coro_channel<C> || written_as_tasks<Kernel>;
 
@@ -113,6 +122,14 @@ result_row run_one(const job& j, const options& opt, const std::string& kind_nam
       }
       if (is_coro_channel<C> && item_bytes != 8) {
         error = "kind coro runs 8-byte items only";
+        return;
+      }
+      if (k.combine && !combines<Kernel>) {
+        error = std::string("kind combine is not written for ") + Kernel::name;
+        return;
+      }
+      if (k.combine && item_bytes != 16) {
+        error = "kind combine runs 16-byte items only (8-byte key, 8-byte value)";
         return;
       }
       std::vector<std::unique_ptr<C>> ch;
@@ -149,6 +166,10 @@ result_row run_one(const job& j, const options& opt, const std::string& kind_nam
         cycle_measure m;
         m.seconds = t1 - t0;
         for (C* c : raw) m.wire += c->wire_bytes();
+        if constexpr (requires(C * c) { c->offnode_bytes(j.rank_node); }) {
+          m.offnode = 0;
+          for (C* c : raw) m.offnode += static_cast<std::int64_t>(c->offnode_bytes(j.rank_node));
+        }
         m.verified = kernel.verify();
         m.items = kernel.items();
         m.payload = kernel.offrank_payload_bytes();
@@ -171,6 +192,7 @@ result_row run_one(const job& j, const options& opt, const std::string& kind_nam
   row.ranks = j.n_ranks;
   row.nodes = j.n_nodes;
   row.items_per_rank = opt.items;
+  if constexpr (combines<Kernel>) row.skew = opt.skew;  // the kernels that read --skew
   // Injection bandwidth per node (Maley & DeVinney 2019, sec. 5): payload bytes pushed by the ranks
   // of a node / time from begin to reset.
   row.node_bw_bytes_per_s = row.items_per_s_per_rank * static_cast<double>(item_bytes) *

@@ -32,18 +32,20 @@ std::uint64_t count_in(const std::string& flag, const std::string& text, std::ui
 
 bool is_kind_start(const std::string& piece) {
   return piece == "naive" || piece == "alltoallv" || piece == "simple" || piece == "convey" ||
-         piece.rfind("tensor", 0) == 0 || piece.rfind("mesh", 0) == 0;
+         piece.rfind("tensor", 0) == 0 || piece.rfind("mesh", 0) == 0 ||
+         piece.rfind("combine", 0) == 0;
 }
 
 // "simple,mesh:node,core,mesh-1d" -> simple, mesh:node,core, mesh-1d: a piece that starts
-// no kind continues the mesh spec before it.
+// no kind continues the mesh spec before it (of mesh:<spec> or combine:<spec>).
 std::vector<std::string> split_kinds(const std::string& text) {
   std::vector<std::string> out;
   std::istringstream in(text);
   std::string piece;
   while (std::getline(in, piece, ',')) {
     if (piece.empty()) continue;
-    if (!out.empty() && !is_kind_start(piece) && out.back().rfind("mesh:", 0) == 0)
+    if (!out.empty() && !is_kind_start(piece) &&
+        (out.back().rfind("mesh:", 0) == 0 || out.back().rfind("combine:", 0) == 0))
       out.back() += "," + piece;
     else
       out.push_back(piece);
@@ -98,7 +100,7 @@ void add_options(CLI::App& app, options& o, bool write_here) {
          "--kinds", [&o](const std::string& s) { o.kinds = split_kinds(s); },
          "kinds to run (default " + (o.kinds.empty() ? "all built" : joined(o.kinds)) +
              "): naive, alltoallv, simple, tensor1, tensor2, tensor3, convey, mesh, mesh-1d, "
-             "mesh:<spec>")
+             "mesh:<spec>, combine, combine:<spec>")
       ->type_name("LIST");
   count_option(
       app, "--reps", 1, 1000000, [&o](std::uint64_t v) { o.reps = static_cast<int>(v); },
@@ -109,6 +111,12 @@ void add_options(CLI::App& app, options& o, bool write_here) {
   count_option(
       app, "--table", 1, below_2_32, [&o](std::uint64_t v) { o.table = v; },
       "table entries per rank (histogram, index-gather; default " + count_text(o.table) + ")");
+  app.add_option("--skew", o.skew,
+                 "Zipf exponent of the histogram's keys over the whole table; 0: uniform "
+                 "(default " +
+                     std::to_string(o.skew).substr(0, 3) + ")")
+      ->check(CLI::Range(0.0, 100.0))
+      ->type_name("S");
   count_option(
       app, "--seed", 0, 1ULL << 48, [&o](std::uint64_t v) { o.seed = v; },
       "random stream (default 1)");

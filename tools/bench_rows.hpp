@@ -29,6 +29,10 @@ struct result_row {
   std::size_t buffer_bytes = 0;  ///< bytes per buffer (0: grows with the data)
   std::size_t memory_bytes_per_rank = 0;
   std::size_t n_local = 0;  ///< local group of a tensor kind (0: not a tensor kind)
+  double skew = 0;          ///< Zipf exponent of the keys (--skew; 0: uniform)
+  /// Bytes one cycle sent to ranks of other nodes (emulated ones included), headers
+  /// included, summed over the ranks; negative: the kind does not count them.
+  double offnode_bytes = -1;
   bool verified = false;
   std::string error;  ///< non-empty: the configuration could not run
 

@@ -158,6 +158,20 @@ int untyped_conveyor::begin(std::size_t item_bytes) {
   return rc;
 }
 
+int untyped_conveyor::set_combine(const aggregation::combine_spec& spec) {
+  if (termination::engine* e = streaming()) {
+    const int rc = e->set_combine(spec);
+    if (rc < 0) return rc;
+  } else if (engine_ || !options_.dynamic || !plan_) {
+    return termination::error_state;  // the bulk kind, a placeholder
+  } else if (spec.fn != nullptr && options_.elastic) {
+    return termination::error_elastic;
+  }
+  options_.combine = spec;
+  engine_options_.combine = spec;
+  return 1;
+}
+
 void untyped_conveyor::attach() {
   if (!engine_ && options_.dynamic && plan_)
     engine_ = make_mpi_engine(comm_, plan_, options_, *options_.settings);

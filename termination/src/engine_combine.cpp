@@ -23,6 +23,17 @@ void engine::impl::setup_combining() {
   route.set_canonical_source(true);
 }
 
+int engine::set_combine(const agg::combine_spec& spec) noexcept {
+  if (state_.current() != state::dormant) return error_state;
+  if (spec.fn != nullptr && options_.elastic) return error_elastic;
+  impl_->take_combine_counters(impl_->life);
+  options_.combine = spec;
+  impl_->comb.reset();
+  impl_->route.set_canonical_source(false);  // forgets the learned steps either way
+  impl_->setup_combining();                  // tables at the next begin
+  return 1;
+}
+
 // At the start of a cycle (after the counters were folded): tables sized for the records a
 // buffer of each lane holds, kept from one cycle to the next of the same item size.
 void engine::impl::start_combining(std::size_t item_bytes) {

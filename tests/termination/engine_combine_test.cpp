@@ -268,6 +268,37 @@ TEST(EngineCombine, MisuseIsNamed) {
   EXPECT_EQ(bad.at(1).begin(16), convoy::termination::error_size);
 }
 
+// set_combine (TERM-25): combining turned on and off between cycles of one simulation keeps
+// every total, folds only while on; not DORMANT and elastic engines are refused.
+TEST(EngineCombine, SetCombineBetweenCycles) {
+  simulation sim(ragged_plan({4, 2, 3}), small_buffers(2, 512), 17);
+  const zipf_keys z(30, 1.2);
+  for (const bool on : {false, true, false, true}) {
+    for (int r = 0; r < sim.n_ranks(); ++r)
+      ASSERT_EQ(sim.at(r).set_combine(on ? spec_of(layouts[0])
+                                         : convoy::aggregation::combine_spec{0, 8, 8, 8, nullptr}),
+                1);
+    const std::uint64_t folds_before = totals(sim).combined;
+    const auto w = make_keyed(sim.n_ranks(), 300, z, sim.rng());
+    const std::string why = run_keyed(sim, w, layouts[0]);
+    ASSERT_TRUE(why.empty()) << (on ? "on: " : "off: ") << why;
+    const std::uint64_t folds = totals(sim).combined - folds_before;
+    if (on)
+      EXPECT_GT(folds, 0u);
+    else
+      EXPECT_EQ(folds, 0u);
+    EXPECT_EQ(sim.at(0).options().combine.fn != nullptr, on);
+  }
+  simulation busy(mesh_plan({2}), small_buffers(), 3);
+  ASSERT_EQ(busy.at(0).begin(16), 1);
+  EXPECT_EQ(busy.at(0).set_combine(spec_of(layouts[0])), convoy::termination::error_state);
+  engine_options elastic = small_buffers();
+  elastic.elastic = true;
+  simulation el(mesh_plan({2}), elastic, 3);
+  EXPECT_EQ(el.at(0).set_combine(spec_of(layouts[0])), convoy::termination::error_elastic);
+  EXPECT_EQ(el.at(0).set_combine({0, 8, 8, 8, nullptr}), 1);  // off is always fine
+}
+
 // TERM-20, TERM-22 at 4 096 ranks (16 x 16 x 16, 1 KiB buffers): Zipf 1.0 over 8 192 keys,
 // 4 items per rank, one schedule (CTest entry termination_engine_combine_test.4096).
 TEST(EngineCombineLarge, Mesh16x16x16Zipf) {

@@ -1,8 +1,8 @@
 /**
  * @file
- * convoy's C extensions to convey.h: introspection that bale does not offer, and the
- * one-sided append (convoy_append_*). Valid C99 and C++. The introspection functions are not
- * collective and accept NULL.
+ * convoy's C extensions to convey.h: introspection that bale does not offer, combining,
+ * and the one-sided append (convoy_append_*). Valid C99 and C++. The introspection
+ * functions are not collective and accept NULL.
  */
 #ifndef CONVOY_CONVEY_EXT_H
 #define CONVOY_CONVEY_EXT_H
@@ -93,6 +93,30 @@ int convoy_convey_link_stats(convey_t* c, int stage, int link, int cumulative,
 
 /** Fills *out with this PE's counters. Returns convey_OK or a negative code. */
 int convoy_convey_pe_stats(convey_t* c, int cumulative, convoy_pe_stats_t* out);
+
+/* ---- Combining (CAPI-120..123) ---- */
+
+/** Folds the value at `from` into the value at `into` (value_bytes each, not necessarily
+ * aligned). Must be associative and commutative, and must not longjmp out. */
+typedef void (*convoy_combine_fn)(void* into, const void* from);
+
+/** Combining on a streaming conveyor (mesh, tensor; not simple or elastic ones): from the
+ * next convey_begin on, items with the same destination PE and equal key bytes (key_bytes
+ * at key_offset) are merged while they wait in a send buffer, at the source and at every
+ * PE they pass through, by `combine` on their values (value_bytes at value_offset); the
+ * merged item keeps the key and the other bytes of the item that was there first.
+ * Semantics while set: what a PE pulls is not in push order (no FIFO per pair), `from` of a
+ * pulled item is unspecified, and every pushed value is folded exactly once into exactly
+ * one item its destination pulls (the sum over the pulled values is the sum over the pushed
+ * ones). `combine` NULL turns combining off (the other arguments are then ignored).
+ * Not collective, but every PE must set the same parameters before the same begin.
+ * Legal in DORMANT only (before the first begin, or after a reset). convey_begin fails
+ * with a negative code if the key or the value lies beyond the item.
+ * Returns convey_OK, convey_error_NULL (c NULL), convey_error_STATE (not DORMANT),
+ * convey_error_USAGE (a simple or elastic conveyor; key_bytes or value_bytes 0 or above
+ * UINT32_MAX; the key and the value overlap). */
+int convoy_convey_set_combine(convey_t* c, size_t key_offset, size_t key_bytes, size_t value_offset,
+                              size_t value_bytes, convoy_combine_fn combine);
 
 /* ---- One-sided append (Dinan & Flajslik 2014; CAPI-100..106) ----
  *

@@ -187,6 +187,8 @@ int convey_begin(convey_t* c, size_t item_bytes, size_t align) {
     align = convoy::facade::natural_align(item_bytes);
   const int rc = guarded(c, "convey_begin", [&] { return c->ops->begin_(item_bytes, align); });
   c->refresh_view();  // a dynamic conveyor's engine exists from begin
+  if (rc == convey_error_OFLO && c->core.options().combine.fn)  // convoy_convey_set_combine
+    return c->panic("convey_begin", rc, "the combining key or value lies beyond the item");
   if (rc < 0) return c->panic("convey_begin", rc);
   std::memcpy(c->mark, c->life, sizeof c->life);
   ++c->life[k_begins];

@@ -45,6 +45,10 @@ class untyped_conveyor {
   /// DORMANT -> WORKING, collective. A dynamic conveyor attaches its engine here and
   /// detaches it again if the engine refuses the begin. Returns the engine's begin().
   int begin(std::size_t item_bytes);
+  /// Combining from the next begin on (termination::engine::set_combine; `spec.fn` null:
+  /// off), kept for the engines a dynamic conveyor builds. DORMANT, streaming kind only.
+  /// Returns 1, error_state (not DORMANT, the bulk kind, a placeholder) or error_elastic.
+  int set_combine(const aggregation::combine_spec& spec);
 
   /// Dynamic conveyors, collective: builds the engine now (its link buffers from
   /// options().buffers), so that a caller can take further buffers after the engine's and

@@ -117,6 +117,13 @@ class engine final : public conveyor_engine {
   /// ranks waiting (convoy::async's reply conveyor asks this before it rests).
   [[nodiscard]] bool sending() const noexcept override;
   [[nodiscard]] const engine_options& options() const noexcept { return options_; }
+  /// Combining (TERM-20..25) from the next begin on: `spec.fn` set turns it on with that
+  /// key and value, null turns it off; options().combine is `spec` afterwards. DORMANT
+  /// only. begin() checks the spec against the item size (error_size, last_message()).
+  /// Every rank must give the same spec before the same begin: the forwarded tags change
+  /// with it (ROUTE-25). The combined counts of the last cycle move to the lifetime ones.
+  /// Returns 1, error_state (not DORMANT) or error_elastic (an elastic engine, spec.fn set).
+  int set_combine(const aggregation::combine_spec& spec) noexcept;
   [[nodiscard]] const router::route_plan& plan() const noexcept { return *plan_; }
   /// Largest item (payload bytes) that fits in a buffer on every stage.
   [[nodiscard]] std::size_t max_item_bytes() const noexcept override;

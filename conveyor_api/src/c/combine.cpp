@@ -1,0 +1,52 @@
+// convoy_convey_set_combine (convoy/convey_ext.h, CAPI-120..123): the C++ core's combining
+// (conveyor_options::combine, termination::engine::set_combine) for the streaming kinds.
+// Only translates: the engine checks the spec against the item size at begin.
+#include <convoy/convey_ext.h>
+
+#include <cstdint>
+#include <cstring>
+
+#include "facade.hpp"
+
+using convoy::termination::call;
+using convoy::termination::verdict;
+
+extern "C" {
+
+int convoy_convey_set_combine(convey_t* c, size_t key_offset, size_t key_bytes, size_t value_offset,
+                              size_t value_bytes, convoy_combine_fn combine) {
+  static const char* const where = "convoy_convey_set_combine";
+  if (!c) return convey_error_NULL;
+  if (c->state.check(call::configure) != verdict::proceed)
+    return c->panic(where, convey_error_STATE);
+  if (std::strcmp(c->kind, "tensor") != 0 && std::strcmp(c->kind, "mesh") != 0)
+    return c->panic(where, convey_error_USAGE, "combining needs a tensor or mesh conveyor");
+  convoy::aggregation::combine_spec spec;
+  if (combine) {
+    constexpr std::size_t most = UINT32_MAX;
+    if (key_bytes == 0 || value_bytes == 0)
+      return c->panic(where, convey_error_USAGE, "key_bytes and value_bytes must be >= 1");
+    if (key_offset > most || key_bytes > most || value_offset > most || value_bytes > most ||
+        key_offset + key_bytes > most || value_offset + value_bytes > most)
+      return c->panic(where, convey_error_USAGE, "key or value beyond 4 GiB");
+    if (key_offset < value_offset + value_bytes && value_offset < key_offset + key_bytes)
+      return c->panic(where, convey_error_USAGE, "the key and the value overlap");
+    spec = {static_cast<std::uint32_t>(key_offset), static_cast<std::uint32_t>(key_bytes),
+            static_cast<std::uint32_t>(value_offset), static_cast<std::uint32_t>(value_bytes),
+            combine};
+  } else {
+    spec.fn = nullptr;
+  }
+  int rc = 0;
+  try {
+    rc = c->core.set_combine(spec);
+  } catch (...) {
+    return c->panic(where, convey_error_ALLOC);
+  }
+  if (rc == convoy::termination::error_elastic)
+    return c->panic(where, convey_error_USAGE, "combining needs rigid items");
+  if (rc < 0) return c->panic(where, convoy::facade::to_convey(rc));
+  return convey_OK;
+}
+
+}  // extern "C"
