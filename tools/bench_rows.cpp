@@ -32,6 +32,8 @@ json row_json(const result_row& r) {
             {"buffer_bytes", r.buffer_bytes},
             {"memory_bytes_per_rank", r.memory_bytes_per_rank},
             {"n_local", r.n_local},
+            {"skew", r.skew},
+            {"offnode_bytes", r.offnode_bytes},
             {"verified", r.verified},
             {"error", r.error}};
   // JSON has no NaN: a library that does not count its bytes gets null.
@@ -67,6 +69,8 @@ result_row row_from(const json& j) {
   take(j, "buffer_bytes", r.buffer_bytes);
   take(j, "memory_bytes_per_rank", r.memory_bytes_per_rank);
   take(j, "n_local", r.n_local);
+  take(j, "skew", r.skew);
+  take(j, "offnode_bytes", r.offnode_bytes);
   take(j, "verified", r.verified);
   take(j, "error", r.error);
   return r;

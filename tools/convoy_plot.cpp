@@ -3,10 +3,13 @@
 // bandwidth per node) against item size, one line per conveyor kind, in the manner of
 // Maley & DeVinney 2019, Figures 5-7. Several files (convoy and another library, or several network
 // configurations) may be given; lines are then labelled by library and configuration.
-// The x axis shows item sizes when the data hold several; else network configurations
-// (bench/compare's files) when they hold several; else one bar per kind and library.
+// The x axis shows key skews (--skew) when the data hold several; else item sizes when they
+// hold several; else network configurations (bench/compare's files) when they hold several;
+// else one bar per kind and library. --speedup BASE draws each kind's items/s divided by
+// BASE's in the same configuration, item size and skew (bench/README.md, "Combining").
 //
-//   convoy-plot [-m items|bw] [-k KERNEL,...] [-i IMPL] [-t TITLE] -o out.png FILE...
+//   convoy-plot [-m items|bw] [-k KERNEL,...] [-i IMPL] [-t TITLE] [--speedup BASE] -o out.png
+//   FILE...
 //
 //   convoy-plot --timeline DIR [--conveyor N] [-o out.png]
 //
@@ -52,23 +55,27 @@ struct options {
   std::vector<std::string> files;
   std::string timeline;
   int conveyor = -1;
+  std::string speedup;  // a kind: values become ratios to it
 };
 
 // One verified measurement.
 struct point {
   std::string kernel, impl, config, kind;
   std::size_t bytes = 0;
+  double skew = 0;
   double value = 0;
 };
 
-// What the x axis shows: item sizes (Maley & DeVinney 2019, Figures 5-7) when the data have
-// several, else network configurations when they have several, else the kinds themselves (bars).
-enum class axis { sizes, configs, kinds };
+// What the x axis shows: key skews when the data have several; item sizes (Maley & DeVinney
+// 2019, Figures 5-7) when they have several; else network configurations when they have
+// several; else the kinds themselves (bars).
+enum class axis { skews, sizes, configs, kinds };
 
 struct plot_data {
   std::vector<point> points;  // in reading order; a repeated configuration replaces the older
   std::vector<std::string> kernels, impls, configs, kinds;
   std::set<std::size_t> sizes;
+  std::set<double> skews;
   int ranks = 0;
   axis x = axis::kinds;
 };
@@ -99,10 +106,11 @@ plot_data collect(const options& o) {
               config,
               r.kind,
               r.item_bytes,
+              r.skew,
               o.metric == "bw" ? r.node_bw_bytes_per_s / 1e9 : r.items_per_s_per_rank / 1e6};
       std::erase_if(d.points, [&](const point& q) {
         return q.kernel == p.kernel && q.impl == p.impl && q.config == p.config &&
-               q.kind == p.kind && q.bytes == p.bytes;
+               q.kind == p.kind && q.bytes == p.bytes && q.skew == p.skew;
       });
       d.points.push_back(p);
       add_once(d.kernels, p.kernel);
@@ -110,6 +118,7 @@ plot_data collect(const options& o) {
       add_once(d.configs, p.config);
       add_once(d.kinds, p.kind);
       d.sizes.insert(p.bytes);
+      d.skews.insert(p.skew);
       if (d.ranks == 0) d.ranks = r.ranks;
     }
   }
@@ -118,8 +127,35 @@ plot_data collect(const options& o) {
   std::stable_sort(d.configs.begin(), d.configs.end(), [&](const auto& a, const auto& b) {
     return ranks_of(a) != ranks_of(b) ? ranks_of(a) < ranks_of(b) : a < b;
   });
-  d.x = d.sizes.size() > 1 ? axis::sizes : d.configs.size() > 1 ? axis::configs : axis::kinds;
+  d.x = d.skews.size() > 1     ? axis::skews
+        : d.sizes.size() > 1   ? axis::sizes
+        : d.configs.size() > 1 ? axis::configs
+                               : axis::kinds;
   return d;
+}
+
+// --speedup BASE: every other kind's value divided by BASE's at the same kernel, library,
+// configuration, item size and skew; points without a BASE measurement are dropped.
+// @throws std::runtime_error when BASE is not among the kinds or nothing else is.
+void to_speedups(plot_data& d, const std::string& base) {
+  if (std::find(d.kinds.begin(), d.kinds.end(), base) == d.kinds.end())
+    throw std::runtime_error("--speedup: no verified results of kind '" + base + "'");
+  std::vector<point> ratios;
+  for (const auto& p : d.points) {
+    if (p.kind == base) continue;
+    for (const auto& b : d.points)
+      if (b.kind == base && b.kernel == p.kernel && b.impl == p.impl && b.config == p.config &&
+          b.bytes == p.bytes && b.skew == p.skew && b.value > 0) {
+        point r = p;
+        r.value = p.value / b.value;
+        ratios.push_back(r);
+      }
+  }
+  if (ratios.empty())
+    throw std::runtime_error("--speedup: no other kind was measured beside '" + base +
+                             "' in the same configuration, item size and skew");
+  d.points = std::move(ratios);
+  std::erase(d.kinds, base);
 }
 
 const char* const colors[] = {"#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#8c564b",
@@ -135,28 +171,42 @@ std::string style(const plot_data& d, const std::string& impl, const std::string
          std::to_string(idx % 12 + 1) + " dt " + std::to_string(dt);
 }
 
-// One panel with x = item size or x = configuration: a line per (impl, [config,] kind).
+// Whether the x axis runs along a measured quantity (a line per configuration) rather than
+// across configurations.
+bool along(axis x) { return x == axis::skews || x == axis::sizes; }
+
+// A point's x coordinate.
+double x_of(const plot_data& d, const point& p) {
+  switch (d.x) {
+    case axis::skews:
+      return p.skew;
+    case axis::sizes:
+      return static_cast<double>(p.bytes);
+    default:
+      return static_cast<double>(std::find(d.configs.begin(), d.configs.end(), p.config) -
+                                 d.configs.begin());
+  }
+}
+
+// One panel with x = skew, item size or configuration: a line per (impl, [config,] kind).
 void line_panel(std::ostringstream& g, const plot_data& d, const std::string& kernel, int& block) {
   std::vector<std::tuple<std::string, std::string, std::string>> series;  // impl, config, kind
   for (const auto& p : d.points)
     if (p.kernel == kernel)
-      add_once(series, {p.impl, d.x == axis::sizes ? p.config : std::string(), p.kind});
+      add_once(series, {p.impl, along(d.x) ? p.config : std::string(), p.kind});
   std::vector<std::string> plots;
   int idx = 0;
   for (const auto& [impl, config, kind] : series) {
     std::map<double, double> xy;  // sorted along x, so that the line runs left to right
     for (const auto& p : d.points)
       if (p.kernel == kernel && p.impl == impl && p.kind == kind &&
-          (d.x != axis::sizes || p.config == config))
-        xy[d.x == axis::sizes
-               ? static_cast<double>(p.bytes)
-               : static_cast<double>(std::find(d.configs.begin(), d.configs.end(), p.config) -
-                                     d.configs.begin())] = p.value;
+          (!along(d.x) || p.config == config))
+        xy[x_of(d, p)] = p.value;
     g << "$d" << block << " << EOD\n";
     for (const auto& [x, y] : xy) g << x << ' ' << y << '\n';
     g << "EOD\n";
     std::string label = kind;
-    if (d.x == axis::sizes && d.configs.size() > 1) label.insert(0, " ").insert(0, config);
+    if (along(d.x) && d.configs.size() > 1) label.insert(0, " ").insert(0, config);
     if (d.impls.size() > 1) label.insert(0, " ").insert(0, impl);
     std::string plot = "$d";
     plot += std::to_string(block++);
@@ -209,31 +259,41 @@ axis_words words_of(const std::string& kernel) {
 void panel_labels(std::ostringstream& g, const options& o, const plot_data& d,
                   const std::string& kernel) {
   const axis_words w = words_of(kernel);
+  const std::string measure = o.metric == "bw" ? std::string("injection bandwidth per node")
+                                               : std::string(w.items) + "/s per rank";
   g << "set ylabel "
-    << gp_string(o.metric == "bw" ? std::string("injection bandwidth per node (GB/s)")
-                                  : "million " + std::string(w.items) + "/s per rank")
+    << gp_string(!o.speedup.empty() ? measure + ", ratio to " + o.speedup
+                 : o.metric == "bw" ? measure + " (GB/s)"
+                                    : "million " + measure)
     << "\n";
   if (d.x == axis::sizes) g << "set xlabel " << gp_string(w.size) << "\n";
+  if (d.x == axis::skews) g << "set xlabel 'key skew (Zipf exponent; 0: uniform)'\n";
+}
+
+// "convoy benchmarks", the configuration when there is one, the item size when there is one.
+std::string default_title(const plot_data& d) {
+  std::string t = "convoy benchmarks";
+  if (d.configs.size() == 1) t += ", " + d.configs.front();
+  if (d.sizes.size() == 1) t += ", " + std::to_string(*d.sizes.begin()) + "-byte items";
+  return t;
 }
 
 std::string script(const options& o, const plot_data& d) {
   std::ostringstream g;
   const int n = static_cast<int>(d.kernels.size());
   const int cols = std::min(n, 2), rows = (n + cols - 1) / cols;
-  const std::string title =
-      !o.title.empty() ? o.title
-      : d.x == axis::configs
-          ? "convoy benchmarks, " + std::to_string(*d.sizes.begin()) + "-byte items"
-          : "convoy benchmarks, " + d.configs.front() +
-                (d.x == axis::kinds ? ", " + std::to_string(*d.sizes.begin()) + "-byte items"
-                                    : std::string());
+  const std::string title = !o.title.empty() ? o.title : default_title(d);
   // noenhanced: names such as key_exchange are text, not subscripts.
   g << "set terminal pngcairo noenhanced size " << 640 * cols << "," << 460 * rows
     << " font 'sans,10'\n"
     << "set output " << gp_string(o.output) << "\n"
     << "set multiplot layout " << rows << "," << cols << " title " << gp_string(title) << "\n"
     << "set yrange [0:*]\nset key outside right top vertical font ',8'\nset grid ytics\n";
-  if (d.x == axis::sizes) {
+  if (!o.speedup.empty())  // the break-even line
+    g << "set arrow from graph 0, first 1 to graph 1, first 1 nohead dt 2 lc rgb '#7f7f7f'\n";
+  if (d.x == axis::skews) {
+    g << "set xrange [" << *d.skews.begin() - 0.1 << ":" << *d.skews.rbegin() + 0.1 << "]\n";
+  } else if (d.x == axis::sizes) {
     g << "set logscale x 2\nset xtics (";
     for (auto it = d.sizes.begin(); it != d.sizes.end(); ++it)
       g << (it == d.sizes.begin() ? "" : ",") << *it;
@@ -289,6 +349,9 @@ int main(int argc, char** argv) {  // NOLINT(bugprone-exception-escape)
                  "draw the per-link timeline of the trace files in this directory (CONVOY_TRACE) "
                  "and merge them into DIR/convoy-trace.N.json")
       ->check(CLI::ExistingDirectory);
+  app.add_option("--speedup", o.speedup,
+                 "draw each kind's value divided by this kind's in the same configuration, item "
+                 "size and skew");
   app.add_option("--conveyor", o.conveyor, "with --timeline: conveyor N (default: the last)")
       ->check(CLI::NonNegativeNumber);
   auto* files =
@@ -302,13 +365,14 @@ int main(int argc, char** argv) {  // NOLINT(bugprone-exception-escape)
   if (!o.timeline.empty())
     return convoy::tools::draw_timeline({o.timeline, o.conveyor, o.output, o.script, o.title});
   try {
-    const plot_data d = collect(o);
+    plot_data d = collect(o);
     if (d.kernels.empty()) {
       const bool filtered = !o.kernels.empty() || !o.impl.empty();
       std::cerr << "convoy-plot: " << (filtered ? "--kernels/--impl: " : "")
                 << "no verified results in the input" << (filtered ? " match them" : "") << "\n";
       return filtered ? 2 : 1;
     }
+    if (!o.speedup.empty()) to_speedups(d, o.speedup);
     const std::string text = script(o, d);
     if (!o.script.empty()) {
       std::ofstream(o.script) << text;
