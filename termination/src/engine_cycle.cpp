@@ -66,7 +66,10 @@ engine::impl::impl(engine& owner, std::unique_ptr<agg::transport> t)
                    (elastic() ? agg::size_field_bytes : 0);
   first_hops = route.first_hop_table(e.options_.route_table_max_ranks);
   setup_combining();
-  if (!first_hops.empty() && !elastic()) use_step_tables();
+  if (e.options_.broadcast)
+    setup_broadcast();
+  else if (!first_hops.empty() && !elastic())
+    use_step_tables();
   init_counters();
   e.hot_.lanes = lanes.data();
   e.hot_.first_hops = first_hops.empty() ? nullptr : first_hops.data();

@@ -1,0 +1,96 @@
+// Broadcast (termination/README.md BCAST-1..6): every item of a broadcast engine's cycle goes
+// to every rank along the tree of ROUTE-26. The root appends one copy to each of its
+// out-links (every stage) and one to its loopback lane; a copy that arrived on stage s is
+// copied onto every out-link of every stage after s and then delivered here. The hop y -> q
+// carries encode(s', y, q, root, q), a genuine pair of route(root -> q), so the tag decodes
+// to (root, q) and the receiver learns the root from it as from any source.
+#include <convoy/aggregation/packing.hpp>
+#include <cstring>
+#include <exception>
+
+#include "engine_impl.hpp"
+
+namespace convoy::termination {
+
+namespace agg = convoy::aggregation;
+
+// At construction: the root's tags, and which in-links fan out. Links of the last stage
+// only deliver (the usual windows: whole buffers from one root, or one-byte tags naming
+// it); every other link fans out, its records kept for a window when a tag of at most one
+// byte names their root (TERM-13's kept records), else delivered one by one.
+void engine::impl::setup_broadcast() {
+  const auto& outs = route.out_links();
+  root_tags.reserve(outs.size());
+  for (const router::link_end& o : outs)
+    root_tags.push_back(route.plan().encode(o.stage, e.rank_, o.peer, e.rank_, o.peer));
+  const int last_stage = route.n_stages() - 1;
+  for (int id = 0; id < loopback_in; ++id) {
+    in_link& l = ins[static_cast<std::size_t>(id)];
+    if (l.stage == last_stage) {
+      l.tagged_window = l.whole_from < 0 && l.tag_bytes == 1;
+      continue;
+    }
+    l.whole_from = -1;
+    l.fanout = true;
+    l.runs = l.tag_bytes <= 1;
+  }
+}
+
+int engine::impl::broadcast_item(const void* item) noexcept {
+  const std::size_t n = e.hot_.item_bytes;
+  const int self = loopback_lane();
+  try {
+    // Every lane gets room first, so that the copies go out together or not at all (an
+    // opened lane left empty is harmless: nothing is posted for it until it holds items).
+    for (int k = 0; k <= self; ++k) {
+      if (lanes.has_buffer(k) && !lanes.fits(k, n)) post_data(k, true);
+      if (!lanes.has_buffer(k) && !open_lane(k)) return 0;
+    }
+    for (int k = 0; k <= self; ++k) {
+      const std::uint64_t tag = k == self ? 0 : root_tags[static_cast<std::size_t>(k)];
+      if (lanes.put(k, tag, item, n)) lane_filled(k);
+    }
+  } catch (const std::exception& ex) {
+    e.last_message_ = ex.what();
+    return error_transport;
+  }
+  ++e.hot_.pushes;
+  return 1;
+}
+
+bool engine::impl::fan_out(int id) {
+  in_link& l = ins[static_cast<std::size_t>(id)];
+  const agg::received& r = l.queue.front();
+  const std::size_t off = l.queue.offset;
+  const agg::record rec = agg::get_record(r.data + off, l.tag_bytes, false, e.hot_.item_bytes);
+  int root = -1;
+  if (l.tag_bytes <= 1) {
+    if (l.source_of_tag.empty()) l.source_of_tag.assign(256, -1);
+    std::int32_t& known = l.source_of_tag[static_cast<std::size_t>(rec.tag)];
+    if (known < 0) known = static_cast<std::int32_t>(route.next(id, rec.tag).src);
+    root = known;
+  } else {
+    root = route.next(id, rec.tag).src;
+  }
+  if (l.fanout_next < 0) l.fanout_next = route.first_out_link(l.stage + 1);
+  const auto& outs = route.out_links();
+  for (; l.fanout_next < lanes.n_out(); ++l.fanout_next) {
+    const router::link_end& to = outs[static_cast<std::size_t>(l.fanout_next)];
+    const std::uint64_t tag = route.plan().encode(to.stage, e.rank_, to.peer, root, to.peer);
+    if (!append(l.fanout_next, tag, rec.payload, rec.bytes)) return false;  // resumes here
+  }
+  if (!l.runs) {  // delivered as the head; the next record's fan-out starts after its pull
+    l.head = rec;
+    l.head_src = root;
+    make_ready(id);
+    return false;
+  }
+  // Kept at the buffer's front, tag and all, for the window (never past the record read).
+  if (l.kept != off) std::memmove(r.data + l.kept, r.data + off, rec.record_bytes);
+  l.kept += rec.record_bytes;
+  l.queue.offset += rec.record_bytes;
+  l.fanout_next = -1;
+  return true;
+}
+
+}  // namespace convoy::termination
