@@ -29,7 +29,8 @@ using convoy::bench::result_row;
 // What every kind delivers into: per root, items received and the sum of their hashes.
 struct tally {
   std::vector<std::uint64_t> count, sum;
-  explicit tally(int p) : count(static_cast<std::size_t>(p), 0), sum(static_cast<std::size_t>(p), 0) {}
+  explicit tally(int p)
+      : count(static_cast<std::size_t>(p), 0), sum(static_cast<std::size_t>(p), 0) {}
   void take(std::uint64_t item, int root) {
     ++count[static_cast<std::size_t>(root)];
     sum[static_cast<std::size_t>(root)] += mix64(item);

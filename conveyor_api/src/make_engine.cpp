@@ -95,7 +95,8 @@ std::unique_ptr<bulk_engine> make_bulk_engine(MPI_Comm comm, const conveyor_opti
   if (o.elastic) throw error("conveyor: the bulk kind carries rigid items only (elastic is set)");
   if (o.make_transport) throw error("conveyor: the bulk kind has no transport to replace");
   if (o.combine.fn != nullptr) throw error("conveyor: the bulk kind does not combine");
-  if (o.broadcast) throw error("conveyor: the bulk kind does not broadcast (use the streaming kind)");
+  if (o.broadcast)
+    throw error("conveyor: the bulk kind does not broadcast (use the streaming kind)");
   if (o.watchdog_seconds > 0)  // TERM-15: a stuck rank holds the others inside a collective
     throw error("conveyor: the bulk kind has no watchdog (its advance is collective)");
   // Every rank's buffers must have one size (MPI_Alltoallv counts); rank 0's wins.

@@ -53,8 +53,8 @@ static void run_cycle(convey_t* c, int64_t me, int64_t P, int64_t* next) {
   }
   H_EXPECT_RC(convey_reset(c), convey_OK);
   for (r = 0; r < P; r++)
-    H_CHECK(next[r] == n_of(r), "root %lld: pulled %lld of %lld", (long long)r,
-            (long long)next[r], (long long)n_of(r));
+    H_CHECK(next[r] == n_of(r), "root %lld: pulled %lld of %lld", (long long)r, (long long)next[r],
+            (long long)n_of(r));
 }
 
 int main(int argc, char** argv) {

@@ -51,7 +51,8 @@ std::string run_cycle(broadcaster<item>& b, std::uint32_t base, int cycle) {
   const auto take = [&](const item& it, int from) {
     if (!failure.empty()) return;
     if (from != it.root || it.root < 0 || it.root >= p) {
-      failure = "item of root " + std::to_string(it.root) + " reported from " + std::to_string(from);
+      failure =
+          "item of root " + std::to_string(it.root) + " reported from " + std::to_string(from);
       return;
     }
     auto& s = seen[static_cast<std::size_t>(it.root)];

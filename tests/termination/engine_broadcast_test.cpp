@@ -76,7 +76,8 @@ class broadcast_checker {
         const std::uint32_t got = it == seen_.end() ? 0 : it->second;
         if (got != sent_[static_cast<std::size_t>(root)])
           return "rank " + std::to_string(r) + " pulled " + std::to_string(got) + " of root " +
-                 std::to_string(root) + "'s " + std::to_string(sent_[static_cast<std::size_t>(root)]);
+                 std::to_string(root) + "'s " +
+                 std::to_string(sent_[static_cast<std::size_t>(root)]);
       }
     return {};
   }

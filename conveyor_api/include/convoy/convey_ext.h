@@ -127,8 +127,8 @@ int convoy_convey_set_combine(convey_t* c, size_t key_offset, size_t key_bytes, 
  * most 1 GiB); `n_buffers`: buffers per link, a power of two; options as convey_new
  * (PROGRESS: steady; DYNAMIC; QUIET; ALERT). convey_push returns convey_error_USAGE on it;
  * send with convoy_convey_broadcast. Returns NULL (one message) on a bad argument. */
-convey_t* convoy_convey_new_broadcast(size_t capacity, size_t n_buffers, const convey_alc8r_t* alloc,
-                                      uint64_t options);
+convey_t* convoy_convey_new_broadcast(size_t capacity, size_t n_buffers,
+                                      const convey_alc8r_t* alloc, uint64_t options);
 
 /** Not collective. WORKING only: sends `item` (convey_begin's item_size bytes) to every PE,
  * this one included; each PE pulls it once, with `from` = this PE, in this PE's order.

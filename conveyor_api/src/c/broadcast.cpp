@@ -12,8 +12,8 @@ using convoy::termination::verdict;
 
 extern "C" {
 
-convey_t* convoy_convey_new_broadcast(size_t capacity, size_t n_buffers, const convey_alc8r_t* alloc,
-                                      uint64_t options) {
+convey_t* convoy_convey_new_broadcast(size_t capacity, size_t n_buffers,
+                                      const convey_alc8r_t* alloc, uint64_t options) {
   return cf::construct("convoy_convey_new_broadcast", options, [&] {
     cf::engine_request r;
     r.layout = cf::tensor_layout(capacity, 1, 1, n_buffers);  // bale's checks of both
