@@ -23,6 +23,12 @@ void engine::impl::setup_broadcast() {
   root_tags.reserve(outs.size());
   for (const router::link_end& o : outs)
     root_tags.push_back(route.plan().encode(o.stage, e.rank_, o.peer, e.rank_, o.peer));
+  const std::size_t entries =
+      static_cast<std::size_t>(e.plan_->n_ranks()) * static_cast<std::size_t>(lanes.n_out());
+  if (entries <= fan_tag_entries_max) {
+    fan_tags.assign(entries, 0);
+    fan_known.assign(entries, 0);
+  }
   const int last_stage = route.n_stages() - 1;
   for (int id = 0; id < loopback_in; ++id) {
     in_link& l = ins[static_cast<std::size_t>(id)];
@@ -58,6 +64,19 @@ int engine::impl::broadcast_item(const void* item) noexcept {
   return 1;
 }
 
+// The tag of `root`'s copy on `out_link` (a genuine pair of route(root -> peer): ROUTE-26).
+std::uint64_t engine::impl::fan_tag(int root, int out_link) {
+  const router::link_end& to = route.out_links()[static_cast<std::size_t>(out_link)];
+  if (fan_tags.empty()) return route.plan().encode(to.stage, e.rank_, to.peer, root, to.peer);
+  const std::size_t at = static_cast<std::size_t>(root) * static_cast<std::size_t>(lanes.n_out()) +
+                         static_cast<std::size_t>(out_link);
+  if (!fan_known[at]) {
+    fan_tags[at] = route.plan().encode(to.stage, e.rank_, to.peer, root, to.peer);
+    fan_known[at] = 1;
+  }
+  return fan_tags[at];
+}
+
 bool engine::impl::fan_out(int id) {
   in_link& l = ins[static_cast<std::size_t>(id)];
   const agg::received& r = l.queue.front();
@@ -73,13 +92,10 @@ bool engine::impl::fan_out(int id) {
     root = route.next(id, rec.tag).src;
   }
   if (l.fanout_next < 0) l.fanout_next = route.first_out_link(l.stage + 1);
-  const auto& outs = route.out_links();
-  for (; l.fanout_next < lanes.n_out(); ++l.fanout_next) {
-    const router::link_end& to = outs[static_cast<std::size_t>(l.fanout_next)];
-    const std::uint64_t tag = route.plan().encode(to.stage, e.rank_, to.peer, root, to.peer);
-    if (!append(l.fanout_next, tag, rec.payload, rec.bytes)) return false;  // resumes here
-  }
-  if (!l.runs) {  // delivered as the head; the next record's fan-out starts after its pull
+  for (; l.fanout_next < lanes.n_out(); ++l.fanout_next)
+    if (!append(l.fanout_next, fan_tag(root, l.fanout_next), rec.payload, rec.bytes))
+      return false;  // resumes here
+  if (!l.runs) {     // delivered as the head; the next record's fan-out starts after its pull
     l.head = rec;
     l.head_src = root;
     make_ready(id);

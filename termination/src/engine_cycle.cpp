@@ -136,6 +136,7 @@ std::size_t engine::impl::fixed_bytes(bool at_most) const noexcept {
   std::size_t n = lanes.memory_bytes() + first_hops.size() * sizeof(router::first_hop);
   n += at_most ? route.step_table_max_bytes() : route.step_table_bytes();
   n += combine_bytes(at_most);
+  n += fan_tags.capacity() * sizeof(std::uint64_t) + fan_known.capacity();  // broadcast
   for (const in_link& l : ins)
     if (l.tagged_window || l.runs)
       n += (at_most ? std::size_t{256} : l.source_of_tag.capacity()) * sizeof(std::int32_t);

@@ -125,6 +125,12 @@ struct engine::impl final : link_layer {
   // Broadcast (BCAST-1..6; engine_broadcast.cpp): per out-link, the tag of a copy this rank
   // broadcasts as the root; empty on point-to-point engines.
   std::vector<std::uint64_t> root_tags;
+  // The tag of root r's copy on out-link k at [r * n_out + k], filled on first use (known:
+  // 1), so that a fan-out copy costs no encode; empty when P x n_out is above
+  // fan_tag_entries_max (then encoded per copy).
+  static constexpr std::size_t fan_tag_entries_max = std::size_t{1} << 16;
+  std::vector<std::uint64_t> fan_tags;
+  std::vector<std::uint8_t> fan_known;
   // The trace recorder (TERM-17); null when tracing is off.
   std::unique_ptr<trace_recorder> trace;
 
@@ -213,6 +219,7 @@ struct engine::impl final : link_layer {
   // kept for the window (one-byte tags or none) or made the link's head. Returns true if
   // kept (look at the next record), false if it is the head now or a lane had no room.
   [[nodiscard]] bool fan_out(int id);
+  [[nodiscard]] std::uint64_t fan_tag(int root, int out_link);
 
   // ---- receiving (engine_receive.cpp) ----
   void release_buffer(const aggregation::received& r);
