@@ -42,24 +42,41 @@ void engine::impl::setup_broadcast() {
   }
 }
 
+namespace {
+
+// The root's copies of a rigid item of N bytes (0: not known at compile time) onto every
+// lane from `lanes` (the out-links, then the loopback lane `self`): each lane gets a buffer
+// first, so that the copies go out together or not at all (an opened lane left empty is
+// harmless: nothing is posted for it until it holds items). A rigid lane with a buffer has
+// room for one more record (used <= limit); a lane without one has used > limit. Returns
+// false if some lane has no free buffer.
+template <std::size_t N, class Open, class Filled>
+bool put_copies(agg::send_lane* lanes, int self, const std::uint64_t* tags, const void* item,
+                std::size_t n, Open open, Filled filled) {
+  for (int k = 0; k <= self; ++k)
+    if (lanes[k].used > lanes[k].limit && !open(k)) return false;
+  for (int k = 0; k <= self; ++k)
+    if (lanes[k].put_rigid<N>(k == self ? 0 : tags[k], item, n)) filled(k);
+  return true;
+}
+
+}  // namespace
+
 int engine::impl::broadcast_item(const void* item) noexcept {
   const std::size_t n = e.hot_.item_bytes;
-  const int self = loopback_lane();
+  const auto open = [this](int k) { return open_lane(k); };
+  const auto filled = [this](int k) { lane_filled(k); };
+  bool sent = false;
   try {
-    // Every lane gets room first, so that the copies go out together or not at all (an
-    // opened lane left empty is harmless: nothing is posted for it until it holds items).
-    for (int k = 0; k <= self; ++k) {
-      if (lanes.has_buffer(k) && !lanes.fits(k, n)) post_data(k, true);
-      if (!lanes.has_buffer(k) && !open_lane(k)) return 0;
-    }
-    for (int k = 0; k <= self; ++k) {
-      const std::uint64_t tag = k == self ? 0 : root_tags[static_cast<std::size_t>(k)];
-      if (lanes.put(k, tag, item, n)) lane_filled(k);
-    }
+    if (n == 8)
+      sent = put_copies<8>(lanes.data(), loopback_lane(), root_tags.data(), item, n, open, filled);
+    else
+      sent = put_copies<0>(lanes.data(), loopback_lane(), root_tags.data(), item, n, open, filled);
   } catch (const std::exception& ex) {
     e.last_message_ = ex.what();
     return error_transport;
   }
+  if (!sent) return 0;
   ++e.hot_.pushes;
   return 1;
 }
@@ -92,10 +109,14 @@ bool engine::impl::fan_out(int id) {
     root = route.next(id, rec.tag).src;
   }
   if (l.fanout_next < 0) l.fanout_next = route.first_out_link(l.stage + 1);
-  for (; l.fanout_next < lanes.n_out(); ++l.fanout_next)
-    if (!append(l.fanout_next, fan_tag(root, l.fanout_next), rec.payload, rec.bytes))
-      return false;  // resumes here
-  if (!l.runs) {     // delivered as the head; the next record's fan-out starts after its pull
+  for (; l.fanout_next < lanes.n_out(); ++l.fanout_next) {
+    agg::send_lane& lane = lanes[l.fanout_next];
+    // A rigid lane without a buffer has used > limit; none free: resume here (BCAST-3).
+    if (lane.used > lane.limit && !open_lane(l.fanout_next)) return false;
+    if (lane.put_rigid(fan_tag(root, l.fanout_next), rec.payload, rec.bytes))
+      lane_filled(l.fanout_next);
+  }
+  if (!l.runs) {  // delivered as the head; the next record's fan-out starts after its pull
     l.head = rec;
     l.head_src = root;
     make_ready(id);
