@@ -61,7 +61,13 @@ std::shared_ptr<const router::route_plan> make_plan(MPI_Comm comm, const conveyo
   }
   const auto spec = base::parse_mesh_spec(o.mesh.empty() ? s.mesh_text() : o.mesh);
   const auto m = topology::discover(comm, s);
-  return router::make_mesh_plan(topology::build_mesh(m, spec), o.dim_order);
+  const topology::mesh mesh = topology::build_mesh(m, spec);
+  std::vector<int> order = o.dim_order;
+  if (o.broadcast && order.empty()) {  // outermost dimension first: node first (API-91)
+    order.resize(static_cast<std::size_t>(mesh.n_dims()));
+    for (std::size_t d = 0; d < order.size(); ++d) order[d] = static_cast<int>(d);
+  }
+  return router::make_mesh_plan(mesh, std::move(order));
 }
 
 std::shared_ptr<const router::route_plan> make_plan(MPI_Comm comm, const conveyor_options& o) {
@@ -77,6 +83,7 @@ termination::engine_options resolve_engine_options(const conveyor_options& o,
   e.steady_period = o.steady_period;
   e.elastic = o.elastic;
   e.combine = o.combine;
+  e.broadcast = o.broadcast;
   e.watchdog.seconds =
       o.watchdog_seconds != 0 ? std::max(0.0, o.watchdog_seconds) : s.watchdog_seconds_or_off();
   e.watchdog.abort = o.watchdog_abort || s.watchdog_abort.value_or(false);
@@ -88,6 +95,8 @@ std::unique_ptr<bulk_engine> make_bulk_engine(MPI_Comm comm, const conveyor_opti
   if (o.elastic) throw error("conveyor: the bulk kind carries rigid items only (elastic is set)");
   if (o.make_transport) throw error("conveyor: the bulk kind has no transport to replace");
   if (o.combine.fn != nullptr) throw error("conveyor: the bulk kind does not combine");
+  if (o.broadcast)
+    throw error("conveyor: the bulk kind does not broadcast (use the streaming kind)");
   if (o.watchdog_seconds > 0)  // TERM-15: a stuck rank holds the others inside a collective
     throw error("conveyor: the bulk kind has no watchdog (its advance is collective)");
   // Every rank's buffers must have one size (MPI_Alltoallv counts); rank 0's wins.

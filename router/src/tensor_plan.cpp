@@ -51,6 +51,8 @@ class tensor_plan final : public route_plan {
   }
   int n_ranks() const noexcept override { return p_; }
   int n_stages() const noexcept override { return order_; }
+  // Order 3 moves along the local dimension on stages 0 and 2 (ROUTE-26).
+  bool broadcast_tree() const noexcept override { return order_ <= 2; }
   std::string stage_name(int stage) const override {
     check_stage(stage, "stage_name");
     if (order_ == 1) return "direct";

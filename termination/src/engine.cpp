@@ -37,6 +37,14 @@ void check_options(const router::route_plan& plan, int rank, const engine_option
   if (o.steady_period < 1) throw convoy::error("engine: steady_period must be >= 1");
   if (o.combine.fn != nullptr && o.elastic)
     throw convoy::error("engine: combining needs rigid items, not elastic ones");
+  if (o.broadcast && o.elastic)
+    throw convoy::error("engine: broadcast needs rigid items, not elastic ones");
+  if (o.broadcast && o.combine.fn != nullptr)
+    throw convoy::error("engine: a broadcast engine cannot combine");
+  if (o.broadcast && !plan.broadcast_tree())
+    throw convoy::error("engine: broadcast along '" + plan.name() +
+                        "' would deliver duplicates (it moves along one dimension on two "
+                        "stages); use a mesh or tensor order 1 or 2");
 }
 
 }  // namespace
@@ -71,7 +79,7 @@ int engine::begin(std::size_t item_bytes) {
   hot_.item_bytes = item_bytes;
   impl_->start_cycle(item_bytes);
   state_.begin();
-  hot_.push_ok = !options_.elastic && hot_.first_hops != nullptr;
+  hot_.push_ok = !options_.elastic && !options_.broadcast && hot_.first_hops != nullptr;
   ++impl_->now.begins;
   ++impl_->life.begins;
   if (impl_->watch) impl_->watch_step(false);
@@ -82,11 +90,19 @@ int engine::push_slow(const void* item, int dest) noexcept {
   if (state_.check(call::push) != verdict::proceed) [[unlikely]]
     return error_state;
   if (options_.elastic) return epush(item, hot_.item_bytes, dest);
+  if (options_.broadcast) return error_mode;
   if (static_cast<unsigned>(dest) >= static_cast<unsigned>(n_ranks())) [[unlikely]]
     return error_rank;
   if (!item) [[unlikely]]
     return error_argument;
   return impl_->push_item(item, hot_.item_bytes, dest);
+}
+
+int engine::broadcast(const void* item) noexcept {
+  if (!options_.broadcast) return error_mode;
+  if (state_.check(call::push) != verdict::proceed) return error_state;
+  if (!item) return error_argument;
+  return impl_->broadcast_item(item);
 }
 
 void engine::lane_full(std::uint32_t lane) noexcept {

@@ -66,7 +66,10 @@ engine::impl::impl(engine& owner, std::unique_ptr<agg::transport> t)
                    (elastic() ? agg::size_field_bytes : 0);
   first_hops = route.first_hop_table(e.options_.route_table_max_ranks);
   setup_combining();
-  if (!first_hops.empty() && !elastic()) use_step_tables();
+  if (e.options_.broadcast)
+    setup_broadcast();
+  else if (!first_hops.empty() && !elastic())
+    use_step_tables();
   init_counters();
   e.hot_.lanes = lanes.data();
   e.hot_.first_hops = first_hops.empty() ? nullptr : first_hops.data();
@@ -133,6 +136,7 @@ std::size_t engine::impl::fixed_bytes(bool at_most) const noexcept {
   std::size_t n = lanes.memory_bytes() + first_hops.size() * sizeof(router::first_hop);
   n += at_most ? route.step_table_max_bytes() : route.step_table_bytes();
   n += combine_bytes(at_most);
+  n += fan_tags.capacity() * sizeof(std::uint64_t) + fan_known.capacity();  // broadcast
   for (const in_link& l : ins)
     if (l.tagged_window || l.runs)
       n += (at_most ? std::size_t{256} : l.source_of_tag.capacity()) * sizeof(std::int32_t);

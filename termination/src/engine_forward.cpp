@@ -37,6 +37,10 @@ void engine::impl::examine(int id) {
       make_ready(id);
       return;
     }
+    if (l.fanout) {
+      if (!fan_out(id)) return;
+      continue;
+    }
     if (l.runs) {
       const run_end end = forward_run_any(id);
       if (end == run_end::stopped) return;

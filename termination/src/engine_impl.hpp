@@ -43,6 +43,12 @@ struct engine::impl final : link_layer {
     bool tagged_window = false;
     bool runs = false;
     bool loopback = false;  // items this rank pushed to itself (not counted)
+    // Broadcast engines (BCAST-2): the link's records are copied onto every out-link of a
+    // later stage before they are delivered here; `fanout_next` is the next out-link to copy
+    // the record at queue.offset to (-1: not started), so a full lane stops the fan-out
+    // mid-record and it resumes there (BCAST-3).
+    bool fanout = false;
+    int fanout_next = -1;
     [[nodiscard]] bool windowed() const noexcept { return whole_from >= 0 || tagged_window; }
     // The front buffer is delivered as a window: always on windowed links; on runs links
     // once every record has been forwarded or kept.
@@ -116,6 +122,15 @@ struct engine::impl final : link_layer {
     std::vector<aggregation::combining_lane> lanes;  // per lane
   };
   std::unique_ptr<combining> comb;
+  // Broadcast (BCAST-1..6; engine_broadcast.cpp): per out-link, the tag of a copy this rank
+  // broadcasts as the root; empty on point-to-point engines.
+  std::vector<std::uint64_t> root_tags;
+  // The tag of root r's copy on out-link k at [r * n_out + k], filled on first use (known:
+  // 1), so that a fan-out copy costs no encode; empty when P x n_out is above
+  // fan_tag_entries_max (then encoded per copy).
+  static constexpr std::size_t fan_tag_entries_max = std::size_t{1} << 16;
+  std::vector<std::uint64_t> fan_tags;
+  std::vector<std::uint8_t> fan_known;
   // The trace recorder (TERM-17); null when tracing is off.
   std::unique_ptr<trace_recorder> trace;
 
@@ -194,6 +209,17 @@ struct engine::impl final : link_layer {
   void flush_older_than(std::uint64_t period);
   bool flush_loopback();
   bool send_last(int out_link, std::uint32_t count) override;
+
+  // ---- broadcast (engine_broadcast.cpp) ----
+  void setup_broadcast();
+  // The root's copies of `item`: one per out-link (every stage) and one to the loopback
+  // lane, all or none. Returns 1, 0 (a lane has no free buffer) or error_transport.
+  [[nodiscard]] int broadcast_item(const void* item) noexcept;
+  // The record at the front of fan-out link `id`: copied onto every later out-link, then
+  // kept for the window (one-byte tags or none) or made the link's head. Returns true if
+  // kept (look at the next record), false if it is the head now or a lane had no room.
+  [[nodiscard]] bool fan_out(int id);
+  [[nodiscard]] std::uint64_t fan_tag(int root, int out_link);
 
   // ---- receiving (engine_receive.cpp) ----
   void release_buffer(const aggregation::received& r);

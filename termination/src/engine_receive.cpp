@@ -145,6 +145,7 @@ int engine::impl::take_ready(item_view& out, bool rigid) {
   last.offset = l.queue.offset;
   last.buffer_popped = false;
   l.queue.offset += l.head.record_bytes;
+  l.fanout_next = -1;  // the next record's fan-out has not started
   // The buffer stays alive until settle() so that the item stays valid and unpull can
   // restore it (TERM-11).
   if (l.queue.offset >= l.queue.front_bytes()) {
@@ -167,6 +168,7 @@ void engine::impl::unpull_record() {
     has_pending_release = false;
   }
   l.queue.offset = last.offset;
+  if (l.fanout) l.fanout_next = lanes.n_out();  // its copies were all sent (BCAST-3)
   l.ready = true;
   ready.push_front(id);
   last = {};

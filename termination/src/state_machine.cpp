@@ -39,6 +39,9 @@ const char* error_string(int code) noexcept {
       return "transport failure";
     case error_alloc:
       return "out of memory";
+    case error_mode:
+      return "wrong kind of send: push on a broadcast conveyor, or broadcast on a point-to-point "
+             "one";
     default:
       return code >= 0 ? "no error" : "unknown error";
   }

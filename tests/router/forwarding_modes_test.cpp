@@ -243,6 +243,9 @@ TEST(Forwarding, BroadcastTreeCoversEveryRankOnce) {
   for (const auto& plan : plans)
     for (int root = 0; root < plan->n_ranks(); ++root) {
       ++roots;
+      if (root == 0) {
+        EXPECT_TRUE(plan->broadcast_tree()) << plan->name();
+      }
       const auto got = broadcast_from(*plan, root, true);
       for (int r = 0; r < plan->n_ranks(); ++r)
         ASSERT_EQ(got[static_cast<std::size_t>(r)], 1)
@@ -250,9 +253,11 @@ TEST(Forwarding, BroadcastTreeCoversEveryRankOnce) {
     }
   EXPECT_GT(roots, 500);
   long duplicates = 0;
-  for (const auto& plan : tensor_plans(3))
+  for (const auto& plan : tensor_plans(3)) {
+    EXPECT_FALSE(plan->broadcast_tree()) << plan->name();
     for (int root = 0; root < plan->n_ranks(); ++root)
       for (int c : broadcast_from(*plan, root, false)) duplicates += c > 1;
+  }
   EXPECT_GT(duplicates, 0) << "tensor order 3 is expected to duplicate";
 }
 

@@ -154,7 +154,8 @@ struct cycle_options {
 // round the ranks take turns in random order (push a random burst, pull a random number,
 // advance), each turn followed by the delivery of a random number of buffers. `Checker`
 // builds the items and checks what is pulled: contract_checker's interface (next, pushed,
-// check, n_pushed, n_pulled, missing).
+// check, n_pushed, n_pulled, missing; optionally send(engine, rank, dest), which sends one
+// item instead of push(next(rank, dest), dest)).
 template <class Checker>
 class basic_cycle_driver {
  public:
@@ -226,6 +227,15 @@ class basic_cycle_driver {
     for (auto& idle : idle_) idle = 0;
   }
 
+  // One item of `me`'s workload: pushed to `dest`, or sent as the checker says (a checker
+  // with send(), e.g. a broadcast one, chooses the call).
+  int send(engine& e, int me, int dest) {
+    if constexpr (requires { items_.send(e, me, dest); })
+      return items_.send(e, me, dest);
+    else
+      return e.push(items_.next(me, dest), dest);
+  }
+
   // Pushes a random burst; true if it stopped for want of items or room.
   bool push_burst(int me, engine& e, int& pushed) {
     const auto& dests = wl_[static_cast<std::size_t>(me)];
@@ -233,7 +243,7 @@ class basic_cycle_driver {
     if (e.current_state() != state::working) return true;
     const int burst = std::uniform_int_distribution<int>(0, 64)(sim_.rng());
     for (int k = 0; k < burst && i < dests.size(); ++k) {
-      const int rc = e.push(items_.next(me, dests[i]), dests[i]);
+      const int rc = send(e, me, dests[i]);
       if (rc < 0) return fail("push returned " + std::to_string(rc)), true;
       if (rc == 0) return true;
       items_.pushed(me, dests[i]);

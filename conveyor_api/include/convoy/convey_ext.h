@@ -118,6 +118,25 @@ typedef void (*convoy_combine_fn)(void* into, const void* from);
 int convoy_convey_set_combine(convey_t* c, size_t key_offset, size_t key_bytes, size_t value_offset,
                               size_t value_bytes, convoy_combine_fn combine);
 
+/* ---- Broadcast (CAPI-130..133) ---- */
+
+/** Collective like convey_new_tensor: a mesh conveyor (CONVOY_MESH, default the machine's
+ * nodes and cores) whose items are broadcasts: each goes to every PE, the sender included,
+ * along a tree over the mesh, outermost dimension first (each item crosses to every other
+ * node once, then spreads on each node). `capacity`: bytes of items per buffer (> 0, at
+ * most 1 GiB); `n_buffers`: buffers per link, a power of two; options as convey_new
+ * (PROGRESS: steady; DYNAMIC; QUIET; ALERT). convey_push returns convey_error_USAGE on it;
+ * send with convoy_convey_broadcast. Returns NULL (one message) on a bad argument. */
+convey_t* convoy_convey_new_broadcast(size_t capacity, size_t n_buffers,
+                                      const convey_alc8r_t* alloc, uint64_t options);
+
+/** Not collective. WORKING only: sends `item` (convey_begin's item_size bytes) to every PE,
+ * this one included; each PE pulls it once, with `from` = this PE, in this PE's order.
+ * Returns convey_OK, convey_FAIL (some buffer toward a first hop is full and nothing was
+ * sent: advance and retry), convey_error_NULL (c or item NULL), convey_error_STATE (not
+ * WORKING), convey_error_USAGE (not a broadcast conveyor). */
+int convoy_convey_broadcast(convey_t* c, const void* item);
+
 /* ---- One-sided append (Dinan & Flajslik 2014; CAPI-100..106) ----
  *
  * Every PE owns one append buffer of the same size; any PE appends bytes to any PE's

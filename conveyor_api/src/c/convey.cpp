@@ -215,6 +215,8 @@ int convoy_v1_push(convey_t* c, const void* item, int64_t pe) {
   }
   const int rc = to_convey(c->engine->push(item, static_cast<int>(pe)));
   if (rc > 0 && !c->engine_counts) ++c->life[k_pushes];
+  if (rc == convey_error_USAGE)
+    return c->panic("convey_push", rc, "a broadcast conveyor: send with convoy_convey_broadcast");
   return rc >= 0 ? rc : c->panic("convey_push", rc);
 }
 

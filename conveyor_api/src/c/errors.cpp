@@ -27,6 +27,8 @@ int to_convey(int rc) noexcept {
       return convey_error_COMMS;
     case term::error_alloc:
       return convey_error_ALLOC;
+    case term::error_mode:  // push on a broadcast conveyor, broadcast on another
+      return convey_error_USAGE;
     default:
       return convey_error_INTERNAL;
   }

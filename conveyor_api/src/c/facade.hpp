@@ -238,6 +238,7 @@ struct engine_request {
   std::size_t monster_bytes = 0;  ///< elastic: items above a buffer up to this travel apart
   /// elastic: largest item epush accepts (CAPI-6); 0: monster_bytes (etensor, as bale)
   std::size_t item_bound = 0;
+  bool broadcast = false;  ///< convoy_convey_new_broadcast
 };
 
 /// Builders (collective). Throw convoy::error with a message naming the problem.

@@ -97,6 +97,7 @@ conveyor_options engine_options_for(const engine_request& r, const convey_alc8r_
   conveyor_options o = r.layout.options();
   o.steady = r.steady || r.elastic;
   o.elastic = r.elastic;
+  o.broadcast = r.broadcast;
   o.dynamic = (options & convey_opt_DYNAMIC) != 0;
   o.buffers = make_buffer_source(alloc);
   return o;

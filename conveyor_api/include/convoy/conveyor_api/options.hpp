@@ -91,6 +91,13 @@ struct conveyor_options {
   /// wait in a send buffer. `fn` null: off. Streaming kind, rigid items only (the bulk kind
   /// and elastic items throw). combining_conveyor<K, V, Op> sets it.
   aggregation::combine_spec combine;
+  /// Broadcast (termination/README.md, BCAST-1..6): every item is sent with broadcast() to
+  /// every rank, the sender included, along a tree over the mesh; push() returns
+  /// error_mode. Streaming kind, rigid items, a mesh or tensor order 1 or 2 (the bulk kind,
+  /// elastic items, combining and tensor order 3 throw). With `dim_order` empty the mesh's
+  /// stages run outermost dimension first (node first): a copy crosses to each
+  /// other node once, then spreads on the node (API-91). broadcaster<T> sets it.
+  bool broadcast = false;
   /// Settings resolved before (base::settings::from_env(comm): rank 0's environment and
   /// tuning file, the same on every rank) for the zero fields above; null: the builders
   /// below resolve them (collective). untyped_conveyor keeps here the ones it resolved, so

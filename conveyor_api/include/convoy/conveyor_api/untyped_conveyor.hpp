@@ -67,6 +67,10 @@ class untyped_conveyor {
       return engine_->template push<N>(item, dest);
     return termination::error_state;
   }
+  /// Broadcast to every rank (a conveyor built with options.broadcast; else error_mode).
+  [[nodiscard]] int broadcast(const void* item) noexcept {
+    return engine_ ? engine_->broadcast(item) : termination::error_state;
+  }
   /// Elastic push (bulk kind: error_elastic).
   [[nodiscard]] int epush(const void* item, std::size_t bytes, int dest) noexcept {
     return engine_ ? engine_->epush(item, bytes, dest) : termination::error_state;

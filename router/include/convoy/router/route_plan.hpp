@@ -46,6 +46,10 @@ class route_plan {
   [[nodiscard]] virtual std::vector<int> mesh_sizes() const { return {}; }
   /// The mesh dimension `stage` routes along (reports); -1 for plans that are not a mesh.
   [[nodiscard]] virtual int stage_dimension(int /*stage*/) const noexcept { return -1; }
+  /// Whether the broadcast rule of ROUTE-26 (a copy that arrived on stage s goes on to
+  /// every out-peer of every later stage) reaches every rank exactly once from every root:
+  /// true for meshes and tensor orders 1 and 2, false for tensor order 3.
+  [[nodiscard]] virtual bool broadcast_tree() const noexcept { return true; }
 
   /// Next hop for an item now at `at`, destined to `dest`, that may only use stages
   /// >= `first_stage` (0 for a freshly pushed item; s+1 for one that arrived via stage s).

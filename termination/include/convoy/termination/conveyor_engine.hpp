@@ -174,6 +174,12 @@ class conveyor_engine {
   /// façade): they must do exactly what push() and pull() do with it.
   [[nodiscard]] hot_state& hot() noexcept { return hot_; }
 
+  /// Sends `item` to every rank, this one included, on an engine built for broadcast
+  /// (termination/README.md, BCAST-1..6); pulls report the root as `from`. Returns 1, 0
+  /// (full: advance and retry), error_state, error_argument; error_mode (the default) on
+  /// engines that send point to point.
+  [[nodiscard]] virtual int broadcast(const void* /*item*/) noexcept { return error_mode; }
+
   /// Elastic push of `bytes` bytes (0 allowed). Returns as push(), plus error_elastic on
   /// a rigid engine and error_size if the item is too large.
   [[nodiscard]] virtual int epush(const void* item, std::size_t bytes, int dest) noexcept = 0;

@@ -68,6 +68,11 @@ struct engine_options {
   aggregation::combine_gate::policy combine_gate;
   /// Slots of a lane's combining table at most (4 bytes each, AGG-151).
   std::size_t combine_max_slots = 4096;
+  /// Broadcast (BCAST-1..6): every item of a cycle is sent with broadcast() and reaches
+  /// every rank, this one included, along the tree of ROUTE-26; push() returns
+  /// error_mode. Rigid items, no combining; the plan must have a broadcast tree
+  /// (route_plan::broadcast_tree(): not tensor order 3).
+  bool broadcast = false;
   /// The trace recorder (trace.hpp, TERM-17): on when `trace.dir` is not empty. Off, each
   /// event site tests one null pointer.
   trace_options trace;
@@ -95,6 +100,11 @@ class engine final : public conveyor_engine {
   /// Elastic push of `bytes` bytes (0 allowed). Returns as push(), plus error_elastic on
   /// a rigid engine and error_size if the item cannot fit in a buffer.
   [[nodiscard]] int epush(const void* item, std::size_t bytes, int dest) noexcept override;
+  /// On a broadcast engine: sends `item` (item_bytes() bytes) to every rank, this one
+  /// included (BCAST-1). WORKING only. Returns 1, 0 if some lane toward the first hops has
+  /// no free buffer (nothing was sent: advance, pull and retry), error_state,
+  /// error_argument (null item), error_transport; error_mode on a point-to-point engine.
+  [[nodiscard]] int broadcast(const void* item) noexcept override;
   /// Puts back the item of the most recent successful pull (no pull, advance or reset on
   /// this engine since). Returns 1, error_unpull or error_state.
   [[nodiscard]] int unpull() noexcept override;
@@ -122,7 +132,8 @@ class engine final : public conveyor_engine {
   /// only. begin() checks the spec against the item size (error_size, last_message()).
   /// Every rank must give the same spec before the same begin: the forwarded tags change
   /// with it (ROUTE-25). The combined counts of the last cycle move to the lifetime ones.
-  /// Returns 1, error_state (not DORMANT) or error_elastic (an elastic engine, spec.fn set).
+  /// Returns 1, error_state (not DORMANT), error_elastic (an elastic engine, spec.fn set) or
+  /// error_mode (a broadcast engine, spec.fn set).
   int set_combine(const aggregation::combine_spec& spec) noexcept;
   [[nodiscard]] const router::route_plan& plan() const noexcept { return *plan_; }
   /// Largest item (payload bytes) that fits in a buffer on every stage.

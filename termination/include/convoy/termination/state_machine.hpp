@@ -26,6 +26,8 @@ enum engine_error : int {
   error_elastic = -6,    ///< elastic call on a rigid engine, or rigid size mismatch
   error_transport = -7,  ///< the transport failed (MPI error); message in last_message()
   error_alloc = -8,      ///< out of memory
+  /// push on a broadcast engine, or broadcast on a point-to-point one (BCAST-4)
+  error_mode = -9,
 };
 [[nodiscard]] const char* error_string(int code) noexcept;
 

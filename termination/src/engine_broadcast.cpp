@@ -1,0 +1,133 @@
+// Broadcast (termination/README.md BCAST-1..6): every item of a broadcast engine's cycle goes
+// to every rank along the tree of ROUTE-26. The root appends one copy to each of its
+// out-links (every stage) and one to its loopback lane; a copy that arrived on stage s is
+// copied onto every out-link of every stage after s and then delivered here. The hop y -> q
+// carries encode(s', y, q, root, q), a genuine pair of route(root -> q), so the tag decodes
+// to (root, q) and the receiver learns the root from it as from any source.
+#include <convoy/aggregation/packing.hpp>
+#include <cstring>
+#include <exception>
+
+#include "engine_impl.hpp"
+
+namespace convoy::termination {
+
+namespace agg = convoy::aggregation;
+
+// At construction: the root's tags, and which in-links fan out. Links of the last stage
+// only deliver (the usual windows: whole buffers from one root, or one-byte tags naming
+// it); every other link fans out, its records kept for a window when a tag of at most one
+// byte names their root (TERM-13's kept records), else delivered one by one.
+void engine::impl::setup_broadcast() {
+  const auto& outs = route.out_links();
+  root_tags.reserve(outs.size());
+  for (const router::link_end& o : outs)
+    root_tags.push_back(route.plan().encode(o.stage, e.rank_, o.peer, e.rank_, o.peer));
+  const std::size_t entries =
+      static_cast<std::size_t>(e.plan_->n_ranks()) * static_cast<std::size_t>(lanes.n_out());
+  if (entries <= fan_tag_entries_max) {
+    fan_tags.assign(entries, 0);
+    fan_known.assign(entries, 0);
+  }
+  const int last_stage = route.n_stages() - 1;
+  for (int id = 0; id < loopback_in; ++id) {
+    in_link& l = ins[static_cast<std::size_t>(id)];
+    if (l.stage == last_stage) {
+      l.tagged_window = l.whole_from < 0 && l.tag_bytes == 1;
+      continue;
+    }
+    l.whole_from = -1;
+    l.fanout = true;
+    l.runs = l.tag_bytes <= 1;
+  }
+}
+
+namespace {
+
+// The root's copies of a rigid item of N bytes (0: not known at compile time) onto every
+// lane from `lanes` (the out-links, then the loopback lane `self`): each lane gets a buffer
+// first, so that the copies go out together or not at all (an opened lane left empty is
+// harmless: nothing is posted for it until it holds items). A rigid lane with a buffer has
+// room for one more record (used <= limit); a lane without one has used > limit. Returns
+// false if some lane has no free buffer.
+template <std::size_t N, class Open, class Filled>
+bool put_copies(agg::send_lane* lanes, int self, const std::uint64_t* tags, const void* item,
+                std::size_t n, Open open, Filled filled) {
+  for (int k = 0; k <= self; ++k)
+    if (lanes[k].used > lanes[k].limit && !open(k)) return false;
+  for (int k = 0; k <= self; ++k)
+    if (lanes[k].put_rigid<N>(k == self ? 0 : tags[k], item, n)) filled(k);
+  return true;
+}
+
+}  // namespace
+
+int engine::impl::broadcast_item(const void* item) noexcept {
+  const std::size_t n = e.hot_.item_bytes;
+  const auto open = [this](int k) { return open_lane(k); };
+  const auto filled = [this](int k) { lane_filled(k); };
+  bool sent = false;
+  try {
+    if (n == 8)
+      sent = put_copies<8>(lanes.data(), loopback_lane(), root_tags.data(), item, n, open, filled);
+    else
+      sent = put_copies<0>(lanes.data(), loopback_lane(), root_tags.data(), item, n, open, filled);
+  } catch (const std::exception& ex) {
+    e.last_message_ = ex.what();
+    return error_transport;
+  }
+  if (!sent) return 0;
+  ++e.hot_.pushes;
+  return 1;
+}
+
+// The tag of `root`'s copy on `out_link` (a genuine pair of route(root -> peer): ROUTE-26).
+std::uint64_t engine::impl::fan_tag(int root, int out_link) {
+  const router::link_end& to = route.out_links()[static_cast<std::size_t>(out_link)];
+  if (fan_tags.empty()) return route.plan().encode(to.stage, e.rank_, to.peer, root, to.peer);
+  const std::size_t at = static_cast<std::size_t>(root) * static_cast<std::size_t>(lanes.n_out()) +
+                         static_cast<std::size_t>(out_link);
+  if (!fan_known[at]) {
+    fan_tags[at] = route.plan().encode(to.stage, e.rank_, to.peer, root, to.peer);
+    fan_known[at] = 1;
+  }
+  return fan_tags[at];
+}
+
+bool engine::impl::fan_out(int id) {
+  in_link& l = ins[static_cast<std::size_t>(id)];
+  const agg::received& r = l.queue.front();
+  const std::size_t off = l.queue.offset;
+  const agg::record rec = agg::get_record(r.data + off, l.tag_bytes, false, e.hot_.item_bytes);
+  int root = -1;
+  if (l.tag_bytes <= 1) {
+    if (l.source_of_tag.empty()) l.source_of_tag.assign(256, -1);
+    std::int32_t& known = l.source_of_tag[static_cast<std::size_t>(rec.tag)];
+    if (known < 0) known = static_cast<std::int32_t>(route.next(id, rec.tag).src);
+    root = known;
+  } else {
+    root = route.next(id, rec.tag).src;
+  }
+  if (l.fanout_next < 0) l.fanout_next = route.first_out_link(l.stage + 1);
+  for (; l.fanout_next < lanes.n_out(); ++l.fanout_next) {
+    agg::send_lane& lane = lanes[l.fanout_next];
+    // A rigid lane without a buffer has used > limit; none free: resume here (BCAST-3).
+    if (lane.used > lane.limit && !open_lane(l.fanout_next)) return false;
+    if (lane.put_rigid(fan_tag(root, l.fanout_next), rec.payload, rec.bytes))
+      lane_filled(l.fanout_next);
+  }
+  if (!l.runs) {  // delivered as the head; the next record's fan-out starts after its pull
+    l.head = rec;
+    l.head_src = root;
+    make_ready(id);
+    return false;
+  }
+  // Kept at the buffer's front, tag and all, for the window (never past the record read).
+  if (l.kept != off) std::memmove(r.data + l.kept, r.data + off, rec.record_bytes);
+  l.kept += rec.record_bytes;
+  l.queue.offset += rec.record_bytes;
+  l.fanout_next = -1;
+  return true;
+}
+
+}  // namespace convoy::termination

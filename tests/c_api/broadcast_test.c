@@ -1,0 +1,108 @@
+/* convoy_convey_new_broadcast and convoy_convey_broadcast (convoy/convey_ext.h,
+ * CAPI-130..133): every PE broadcasts its own number of 24-byte items {root, i, check};
+ * every PE checks that it pulled every (root, i) exactly once, in the root's order, with
+ * from = root and the check word intact (each PE knows how many every root sent). Two
+ * cycles: 1 KiB single buffers (backpressure), then the same conveyor again. Then the error
+ * codes. Argument: "dynamic" builds with convey_opt_DYNAMIC, "steady" with PROGRESS. */
+#include <convey.h>
+#include <convoy/convey_ext.h>
+#include <mpi.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "harness.h"
+
+static int64_t n_of(int64_t pe) { return 2000 + 101 * pe; }
+
+/* One cycle of broadcasts; next[r] counts the items pulled from root r. */
+static void run_cycle(convey_t* c, int64_t me, int64_t P, int64_t* next) {
+  uint64_t item[3], in[3];
+  int64_t i = 0, from, r;
+  long iters = 0;
+  int rc;
+  for (r = 0; r < P; r++) next[r] = 0;
+  H_EXPECT_RC(convey_begin(c, sizeof item, 8), convey_OK);
+  while ((rc = convey_advance(c, i == n_of(me))) != convey_DONE) {
+    H_CHECK(rc > 0, "advance %d", rc);
+    if (rc < 0) break;
+    for (; i < n_of(me); i++) {
+      item[0] = (uint64_t)me;
+      item[1] = (uint64_t)i;
+      item[2] = h_mix((uint64_t)me << 32 ^ (uint64_t)i);
+      rc = convoy_convey_broadcast(c, item);
+      H_CHECK(rc >= 0, "broadcast %d", rc);
+      if (rc != convey_OK) break;
+    }
+    while (convey_pull(c, in, &from) == convey_OK) {
+      const int64_t root = (int64_t)in[0];
+      if (root < 0 || root >= P || from != root || in[2] != h_mix(in[0] << 32 ^ in[1]) ||
+          (int64_t)in[1] != next[root]) {
+        h_fail(__FILE__, __LINE__, "pulled root %lld item %lld from %lld, due %lld",
+               (long long)root, (long long)in[1], (long long)from,
+               root >= 0 && root < P ? (long long)next[root] : -1LL);
+        continue;
+      }
+      next[root]++;
+    }
+    if (++iters > H_MAX_ITER) {
+      h_fail(__FILE__, __LINE__, "no termination");
+      break;
+    }
+  }
+  H_EXPECT_RC(convey_reset(c), convey_OK);
+  for (r = 0; r < P; r++)
+    H_CHECK(next[r] == n_of(r), "root %lld: pulled %lld of %lld", (long long)r, (long long)next[r],
+            (long long)n_of(r));
+}
+
+int main(int argc, char** argv) {
+  uint64_t options = 0, item[3] = {0, 0, 0};
+  int64_t P, me, *next;
+  int cycle;
+  convey_t *c, *t;
+  if (argc > 1 && strcmp(argv[1], "dynamic") == 0) options = convey_opt_DYNAMIC;
+  if (argc > 1 && strcmp(argv[1], "steady") == 0) options = convey_opt_PROGRESS;
+  MPI_Init(&argc, &argv);
+  c = convoy_convey_new_broadcast(1024, 1, NULL, options);
+  if (!c) {
+    fprintf(stderr, "construction failed\n");
+    return 1;
+  }
+  P = convoy_convey_n_pes(c);
+  me = convoy_convey_my_pe(c);
+  h_me = (long)me;
+  next = (int64_t*)calloc((size_t)P, sizeof *next);
+  for (cycle = 0; cycle < 2; cycle++) run_cycle(c, me, P, next);
+  H_CHECK(strcmp(convoy_convey_kind(c), "mesh") == 0, "kind %s", convoy_convey_kind(c));
+
+  /* Errors: not WORKING, NULL arguments, push on a broadcast conveyor. */
+  H_EXPECT_RC(convoy_convey_broadcast(c, item), convey_error_STATE);
+  H_EXPECT_RC(convoy_convey_broadcast(NULL, item), convey_error_NULL);
+  H_EXPECT_RC(convey_begin(c, sizeof item, 8), convey_OK);
+  H_EXPECT_RC(convoy_convey_broadcast(c, NULL), convey_error_NULL);
+  H_EXPECT_RC(convey_push(c, item, 0), convey_error_USAGE);
+  while (convey_advance(c, 1) != convey_DONE) {
+  }
+  H_EXPECT_RC(convey_reset(c), convey_OK);
+  H_EXPECT_RC(convey_free(c), convey_OK);
+
+  /* A point-to-point conveyor does not broadcast; bad sizes build nothing. */
+  t = convey_new_tensor(4096, 1, 1, 2, NULL, 0);
+  if (t) {
+    H_EXPECT_RC(convey_begin(t, sizeof item, 8), convey_OK);
+    H_EXPECT_RC(convoy_convey_broadcast(t, item), convey_error_USAGE);
+    while (convey_advance(t, 1) != convey_DONE) {
+    }
+    H_EXPECT_RC(convey_reset(t), convey_OK);
+    H_EXPECT_RC(convey_free(t), convey_OK);
+  }
+  H_CHECK(convoy_convey_new_broadcast(0, 2, NULL, convey_opt_QUIET) == NULL, "capacity 0 built");
+  H_CHECK(convoy_convey_new_broadcast(1024, 3, NULL, convey_opt_QUIET) == NULL,
+          "3 buffers per link built");
+  free(next);
+  if (me == 0) printf("broadcast on %lld PEs: %s\n", (long long)P, h_failures ? "FAIL" : "PASS");
+  MPI_Finalize();
+  return h_failures ? 1 : 0;
+}

@@ -1,0 +1,258 @@
+// Broadcast engines under simulation (termination/README.md BCAST-1..6): on full, ragged and
+// tensor 1-2 plans in several stage orders at 1 to 64 ranks, random schedules with unpulls,
+// backpressure in the middle of a fan-out, steady dispatch and explicit flushes, several
+// cycles on one simulation: every rank pulls every broadcast exactly once, every byte
+// intact, from = the root, in the root's order; TERM-4 is checked after every advance.
+// Misuse is named.
+#include <gtest/gtest.h>
+
+#include <convoy/base/error.hpp>
+#include <convoy/router/route_plan.hpp>
+#include <convoy/termination/engine.hpp>
+#include <convoy_test/plans.hpp>
+#include <cstdint>
+#include <cstring>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "sim_harness.hpp"
+#include "sim_workloads.hpp"
+
+namespace convoy_test {
+namespace {
+
+using convoy::termination::engine_options;
+using convoy::termination::item_view;
+
+// The receiving side of the broadcast contract: item (root, seq) is a tracer with src = root,
+// dst = -1, seq per root, then filler bytes; every rank must pull each one once, from =
+// root, in the root's order (the tree path from a root to a rank is one route: TERM-2).
+class broadcast_checker {
+ public:
+  broadcast_checker(std::size_t item_bytes, int n_ranks)
+      : item_(item_bytes), p_(n_ranks), sent_(static_cast<std::size_t>(n_ranks), 0) {}
+
+  int send(convoy::termination::engine& e, int me, int /*dest*/) {
+    tracer t{me, -1, sent_[static_cast<std::size_t>(me)], 0};
+    t.check = checksum(t);
+    std::memcpy(item_.data(), &t, sizeof t);
+    for (std::size_t k = sizeof t; k < item_.size(); ++k) item_[k] = filler_byte(t, k);
+    return e.broadcast(item_.data());
+  }
+  void pushed(int me, int /*dest*/) {
+    ++sent_[static_cast<std::size_t>(me)];
+    ++n_pushed_;
+  }
+
+  std::string check(int me, const item_view& v) {
+    if (v.bytes != item_.size()) return "item of " + std::to_string(v.bytes) + " bytes";
+    tracer t;
+    std::memcpy(&t, v.data, sizeof t);
+    if (t.check != checksum(t) || t.dst != -1) return "corrupted tracer at " + std::to_string(me);
+    const std::string name = std::to_string(t.src) + " #" + std::to_string(t.seq);
+    for (std::size_t k = sizeof t; k < v.bytes; ++k)
+      if (v.data[k] != filler_byte(t, k)) return "byte " + std::to_string(k) + " of " + name;
+    if (t.src != v.from) return name + " reported from " + std::to_string(v.from);
+    auto& want = seen_[key(t.src, me)];
+    if (t.seq != want)
+      return name + " at rank " + std::to_string(me) + " when #" + std::to_string(want) +
+             " was due (exactly once, in order)";
+    ++want;
+    ++n_pulled_;
+    return {};
+  }
+
+  // The harness's push counts: a broadcast is P deliveries.
+  [[nodiscard]] std::uint64_t n_pushed() const { return n_pushed_; }
+  [[nodiscard]] std::uint64_t n_pulled() const { return n_pulled_; }
+  [[nodiscard]] std::string missing() const {
+    if (n_pulled_ != n_pushed_ * static_cast<std::uint64_t>(p_))
+      return "pulled " + std::to_string(n_pulled_) + " of " + std::to_string(n_pushed_) +
+             " broadcasts x " + std::to_string(p_) + " ranks";
+    for (int root = 0; root < p_; ++root)
+      for (int r = 0; r < p_; ++r) {
+        const auto it = seen_.find(key(root, r));
+        const std::uint32_t got = it == seen_.end() ? 0 : it->second;
+        if (got != sent_[static_cast<std::size_t>(root)])
+          return "rank " + std::to_string(r) + " pulled " + std::to_string(got) + " of root " +
+                 std::to_string(root) + "'s " +
+                 std::to_string(sent_[static_cast<std::size_t>(root)]);
+      }
+    return {};
+  }
+
+ private:
+  static std::uint64_t key(int root, int r) {
+    return static_cast<std::uint64_t>(static_cast<std::uint32_t>(root)) << 32 |
+           static_cast<std::uint32_t>(r);
+  }
+  std::vector<std::byte> item_;
+  int p_;
+  std::vector<std::uint32_t> sent_;
+  std::unordered_map<std::uint64_t, std::uint32_t> seen_;
+  std::uint64_t n_pushed_ = 0, n_pulled_ = 0;
+};
+
+engine_options broadcasting(engine_options o) {
+  o.broadcast = true;
+  return o;
+}
+
+// Per rank `n` broadcasts (the workload's destinations are ignored).
+workload counts(int p, int n) {
+  return workload(static_cast<std::size_t>(p), std::vector<int>(static_cast<std::size_t>(n), 0));
+}
+
+// One cycle of `wl` broadcasts of `item_bytes`: the failure, empty if none.
+std::string run_broadcasts(simulation& sim, const workload& wl, std::size_t item_bytes,
+                           cycle_options o = {}) {
+  const auto res = basic_cycle_driver<broadcast_checker>(
+                       sim, wl, item_bytes, o, broadcast_checker(item_bytes, sim.n_ranks()))
+                       .run();
+  if (!res.failure.empty()) return res.failure;
+  if (!res.completed) return "did not terminate in " + std::to_string(res.rounds) + " rounds";
+  if (res.pushed != n_items(wl)) return "broadcast " + std::to_string(res.pushed);
+  return {};
+}
+
+// Every small plan with a broadcast tree (tensor order 3 has none).
+std::vector<plan_case> tree_plans() {
+  std::vector<plan_case> out;
+  for (auto& c : small_plans())
+    if (c.plan->broadcast_tree()) out.push_back(c);
+  out.push_back({"mesh3x2x2_outer_first", mesh_plan({3, 2, 2}, {0, 1, 2})});
+  out.push_back({"ragged_4_2_3_node_first", ragged_plan({4, 2, 3}, {0, 1})});
+  return out;
+}
+
+// BCAST-1, BCAST-2, BCAST-5: every plan x item size x buffer set-up, random schedules with
+// unpulls: one or two buffers per link of 128 bytes to 2 KiB, steady now and then, a plan
+// without the first-hop table once.
+TEST(EngineBroadcast, EveryRankPullsEveryBroadcastOnce) {
+  for (const auto& [label, plan] : tree_plans())
+    for (std::size_t item : {16u, 24u, 37u})
+      for (std::uint64_t seed = 1; seed <= 3; ++seed) {
+        engine_options o = broadcasting(small_buffers(seed % 2 ? 1 : 2, seed * 640 - 512));
+        o.steady = seed == 2;
+        if (seed == 3) o.route_table_max_ranks = 0;
+        simulation sim(plan, o, seed * 31 + item);
+        const std::string why = run_broadcasts(sim, counts(sim.n_ranks(), 40), item);
+        ASSERT_TRUE(why.empty()) << label << " item " << item << " seed " << seed << ": " << why;
+      }
+}
+
+// BCAST-3: buffers that hold two records and one buffer per link, so that fan-outs stop
+// mid-record over and over (a lane of a later stage has no free buffer) and resume there;
+// one rank broadcasting much more than the others.
+TEST(EngineBroadcast, BackpressureMidFanOut) {
+  for (const auto& [label, plan] : tree_plans()) {
+    // 16 bytes of header, two records of a tag (up to 2 bytes) and 16 bytes, 8 spare.
+    const engine_options o = broadcasting(small_buffers(1, 16 + 2 * (2 + 16) + 8));
+    simulation sim(plan, o, 5);
+    workload wl = counts(sim.n_ranks(), 6);
+    wl[0].resize(60);
+    const std::string why = run_broadcasts(sim, wl, 16);
+    ASSERT_TRUE(why.empty()) << label << ": " << why;
+  }
+}
+
+// BCAST-1 at every rank count from 1 to 24 and some up to 64 (primes, squares, powers of
+// two), full meshes node first and core first, ragged.
+TEST(EngineBroadcast, RankCountsFromOneTo64) {
+  std::vector<int> ps;
+  for (int p = 1; p <= 24; ++p) ps.push_back(p);
+  for (int p : {29, 32, 36, 47, 64}) ps.push_back(p);
+  for (int p : ps) {
+    int a = 1;
+    for (int d = 1; d * d <= p; ++d)
+      if (p % d == 0) a = d;
+    std::vector<int> sizes;
+    for (int n = 0, left = p; left > 0; ++n) {
+      sizes.push_back(std::min(left, 1 + (n * 3) % 5));
+      left -= sizes.back();
+    }
+    const plan_ptr plans[] = {mesh_plan({a, p / a}), mesh_plan({a, p / a}, {0, 1}),
+                              ragged_plan(sizes, {0, 1})};
+    for (const plan_ptr& plan : plans) {
+      simulation sim(plan, broadcasting(small_buffers(2, 256)), static_cast<std::uint64_t>(p));
+      cycle_options o;
+      o.rest_idle = true;
+      const std::string why = run_broadcasts(sim, counts(p, p <= 16 ? 10 : 2), 16, o);
+      ASSERT_TRUE(why.empty()) << plan->name() << ": " << why;
+    }
+  }
+}
+
+// BCAST-5 with TERM-8: one simulation through cycles of different item sizes and loads
+// (nobody broadcasting included), flushes between them.
+TEST(EngineBroadcast, SeveralCycles) {
+  simulation sim(ragged_plan({4, 2, 3}, {0, 1}), broadcasting(small_buffers(2, 384)), 9);
+  const int p = sim.n_ranks();
+  int cycle = 0;
+  for (std::size_t item : {16u, 40u, 16u, 24u}) {
+    workload wl = counts(p, cycle == 2 ? 0 : 30);
+    const std::string why = run_broadcasts(sim, wl, item);
+    ASSERT_TRUE(why.empty()) << "cycle " << cycle << ": " << why;
+    ++cycle;
+  }
+}
+
+// Explicit flush: a single broadcast reaches every rank after flush() alone on every rank
+// (no steady, no done), because flush posts the root's copies and each fan-out copy.
+TEST(EngineBroadcast, FlushSendsPartlyFilledCopies) {
+  simulation sim(mesh_plan({3, 2, 2}, {0, 1, 2}), broadcasting(small_buffers(2, 4096)), 4);
+  const int p = sim.n_ranks();
+  for (int r = 0; r < p; ++r) ASSERT_EQ(sim.at(r).begin(8), 1);
+  const std::uint64_t word = 0x1234'5678'9abc'def0u;
+  ASSERT_EQ(sim.at(5).broadcast(&word), 1);
+  std::vector<int> got(static_cast<std::size_t>(p), 0);
+  for (int round = 0; round < 20; ++round)
+    for (int r = 0; r < p; ++r) {
+      ASSERT_EQ(sim.at(r).flush(), 1);
+      ASSERT_GE(sim.at(r).advance(false), 0);
+      sim.network().deliver_all();
+      item_view v;
+      while (sim.at(r).pull(v) == 1) {
+        std::uint64_t x = 0;
+        std::memcpy(&x, v.data, 8);
+        EXPECT_EQ(x, word);
+        EXPECT_EQ(v.from, 5);
+        ++got[static_cast<std::size_t>(r)];
+      }
+    }
+  for (int r = 0; r < p; ++r) EXPECT_EQ(got[static_cast<std::size_t>(r)], 1) << "rank " << r;
+}
+
+// BCAST-4: push on a broadcast engine and broadcast on a point-to-point one are error_mode;
+// broadcast checks state and item; combining is refused; tensor order 3 and elastic items
+// are refused at construction with the cause named.
+TEST(EngineBroadcast, MisuseIsNamed) {
+  using namespace convoy::termination;
+  simulation sim(mesh_plan({2, 2}), broadcasting(small_buffers()), 3);
+  engine& e = sim.at(0);
+  const std::uint64_t item = 7;
+  EXPECT_EQ(e.broadcast(&item), error_state);
+  EXPECT_EQ(e.set_combine({0, 8, 8, 8, [](void*, const void*) {}}), error_mode);
+  ASSERT_EQ(e.begin(8), 1);
+  EXPECT_EQ(e.push(&item, 1), error_mode);
+  EXPECT_EQ(e.broadcast(nullptr), error_argument);
+  EXPECT_EQ(e.stats().pushes, 0u);
+  EXPECT_NE(std::string(error_string(error_mode)).find("broadcast"), std::string::npos);
+  simulation p2p(mesh_plan({2, 2}), small_buffers(), 3);
+  ASSERT_EQ(p2p.at(1).begin(8), 1);
+  EXPECT_EQ(p2p.at(1).broadcast(&item), error_mode);
+  try {
+    simulation t3(convoy::router::make_tensor_plan(3, 8, 2), broadcasting(small_buffers()), 3);
+    ADD_FAILURE() << "tensor order 3 accepted";
+  } catch (const convoy::error& ex) {
+    EXPECT_NE(std::string(ex.what()).find("tensor order 3"), std::string::npos) << ex.what();
+    EXPECT_NE(std::string(ex.what()).find("duplicates"), std::string::npos) << ex.what();
+  }
+  engine_options elastic = broadcasting(small_buffers());
+  elastic.elastic = true;
+  EXPECT_THROW(simulation(mesh_plan({2}), elastic, 3), convoy::error);
+}
+
+}  // namespace
+}  // namespace convoy_test
