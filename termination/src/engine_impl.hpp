@@ -171,7 +171,8 @@ struct engine::impl final : link_layer {
     if (lanes.put(lane, tag, payload, n)) lane_filled(lane);
     return true;
   }
-  // Appends to `lane`, or on a combining engine offers to it (append_combining).
+  // Appends to `lane`, or on a combining engine offers to it (append_combining; a lane
+  // whose open buffer does not combine appends there, as a plain lane).
   [[nodiscard]] bool put_item(int lane, std::uint64_t tag, const void* payload, std::size_t n) {
     if (comb) [[unlikely]]
       return append_combining(lane, tag, payload);
@@ -226,7 +227,7 @@ struct engine::impl final : link_layer {
   // front of the buffer), until one needs next() (an uncached step) or a lane has no free
   // buffer.
   enum class run_end { buffer_done, stopped, per_record };
-  template <std::size_t N, bool Combining = false>
+  template <std::size_t N>
   [[nodiscard]] run_end forward_run(int id);
   [[nodiscard]] run_end forward_run_any(int id);
   [[nodiscard]] bool forward_record(int id);
