@@ -37,6 +37,9 @@ void check_options(const router::route_plan& plan, int rank, const engine_option
   if (o.steady_period < 1) throw convoy::error("engine: steady_period must be >= 1");
   if (o.combine.fn != nullptr && o.elastic)
     throw convoy::error("engine: combining needs rigid items, not elastic ones");
+  if (o.combine_cache_entries > (std::size_t{1} << 24))
+    throw convoy::error("engine: combine_cache_entries " + std::to_string(o.combine_cache_entries) +
+                        " is above the limit of 2^24 per lane");
 }
 
 }  // namespace
@@ -200,7 +203,7 @@ bool engine::sending() const noexcept {
   if (!m.transport->idle()) return true;
   for (int lane = 0; lane <= m.lanes.loopback(); ++lane)
     if (m.lanes.has_items(lane)) return true;
-  return false;
+  return m.caches_hold();  // held items are in no buffer yet (TERM-27)
 }
 
 int engine::flush() noexcept {

@@ -204,7 +204,7 @@ inline combine_totals totals(simulation& sim) {
 }
 
 inline convoy::termination::engine_options combining(const kv_layout& lay,
-                                                   convoy::termination::engine_options o) {
+                                                     convoy::termination::engine_options o) {
   o.combine = spec_of(lay);
   return o;
 }
@@ -212,7 +212,7 @@ inline convoy::termination::engine_options combining(const kv_layout& lay,
 // One cycle of `w` on `sim` with `lay`'s items: the owners' totals, termination, and
 // pushes - folds = pulls over the cycle. Returns the failure, empty if none.
 inline std::string run_keyed(simulation& sim, const keyed_workload& w, const kv_layout& lay,
-                      cycle_options o = {}) {
+                             cycle_options o = {}) {
   const combine_totals before = totals(sim);
   const auto res = basic_cycle_driver<combine_checker>(sim, w.dests, lay.item_bytes, o,
                                                        combine_checker(lay, w, sim.n_ranks()))

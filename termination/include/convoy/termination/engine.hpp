@@ -68,6 +68,9 @@ struct engine_options {
   aggregation::combine_gate::policy combine_gate;
   /// Slots of a lane's combining table at most (4 bytes each, AGG-151).
   std::size_t combine_max_slots = 4096;
+  /// Entries of the hold-back cache in front of each combining out-link lane (TERM-27,
+  /// AGG-157..160), rounded down to a power of two; 0: none. Each costs 12 + item bytes.
+  std::size_t combine_cache_entries = 0;
   /// The trace recorder (trace.hpp, TERM-17): on when `trace.dir` is not empty. Off, each
   /// event site tests one null pointer.
   trace_options trace;
