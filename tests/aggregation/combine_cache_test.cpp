@@ -104,7 +104,9 @@ TEST(CombineCache, EveryContributionLeavesExactlyOnce) {
     r.drain_all();
     EXPECT_TRUE(r.cache.empty());
     EXPECT_EQ(r.out, want) << entries;
-    if (entries == 4096) EXPECT_GT(folded, 40000u);
+    if (entries == 4096) {
+      EXPECT_GT(folded, 40000u);
+    }
   }
 }
 
