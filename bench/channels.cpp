@@ -432,6 +432,7 @@ engine_channel::engine_channel(MPI_Comm comm, const kind_spec& k, const options&
                    a += b;
                    std::memcpy(into, &a, 8);
                  }};
+    o.combine_cache_entries = opt.combine_cache;
     combining_ = true;
   }
   e_ = make_mpi_engine(comm, o);

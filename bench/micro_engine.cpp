@@ -107,12 +107,13 @@ void add_u64(void* into, const void* from) {
 /// Combining (termination/README.md, TERM-20..24): one cycle of `per_rank` 16-byte updates
 /// {key, 1} per rank to the keys' owners on plan range(0). range(1): 0 = a plain engine,
 /// 1 = combining with keys that never repeat (the gate turns it off), 2 = combining over
-/// 1 024 keys per owner (most updates fold). items/s counts pushes; `records_per_item`
-/// is what the owners pulled per push.
+/// 1 024 keys per owner (most updates fold); range(2) updates per rank (a longer cycle
+/// shows the gate past its first samples). items/s counts pushes; `records_per_item` is
+/// what the owners pulled per push.
 void BM_push_combine(benchmark::State& state) {
   const auto plan = make(static_cast<int>(state.range(0)));
   const int mode = static_cast<int>(state.range(1));
-  const std::uint64_t per_rank = 20000;
+  const auto per_rank = static_cast<std::uint64_t>(state.range(2));
   termination::engine_options o;
   if (mode > 0) o.combine = {0, 8, 8, 8, add_u64};
   termination::simulation sim(plan, o, 1);
@@ -166,6 +167,9 @@ void BM_push_combine(benchmark::State& state) {
   static const char* labels[] = {"plain", "combine, unique keys", "combine, 1024 keys per owner"};
   state.SetLabel(labels[mode]);
 }
-BENCHMARK(BM_push_combine)->ArgsProduct({{1, 3}, {0, 1, 2}})->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_push_combine)
+    ->ArgsProduct({{1, 3}, {0, 1, 2}, {20000}})
+    ->ArgsProduct({{1}, {0, 1, 2}, {200000}})
+    ->Unit(benchmark::kMillisecond);
 
 }  // namespace

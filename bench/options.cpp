@@ -127,6 +127,11 @@ void add_options(CLI::App& app, options& o, bool write_here) {
   count_option(
       app, "--n-buffers", 1, 1024, [&o](std::uint64_t v) { o.n_buffers = static_cast<int>(v); },
       "buffers per link, C++ API kinds (default: library)");
+  count_option(
+      app, "--combine-cache", 0, 1ULL << 24,
+      [&o](std::uint64_t v) { o.combine_cache = static_cast<std::size_t>(v); },
+      "kind combine: hold-back cache entries per lane, a power of two (default: "
+      "CONVOY_COMBINE_CACHE, else none)");
   app.add_option("--mesh", o.mesh, "mesh spec of kind 'mesh' (default auto)")->type_name("SPEC");
   count_option(
       app, "--convey-capacity", 1, 1ULL << 31,

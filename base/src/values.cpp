@@ -177,4 +177,12 @@ std::size_t parse_trace_events(const std::string& name, const std::string& text)
   return static_cast<std::size_t>(n);
 }
 
+std::size_t parse_combine_cache(const std::string& name, const std::string& text) {
+  std::uint64_t v = 0;
+  const std::string digits(detail::trim(text));
+  if (digits.empty() || !detail::parse_unsigned(digits, std::uint64_t{1} << 24, v))
+    detail::bad(name, text, "must be an integer from 0 to 16777216 (entries per lane)");
+  return static_cast<std::size_t>(v);
+}
+
 }  // namespace convoy::base

@@ -38,6 +38,8 @@ inline const std::vector<variable>& variables() {
        "directory of per-rank timelines (Chrome trace JSON), written when a conveyor is freed"},
       {"CONVOY_TRACE_EVENTS", std::to_string(default_trace_events),
        "trace events kept per rank and conveyor, a power of two (oldest overwritten)"},
+      {"CONVOY_COMBINE_CACHE", "0 (off)",
+       "entries of the hold-back cache in front of each combining lane (power of two)"},
       {"CONVEY_NLOCAL", "ranks per node", "bale: ranks per local group of tensor conveyors"},
       {"CONVEY_BUFFER_SIZE", "conveyor default", "bale: conveyor buffer bytes (suffix k=1000)"},
   };

@@ -84,6 +84,8 @@ termination::engine_options resolve_engine_options(const conveyor_options& o,
   e.elastic = o.elastic;
   e.combine = o.combine;
   e.broadcast = o.broadcast;
+  e.combine_cache_entries =
+      o.combine_cache_entries != 0 ? o.combine_cache_entries : s.combine_cache.value_or(0);
   e.watchdog.seconds =
       o.watchdog_seconds != 0 ? std::max(0.0, o.watchdog_seconds) : s.watchdog_seconds_or_off();
   e.watchdog.abort = o.watchdog_abort || s.watchdog_abort.value_or(false);

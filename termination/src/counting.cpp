@@ -88,7 +88,8 @@ bool stage_counting::close_stage(int stage, link_layer& links) {
        k < out_base_[static_cast<std::size_t>(stage) + 1]; ++k) {
     out_count& o = out_[static_cast<std::size_t>(k)];
     if (o.closed) continue;
-    if (!links.send_last(k, o.seq + 1)) {
+    // prepare_last may post data buffers first: o.seq is read after it.
+    if (!links.prepare_last(k) || !links.send_last(k, o.seq + 1)) {
       all = false;
       continue;
     }

@@ -45,6 +45,9 @@ void check_options(const router::route_plan& plan, int rank, const engine_option
     throw convoy::error("engine: broadcast along '" + plan.name() +
                         "' would deliver duplicates (it moves along one dimension on two "
                         "stages); use a mesh or tensor order 1 or 2");
+  if (o.combine_cache_entries > (std::size_t{1} << 24))
+    throw convoy::error("engine: combine_cache_entries " + std::to_string(o.combine_cache_entries) +
+                        " is above the limit of 2^24 per lane");
 }
 
 }  // namespace
@@ -216,7 +219,7 @@ bool engine::sending() const noexcept {
   if (!m.transport->idle()) return true;
   for (int lane = 0; lane <= m.lanes.loopback(); ++lane)
     if (m.lanes.has_items(lane)) return true;
-  return false;
+  return m.caches_hold();  // held items are in no buffer yet (TERM-27)
 }
 
 int engine::flush() noexcept {

@@ -1,10 +1,12 @@
-// Combining (termination/README.md TERM-20..24): records with equal destination and key
+// Combining (termination/README.md TERM-20..27): records with equal destination and key
 // are folded while they wait in a send lane, at the source and at every forwarding rank.
 // Each lane carries a combining table and a pays-off gate (aggregation/combine_table.hpp);
 // the router encodes every forwarded hop with this rank as the source (ROUTE-25), so the
 // tag bytes alone tell the destination apart and the key is (tag, key bytes). A lane that
 // combines has limit 0: the inline push falls through to push_slow, which offers here.
 // Forwarded records are offered too, from the per-record step and from runs (TERM-13).
+// With combine_cache_entries, a hold-back cache in front of each out-link lane keeps hot
+// records across buffers (TERM-27).
 #include <convoy/aggregation/combine_table.hpp>
 #include <convoy/aggregation/packing.hpp>
 #include <cstddef>
@@ -37,26 +39,99 @@ int engine::set_combine(const agg::combine_spec& spec) noexcept {
 
 // At the start of a cycle (after the counters were folded): tables sized for the records a
 // buffer of each lane holds, kept from one cycle to the next of the same item size.
+// The gates keep their state from one cycle to the next (TERM-26): a lane that stepped
+// aside keeps skipping; only set_combine (a new spec) or another item size starts afresh.
+// The caches are empty at begin (drained before the last cycle's stages closed).
 void engine::impl::start_combining(std::size_t item_bytes) {
   comb->offer = agg::pick_combine_offer(item_bytes, comb->spec);
   if (comb->item_bytes == item_bytes && !comb->lanes.empty()) return;
   comb->item_bytes = item_bytes;
   comb->lanes.clear();
+  comb->caches.clear();
   const std::size_t room = e.options_.capacity_bytes - agg::header_bytes;
+  const std::size_t entries = e.options_.combine_cache_entries;
   for (int k = 0; k <= lanes.loopback(); ++k) {
     const std::size_t tb = lanes[k].tag_bytes;
     comb->lanes.emplace_back(room / (tb + item_bytes), e.options_.combine_max_slots,
                              e.options_.combine_gate);
+    if (entries > 0 && k < lanes.loopback())
+      comb->caches.emplace_back(entries, item_bytes, tb, comb->spec);
   }
+  comb->held_since.assign(comb->caches.size(), 0);
+  comb->victim.assign(item_bytes, std::byte{0});
 }
 
+// A lane with a cache that combines now offers to the cache first (TERM-27): a fold or a
+// free way ends there; an eviction sends the displaced entry on to the lane's table. The
+// gate judges the cache's offers like the table's (a fold is a hit), so keys that never
+// repeat turn the cache off with the table.
 bool engine::impl::append_combining(int lane, std::uint64_t tag, const void* payload) {
   agg::send_lane& l = lanes[lane];
   if (l.buf == nullptr && !open_lane(lane)) return false;  // nothing written (TERM-23)
+  if (!comb->caches.empty()) [[unlikely]]
+    return offer_through_cache(lane, tag, static_cast<const std::byte*>(payload));
   agg::combining_lane& c = comb->lanes[static_cast<std::size_t>(lane)];
   if (comb->offer(l, c, comb->spec, tag, static_cast<const std::byte*>(payload), e.hot_.item_bytes))
     lane_filled(lane);
   return true;
+}
+
+bool engine::impl::offer_through_cache(int lane, std::uint64_t tag, const std::byte* item) {
+  agg::send_lane& l = lanes[lane];
+  agg::combining_lane& c = comb->lanes[static_cast<std::size_t>(lane)];
+  if (c.on && static_cast<std::size_t>(lane) < comb->caches.size()) {
+    agg::combine_cache& cache = comb->caches[static_cast<std::size_t>(lane)];
+    if (cache.empty()) comb->held_since[static_cast<std::size_t>(lane)] = tick;
+    std::uint64_t victim_tag = 0;
+    const agg::combine_cache::outcome o = cache.offer(tag, item, victim_tag, comb->victim.data());
+    const bool hit = o == agg::combine_cache::outcome::folded;
+    c.hits += hit ? 1 : 0;
+    if (!c.gate.note(hit)) c.stop(l);
+    if (o != agg::combine_cache::outcome::evicted) return true;
+    tag = victim_tag;
+    item = comb->victim.data();
+  }
+  offer_to_lane(lane, tag, item);
+  return true;
+}
+
+void engine::impl::offer_to_lane(int lane, std::uint64_t tag, const std::byte* item) {
+  agg::combining_lane& c = comb->lanes[static_cast<std::size_t>(lane)];
+  if (comb->offer(lanes[lane], c, comb->spec, tag, item, e.hot_.item_bytes)) lane_filled(lane);
+}
+
+bool engine::impl::drain_cache(int lane) {
+  agg::combine_cache& cache = comb->caches[static_cast<std::size_t>(lane)];
+  return cache.drain([&](std::uint64_t tag, const std::byte* item) {
+    if (lanes[lane].buf == nullptr && !open_lane(lane)) return false;  // TERM-5
+    offer_to_lane(lane, tag, item);
+    return true;
+  });
+}
+
+// Steady dispatch and flush (period 0): a cache that has held items for `period` ticks is
+// drained, and its lane posted, so that a held item waits at most about two periods.
+void engine::impl::drain_caches_older_than(std::uint64_t period) {
+  for (std::size_t k = 0; k < comb->caches.size(); ++k) {
+    if (comb->caches[k].empty() || tick - comb->held_since[k] < period) continue;
+    const int lane = static_cast<int>(k);
+    (void)drain_cache(lane);
+    if (period > 0 && lanes.has_items(lane)) post_data(lane);
+  }
+}
+
+bool engine::impl::caches_hold() const noexcept {
+  if (!comb) return false;
+  for (const agg::combine_cache& c : comb->caches)
+    if (!c.empty()) return true;
+  return false;
+}
+
+// link_layer: nothing may reach the lane once its stage closes (TERM-4), so its cache is
+// drained for the last time now; the last buffer then follows the drained records.
+bool engine::impl::prepare_last(int out_link) {
+  if (!comb || static_cast<std::size_t>(out_link) >= comb->caches.size()) return true;
+  return drain_cache(out_link);
 }
 
 // A lane opened a buffer: its table starts empty, and while it combines its limit is 0.
@@ -88,17 +163,23 @@ void engine::impl::take_combine_counters(engine_stats& into) noexcept {
   }
 }
 
-// The tables that exist now, or at most one per lane of the largest size (AGG-151).
+// The tables and caches that exist now, or at most one table per lane of the largest size
+// (AGG-151) and one cache per out-link lane for this cycle's item size (AGG-160).
 std::size_t engine::impl::combine_bytes(bool at_most) const noexcept {
   if (!comb) return 0;
   std::size_t n = 0;
   if (!at_most) {
     for (const agg::combining_lane& c : comb->lanes) n += c.table.memory_bytes();
+    for (const agg::combine_cache& c : comb->caches) n += c.memory_bytes();
     return n;
   }
   const std::size_t room = e.options_.capacity_bytes - agg::header_bytes;
   const std::size_t slots = agg::combine_table::slots_for(room, e.options_.combine_max_slots);
-  return static_cast<std::size_t>(lanes.loopback() + 1) * slots * sizeof(std::uint32_t);
+  n = static_cast<std::size_t>(lanes.loopback() + 1) * slots * sizeof(std::uint32_t);
+  if (comb->item_bytes > 0)
+    n += static_cast<std::size_t>(lanes.n_out()) *
+         agg::combine_cache::bytes_for(e.options_.combine_cache_entries, comb->item_bytes);
+  return n;
 }
 
 }  // namespace convoy::termination

@@ -66,14 +66,16 @@ bool engine::impl::forward_record(int id) {
     make_ready(id);
     return false;
   }
-  if (!put_item(s.out_link, s.tag, rec.payload, rec.bytes)) return false;
+  // A lane that does not combine now (its true limit is set) takes the plain append.
+  const agg::send_lane& lane = lanes[s.out_link];
+  if (comb && lane.used <= lane.limit ? !append(s.out_link, s.tag, rec.payload, rec.bytes)
+                                      : !put_item(s.out_link, s.tag, rec.payload, rec.bytes))
+    return false;
   l.queue.offset += rec.record_bytes;
   return true;
 }
 
 engine::impl::run_end engine::impl::forward_run_any(int id) {
-  if (comb) [[unlikely]]
-    return forward_run<0, true>(id);  // the offer was chosen for the item size at begin
   switch (e.hot_.item_bytes) {
     case 8:
       return forward_run<8>(id);
@@ -86,11 +88,14 @@ engine::impl::run_end engine::impl::forward_run_any(int id) {
 
 // A run through the front buffer of in-link `id` (rigid records, tag_bytes <= 1): each
 // record's step is a table load; a forwarded record is an 8-byte tag store and an N-byte
-// copy into its lane, as an inline push (AGG-20) — on a combining engine an offer to the
-// lane (TERM-20); a record for this rank moves, tag and
+// copy into its lane, as an inline push (AGG-20); a record for this rank moves, tag and
 // all, to the kept front of the buffer (never past the record being read), its source noted
 // by tag. Records of one pair stay in order either way (TERM-2). Stops at an uncached step
-// or when the next lane has no free buffer (TERM-5: the buffer is kept).
+// or when the next lane has no free buffer (TERM-5: the buffer is kept). The lane's own
+// inline test picks the way, as for a push (TERM-26): a lane without an open buffer, or one
+// that combines now (limit 0), takes put_item — open, then offer (TERM-20) or append —
+// while every other lane, a combining engine's gated-off lanes included, takes the plain
+// copy.
 namespace {
 
 // Moves a record (`stride` bytes: a tag of 0 or 1 byte, then N payload bytes if N is known)
@@ -112,7 +117,7 @@ void move_record(std::byte* to, const std::byte* from, std::size_t stride) noexc
 
 }  // namespace
 
-template <std::size_t N, bool Combining>
+template <std::size_t N>
 engine::impl::run_end engine::impl::forward_run(int id) {
   in_link& l = ins[static_cast<std::size_t>(id)];
   const agg::received& r = l.queue.front();
@@ -140,20 +145,12 @@ engine::impl::run_end engine::impl::forward_run(int id) {
       steps = route.step_entries(id);
     }
     if (n.out_link >= 0) [[likely]] {
-      if constexpr (Combining) {
-        // Folded or appended (TERM-20); no free buffer: stop here.
-        if (!append_combining(n.out_link, n.word, base + off + tb)) {
-          result = run_end::stopped;
-          break;
-        }
-      } else {
-        agg::send_lane& lane = lane_of[n.out_link];
-        // No open buffer (a rigid lane posts as it fills) and none free: stop here.
-        if (lane.used > lane.limit && !open_lane(n.out_link)) {
-          result = run_end::stopped;
-          break;
-        }
+      agg::send_lane& lane = lane_of[n.out_link];
+      if (lane.used <= lane.limit) {
         if (lane.put_rigid<N>(n.word, base + off + tb, item)) lane_filled(n.out_link);
+      } else if (!put_item(n.out_link, n.word, base + off + tb, item)) {
+        result = run_end::stopped;  // no free buffer: stop here
+        break;
       }
     } else if (n.out_link == router::next_step::deliver) {
       source_of_tag[tag] = static_cast<std::int32_t>(n.word);

@@ -5,6 +5,7 @@
 // last record is forwarded or pulled. termination/README.md states the guarantees
 // (TERM-n) cited here.
 #include <chrono>
+#include <convoy/aggregation/combine_cache.hpp>
 #include <convoy/aggregation/combine_table.hpp>
 #include <convoy/aggregation/receive_queue.hpp>
 #include <convoy/aggregation/send_lanes.hpp>
@@ -120,6 +121,11 @@ struct engine::impl final : link_layer {
     aggregation::combine_offer_fn offer = nullptr;
     std::size_t item_bytes = 0;                      // the tables are sized for it
     std::vector<aggregation::combining_lane> lanes;  // per lane
+    // Hold-back caches (TERM-27): one per out-link lane, none when combine_cache_entries
+    // is 0; held_since[k]: the tick at which cache k last went from empty to holding.
+    std::vector<aggregation::combine_cache> caches;
+    std::vector<std::uint64_t> held_since;
+    std::vector<std::byte> victim;  // an evicted entry's item, on its way into the lane
   };
   std::unique_ptr<combining> comb;
   // Broadcast (BCAST-1..6; engine_broadcast.cpp): per out-link, the tag of a copy this rank
@@ -186,7 +192,8 @@ struct engine::impl final : link_layer {
     if (lanes.put(lane, tag, payload, n)) lane_filled(lane);
     return true;
   }
-  // Appends to `lane`, or on a combining engine offers to it (append_combining).
+  // Appends to `lane`, or on a combining engine offers to it (append_combining; a lane
+  // whose open buffer does not combine appends there, as a plain lane).
   [[nodiscard]] bool put_item(int lane, std::uint64_t tag, const void* payload, std::size_t n) {
     if (comb) [[unlikely]]
       return append_combining(lane, tag, payload);
@@ -200,6 +207,18 @@ struct engine::impl final : link_layer {
   // A rigid record into a combining lane: folded into the open buffer's record with the
   // same tag and key, or appended. False (nothing written) if the lane has no free buffer.
   [[nodiscard]] bool append_combining(int lane, std::uint64_t tag, const void* payload);
+  // append_combining on an engine with caches: the cache first, an evicted entry on to
+  // the lane (TERM-27). The lane has an open buffer.
+  [[nodiscard]] bool offer_through_cache(int lane, std::uint64_t tag, const std::byte* item);
+  // Offers a record to lane `lane`'s open buffer (its table, or a plain append when it
+  // does not combine); grows or posts the lane when full.
+  void offer_to_lane(int lane, std::uint64_t tag, const std::byte* item);
+  // Moves cache `lane`'s held entries into the lane; true once it is empty (false: the
+  // lane has no free buffer, the rest waits). Caches that waited `period` ticks (all, at 0).
+  [[nodiscard]] bool drain_cache(int lane);
+  void drain_caches_older_than(std::uint64_t period);
+  [[nodiscard]] bool caches_hold() const noexcept;
+  bool prepare_last(int out_link) override;
   void combine_opened(int lane) noexcept;
   void combine_sealing(int lane) noexcept;
   // This cycle's folds and gate stops, added to `into` (take: and zeroed).
@@ -252,7 +271,7 @@ struct engine::impl final : link_layer {
   // front of the buffer), until one needs next() (an uncached step) or a lane has no free
   // buffer.
   enum class run_end { buffer_done, stopped, per_record };
-  template <std::size_t N, bool Combining = false>
+  template <std::size_t N>
   [[nodiscard]] run_end forward_run(int id);
   [[nodiscard]] run_end forward_run_any(int id);
   [[nodiscard]] bool forward_record(int id);

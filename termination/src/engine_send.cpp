@@ -101,6 +101,8 @@ int engine::impl::push_item(const void* item, std::size_t n, int dest) noexcept 
 // Posts every partly filled out-link buffer that has waited at least `period` advance
 // calls (steady dispatch, TERM-6; Wesolowski et al. 2014, sec. III.D periodic dispatch).
 void engine::impl::flush_older_than(std::uint64_t period) {
+  if (comb && !comb->caches.empty()) [[unlikely]]
+    drain_caches_older_than(period);
   for (int lane = 0; lane < lanes.n_out(); ++lane)
     if (lanes.has_items(lane) && lanes.waited(lane, tick) >= period) post_data(lane);
 }

@@ -139,6 +139,15 @@ TEST(Settings, InvalidValuesNameTheVariableAndValue) {  // BASE-4
   EXPECT_EQ(message_of({{"CONVOY_TRACE_EVENTS", "1000"}}),
             "CONVOY_TRACE_EVENTS='1000': must be a power of two between 16 and 16777216");
   EXPECT_EQ(*base::settings::from_values({{"CONVOY_TRACE_EVENTS", "1024"}}).trace_events, 1024u);
+  // TERM-27: the combining cache's entries per lane.
+  for (const char* bad : {"", "-1", "16777217", "16Ki", "1.5"})
+    EXPECT_EQ(message_of({{"CONVOY_COMBINE_CACHE", bad}}),
+              std::string("CONVOY_COMBINE_CACHE='") + bad +
+                  "': must be an integer from 0 to 16777216 (entries per lane)")
+        << bad;
+  EXPECT_EQ(*base::settings::from_values({{"CONVOY_COMBINE_CACHE", " 16384 "}}).combine_cache,
+            16384u);
+  EXPECT_EQ(*base::settings::from_values({{"CONVOY_COMBINE_CACHE", "0"}}).combine_cache, 0u);
   EXPECT_EQ(*base::settings::from_values({{"CONVOY_TRACE", " /tmp/t "}}).trace_dir, "/tmp/t");
   EXPECT_EQ(*base::settings::from_values({{"CONVOY_WATCHDOG", "0"}}).watchdog_seconds, 0.0);
   EXPECT_EQ(*base::settings::from_values({{"CONVOY_WATCHDOG", "60"}}).watchdog_seconds, 60.0);
@@ -169,7 +178,7 @@ TEST(Settings, DescribeListsEveryVariable) {  // BASE-4, BASE-5
     EXPECT_NE(text.find(name), std::string::npos) << name;
   EXPECT_NE(text.find("'node,core'"), std::string::npos) << text;
   EXPECT_NE(text.find("(unset: 2)"), std::string::npos) << text;
-  EXPECT_EQ(base::settings::variable_names().size(), 16u);
+  EXPECT_EQ(base::settings::variable_names().size(), 17u);
   EXPECT_NE(base::settings::from_values({{"CONVOY_WATCHDOG", "2.5"}}).describe().find("'2.5'"),
             std::string::npos);
   EXPECT_NE(base::settings::from_values({{"CONVOY_TRANSPORT", "mpi"}}).describe().find("'mpi'"),

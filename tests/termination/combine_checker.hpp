@@ -186,4 +186,47 @@ class combine_checker {
   std::string bad_;
 };
 
+struct combine_totals {
+  std::uint64_t pushes = 0, pulls = 0, combined = 0, stops = 0;
+};
+
+// Lifetime counters over every rank of `sim`.
+inline combine_totals totals(simulation& sim) {
+  combine_totals t;
+  for (int r = 0; r < sim.n_ranks(); ++r) {
+    const convoy::termination::engine_stats s = sim.at(r).stats(true);
+    t.pushes += s.pushes;
+    t.pulls += s.pulls - s.unpulls;  // a pull put back is pulled again
+    t.combined += s.combined;
+    t.stops += s.combine_stops;
+  }
+  return t;
+}
+
+inline convoy::termination::engine_options combining(const kv_layout& lay,
+                                                     convoy::termination::engine_options o) {
+  o.combine = spec_of(lay);
+  return o;
+}
+
+// One cycle of `w` on `sim` with `lay`'s items: the owners' totals, termination, and
+// pushes - folds = pulls over the cycle. Returns the failure, empty if none.
+inline std::string run_keyed(simulation& sim, const keyed_workload& w, const kv_layout& lay,
+                             cycle_options o = {}) {
+  const combine_totals before = totals(sim);
+  const auto res = basic_cycle_driver<combine_checker>(sim, w.dests, lay.item_bytes, o,
+                                                       combine_checker(lay, w, sim.n_ranks()))
+                       .run();
+  if (!res.failure.empty()) return res.failure;
+  if (!res.completed) return "did not terminate in " + std::to_string(res.rounds) + " rounds";
+  if (res.pushed != n_items(w.dests)) return "pushed " + std::to_string(res.pushed);
+  const combine_totals after = totals(sim);
+  const std::uint64_t pushes = after.pushes - before.pushes, pulls = after.pulls - before.pulls,
+                      folds = after.combined - before.combined;
+  if (pushes != res.pushed || pulls != res.pulled || pushes - folds != pulls)
+    return "pushes " + std::to_string(pushes) + " - folds " + std::to_string(folds) + " != pulls " +
+           std::to_string(pulls);
+  return {};
+}
+
 }  // namespace convoy_test

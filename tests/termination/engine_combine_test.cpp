@@ -25,49 +25,6 @@ namespace convoy_test {
 namespace {
 
 using convoy::termination::engine_options;
-using convoy::termination::engine_stats;
-
-struct combine_totals {
-  std::uint64_t pushes = 0, pulls = 0, combined = 0, stops = 0;
-};
-
-// Lifetime counters over every rank of `sim`.
-combine_totals totals(simulation& sim) {
-  combine_totals t;
-  for (int r = 0; r < sim.n_ranks(); ++r) {
-    const engine_stats s = sim.at(r).stats(true);
-    t.pushes += s.pushes;
-    t.pulls += s.pulls - s.unpulls;  // a pull put back is pulled again
-    t.combined += s.combined;
-    t.stops += s.combine_stops;
-  }
-  return t;
-}
-
-engine_options combining(const kv_layout& lay, engine_options o) {
-  o.combine = spec_of(lay);
-  return o;
-}
-
-// One cycle of `w` on `sim` with `lay`'s items: the owners' totals, termination, and
-// pushes - folds = pulls over the cycle. Returns the failure, empty if none.
-std::string run_keyed(simulation& sim, const keyed_workload& w, const kv_layout& lay,
-                      cycle_options o = {}) {
-  const combine_totals before = totals(sim);
-  const auto res = basic_cycle_driver<combine_checker>(sim, w.dests, lay.item_bytes, o,
-                                                       combine_checker(lay, w, sim.n_ranks()))
-                       .run();
-  if (!res.failure.empty()) return res.failure;
-  if (!res.completed) return "did not terminate in " + std::to_string(res.rounds) + " rounds";
-  if (res.pushed != n_items(w.dests)) return "pushed " + std::to_string(res.pushed);
-  const combine_totals after = totals(sim);
-  const std::uint64_t pushes = after.pushes - before.pushes, pulls = after.pulls - before.pulls,
-                      folds = after.combined - before.combined;
-  if (pushes != res.pushed || pulls != res.pulled || pushes - folds != pulls)
-    return "pushes " + std::to_string(pushes) + " - folds " + std::to_string(folds) + " != pulls " +
-           std::to_string(pulls);
-  return {};
-}
 
 const kv_layout layouts[] = {
     {16, 0, 8, 8, 8},    // the common one: an 8-byte key, an 8-byte sum
@@ -219,6 +176,106 @@ TEST(EngineCombine, InlinePushComesBackWhenTheGateStops) {
   for (std::size_t i = 0; i + 1 < 256; ++i) ASSERT_EQ(u[i], 0u) << "push " << i;
   for (std::size_t i = 255; i < u.size(); ++i) ASSERT_GT(u[i], 0u) << "push " << i;
   for (std::uint32_t l : limits_while_pushing(hot)) ASSERT_EQ(l, 0u);
+}
+
+// Keys that never repeat, `per_rank` from each of `p` ranks, each to its owner; `salt`
+// keeps cycles apart.
+keyed_workload unique_keys(int p, std::uint64_t per_rank, std::uint64_t salt) {
+  keyed_workload w;
+  w.dests.resize(static_cast<std::size_t>(p));
+  w.keys.resize(static_cast<std::size_t>(p));
+  for (int r = 0; r < p; ++r)
+    for (std::uint64_t i = 0; i < per_rank; ++i) {
+      const std::uint64_t k = salt << 48 | static_cast<std::uint64_t>(r) << 32 | i;
+      w.keys[static_cast<std::size_t>(r)].push_back(k);
+      w.dests[static_cast<std::size_t>(r)].push_back(owner_of(k, p));
+    }
+  return w;
+}
+
+// A gate that judges after 16 offers, so that 1 KiB buffers (59 records) are judged.
+engine_options quick_gate(std::uint32_t max_skip) {
+  engine_options o = combining(layouts[0], small_buffers(2, 1024));
+  o.combine_gate.sample = 16;
+  o.combine_gate.sample_min_hits = 1;
+  o.combine_gate.max_skip = max_skip;
+  return o;
+}
+
+// TERM-26: the gate's state outlives the cycle. After a long cycle of keys that never
+// repeat, every lane skips combining: a second, short cycle neither folds nor stops
+// (a gate started afresh would combine each lane's first buffer and stop it), and at the
+// start of a third every lane's first buffer takes the plain route (its true limit, so
+// the inline push and the forwarding run's plain copy take it).
+TEST(EngineCombine, GatedOffLanesStayPlainAcrossCycles) {
+  const plan_ptr plan = mesh_plan({2, 2});
+  simulation sim(plan, quick_gate(1u << 20), 41);
+  const int p = sim.n_ranks();
+  cycle_options c;
+  c.max_rounds = 1000000;
+  ASSERT_EQ(run_keyed(sim, unique_keys(p, 12000, 1), layouts[0], c), "");
+  const combine_totals first = totals(sim);
+  EXPECT_EQ(first.combined, 0u);
+  EXPECT_GE(first.stops, 5u * 3u * 4u) << "each lane stops again and again";
+  ASSERT_EQ(run_keyed(sim, unique_keys(p, 300, 2), layouts[0], c), "");
+  const combine_totals second = totals(sim);
+  EXPECT_EQ(second.combined, first.combined);
+  EXPECT_EQ(second.stops, first.stops) << "a lane combined again in the second cycle";
+  for (int r = 0; r < p; ++r) ASSERT_EQ(sim.at(r).begin(16), 1);
+  for (int r = 0; r < p; ++r)
+    for (int d = 0; d < p; ++d) {
+      const std::uint64_t item[2] = {static_cast<std::uint64_t>(r * p + d), 1};
+      ASSERT_EQ(sim.at(r).push(item, d), 1);
+    }
+  for (int r = 0; r < p; ++r) {
+    const convoy::router::forwarder f(plan, r);
+    for (int k = 0; k <= f.n_out_links(); ++k) {
+      const convoy::aggregation::send_lane& l = sim.at(r).hot().lanes[k];
+      ASSERT_NE(l.buf, nullptr) << "rank " << r << " lane " << k;
+      EXPECT_GT(l.limit, 0u) << "rank " << r << " lane " << k << " combines";
+    }
+  }
+  std::uint64_t counted = 0;
+  for (int round = 0, done = 0; done < p && round < 10000; ++round) {
+    done = 0;
+    for (int r = 0; r < p; ++r) {
+      done += sim.at(r).advance(true) == convoy::termination::done;
+      convoy::termination::item_view v;
+      while (sim.at(r).pull(v) > 0) {
+        std::uint64_t n = 0;
+        std::memcpy(&n, v.data + 8, 8);
+        counted += n;
+      }
+    }
+    sim.network().deliver_all();
+  }
+  EXPECT_EQ(counted, static_cast<std::uint64_t>(p * p));
+}
+
+// TERM-20, TERM-26: phases of keys that never repeat and of 8 hot keys per rank make the
+// gate stop and resume combining many times within one cycle, on lanes that carry pushes
+// and forwarded records at once; every owner's totals still equal the oracle's.
+TEST(EngineCombine, ExactlyOnceWhileTheGateToggles) {
+  for (const plan_ptr& plan : {mesh_plan({2, 3}), ragged_plan({3, 1, 2})}) {
+    simulation sim(plan, quick_gate(2), 43);
+    const int p = sim.n_ranks();
+    keyed_workload w;
+    w.dests.resize(static_cast<std::size_t>(p));
+    w.keys.resize(static_cast<std::size_t>(p));
+    for (int r = 0; r < p; ++r)
+      for (std::uint64_t i = 0; i < 6000; ++i) {
+        const bool hot = (i / 600) % 2 == 1;
+        const std::uint64_t k = hot ? i % 8 : static_cast<std::uint64_t>(r + 1) << 32 | i;
+        w.keys[static_cast<std::size_t>(r)].push_back(k);
+        w.dests[static_cast<std::size_t>(r)].push_back(owner_of(k, p));
+      }
+    cycle_options c;
+    c.max_rounds = 1000000;
+    ASSERT_EQ(run_keyed(sim, w, layouts[0], c), "") << plan->name();
+    const combine_totals t = totals(sim);
+    EXPECT_GT(t.stops, static_cast<std::uint64_t>(p)) << plan->name();
+    EXPECT_GT(t.combined, t.pushes / 4) << plan->name();
+  }
 }
 
 // TERM-8, TERM-23: one simulation through cycles of different item sizes (the tables are

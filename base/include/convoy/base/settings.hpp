@@ -101,6 +101,9 @@ struct settings {
   /// CONVOY_TRACE_EVENTS: events kept per rank and conveyor (the oldest are overwritten), a
   /// power of two between 16 and 2^24.
   std::optional<std::size_t> trace_events;
+  /// CONVOY_COMBINE_CACHE: entries of the hold-back cache in front of each combining lane
+  /// (termination/README.md, TERM-27), 0 (off) to 2^24; rounded down to a power of two.
+  std::optional<std::size_t> combine_cache;
   /// CONVEY_NLOCAL (bale): ranks per local group of tensor conveyors, >= 1.
   std::optional<int> convey_nlocal;
   /// CONVEY_BUFFER_SIZE (bale): conveyor buffer size in bytes.
@@ -171,6 +174,10 @@ struct settings {
 /// Parses an event count: a power of two between 16 and 2^24 (CONVOY_TRACE_EVENTS).
 /// @throws convoy::error "<name>='<text>': ...".
 [[nodiscard]] std::size_t parse_trace_events(const std::string& name, const std::string& text);
+
+/// Parses a combining cache size: an integer from 0 to 2^24 (CONVOY_COMBINE_CACHE).
+/// @throws convoy::error "<name>='<text>': ...".
+[[nodiscard]] std::size_t parse_combine_cache(const std::string& name, const std::string& text);
 
 /// Parses "4,2,3" (positive integers, comma separated). @throws convoy::error naming
 /// `name` and quoting `text`.

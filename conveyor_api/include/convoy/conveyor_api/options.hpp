@@ -98,6 +98,10 @@ struct conveyor_options {
   /// stages run outermost dimension first (node first): a copy crosses to each
   /// other node once, then spreads on the node (API-91). broadcaster<T> sets it.
   bool broadcast = false;
+  /// Entries of the hold-back cache in front of each combining lane (TERM-27): hot keys
+  /// fold across buffers; 12 + item bytes each, per out-link. 0: CONVOY_COMBINE_CACHE,
+  /// else none.
+  std::size_t combine_cache_entries = 0;
   /// Settings resolved before (base::settings::from_env(comm): rank 0's environment and
   /// tuning file, the same on every rank) for the zero fields above; null: the builders
   /// below resolve them (collective). untyped_conveyor keeps here the ones it resolved, so

@@ -26,6 +26,10 @@ class link_layer {
   /// included) and flag_last. Returns false, sending nothing, when the link has no free
   /// buffer (counting retries on a later close_stages). May throw on a transport failure.
   [[nodiscard]] virtual bool send_last(int out_link, std::uint32_t count) = 0;
+  /// Called right before send_last: moves into the link's buffers (and may post, as data
+  /// buffers) whatever waits for the link outside them. False when the link has no free
+  /// buffer for the rest (counting retries on a later close_stages). By default nothing.
+  [[nodiscard]] virtual bool prepare_last(int /*out_link*/) { return true; }
   /// True when every buffer of this cycle that arrived on `in_link` has been processed:
   /// each record forwarded into an out-buffer or pulled.
   [[nodiscard]] virtual bool drained(int in_link) const = 0;

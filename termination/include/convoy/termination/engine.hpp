@@ -73,6 +73,9 @@ struct engine_options {
   /// error_mode. Rigid items, no combining; the plan must have a broadcast tree
   /// (route_plan::broadcast_tree(): not tensor order 3).
   bool broadcast = false;
+  /// Entries of the hold-back cache in front of each combining out-link lane (TERM-27,
+  /// AGG-157..160), rounded down to a power of two; 0: none. Each costs 12 + item bytes.
+  std::size_t combine_cache_entries = 0;
   /// The trace recorder (trace.hpp, TERM-17): on when `trace.dir` is not empty. Off, each
   /// event site tests one null pointer.
   trace_options trace;

@@ -1,0 +1,186 @@
+// The hold-back cache in front of a combining lane (aggregation/README.md, AGG-157..160):
+// every contribution leaves exactly once through evictions, buffers and drains — against a
+// per-(tag, key) sum — a drain stopped by a full lane resumes and also finds entries held
+// since, hot keys stay held, keys above 8 bytes compare bytewise, only the lane's tag bytes
+// count, and memory is the entries.
+#include <gtest/gtest.h>
+
+#include <convoy/aggregation/combine_cache.hpp>
+#include <convoy/aggregation/combine_table.hpp>
+#include <convoy/aggregation/packing.hpp>
+#include <cstdint>
+#include <cstring>
+#include <map>
+#include <random>
+#include <utility>
+#include <vector>
+
+namespace {
+
+namespace agg = convoy::aggregation;
+
+void add_u64(void* into, const void* from) {
+  std::uint64_t a = 0, b = 0;
+  std::memcpy(&a, into, 8);
+  std::memcpy(&b, from, 8);
+  a += b;
+  std::memcpy(into, &a, 8);
+}
+
+agg::combine_spec sum_spec() {
+  agg::combine_spec s;
+  s.fn = add_u64;
+  return s;
+}
+
+using totals = std::map<std::pair<std::uint64_t, std::uint64_t>, std::uint64_t>;
+
+// A cache in front of a combining lane (one-byte tags, 16-byte {key, value} items) over a
+// private 16 KiB buffer; sealed buffers are summed into `out`.
+struct rig {
+  static constexpr std::uint32_t capacity = 16384;
+  std::vector<std::byte> buf = std::vector<std::byte>(capacity + 8);
+  agg::send_lane lane;
+  agg::combining_lane comb{(capacity - agg::header_bytes) / 17, 1 << 20};
+  agg::combine_spec spec = sum_spec();
+  agg::combine_cache cache;
+  totals out;
+  explicit rig(std::size_t entries) : cache(entries, 16, 1, sum_spec()) {
+    lane.tag_bytes = 1;
+    lane.record_bytes = 17;
+    open();
+  }
+  void open() {
+    lane.buf = buf.data();
+    lane.used = agg::header_bytes;
+    lane.limit = capacity - 17;
+    comb.opened(lane);
+  }
+  void seal() {
+    comb.sealing();
+    for (std::uint32_t off = agg::header_bytes; off < lane.used; off += 17) {
+      std::uint64_t tag = 0, key = 0, value = 0;
+      std::memcpy(&tag, buf.data() + off, 1);
+      std::memcpy(&key, buf.data() + off + 1, 8);
+      std::memcpy(&value, buf.data() + off + 9, 8);
+      out[{tag, key}] += value;
+    }
+    open();
+  }
+  void to_lane(std::uint64_t tag, const std::byte* item) {
+    if (agg::offer_record<16, 8>(lane, comb, spec, tag, item, 16)) seal();
+  }
+  agg::combine_cache::outcome offer(std::uint64_t tag, std::uint64_t key, std::uint64_t value) {
+    const std::uint64_t item[2] = {key, value};
+    std::uint64_t victim_tag = 0;
+    std::byte victim[16];
+    const auto o = cache.offer(tag, reinterpret_cast<const std::byte*>(item), victim_tag, victim);
+    if (o == agg::combine_cache::outcome::evicted) to_lane(victim_tag, victim);
+    return o;
+  }
+  void drain_all() {
+    ASSERT_TRUE(cache.drain([&](std::uint64_t tag, const std::byte* item) {
+      to_lane(tag, item);
+      return true;
+    }));
+    seal();
+  }
+};
+
+// AGG-157: half the offers over 100 hot keys, half over a million; 4 tags.
+TEST(CombineCache, EveryContributionLeavesExactlyOnce) {
+  for (std::size_t entries : {2u, 64u, 4096u}) {
+    rig r(entries);
+    std::mt19937_64 rng(entries);
+    totals want;
+    std::uint64_t folded = 0;
+    for (int i = 0; i < 100000; ++i) {
+      const std::uint64_t key = (rng() & 1) ? rng() % 100 : rng() % 1000000;
+      const std::uint64_t tag = rng() % 4, value = rng() % 7;
+      want[{tag, key}] += value;
+      folded += r.offer(tag, key, value) == agg::combine_cache::outcome::folded ? 1 : 0;
+      ASSERT_LE(r.cache.held(), entries);
+    }
+    r.drain_all();
+    EXPECT_TRUE(r.cache.empty());
+    EXPECT_EQ(r.out, want) << entries;
+    if (entries == 4096) {
+      EXPECT_GT(folded, 40000u);
+    }
+  }
+}
+
+// AGG-158: a drain that the lane stops resumes where it stopped; entries held in between
+// (also in slots the first pass had passed) are drained too.
+TEST(CombineCache, DrainResumesWhereTheLaneRefused) {
+  rig r(1024);
+  totals want;
+  for (std::uint64_t k = 0; k < 3000; ++k) {
+    want[{k % 3, k}] += k;
+    r.offer(k % 3, k, k);
+  }
+  const std::size_t held = r.cache.held();
+  ASSERT_GT(held, 100u);
+  int budget = 50;  // the lane takes 50 records, then has no free buffer
+  EXPECT_FALSE(r.cache.drain([&](std::uint64_t tag, const std::byte* item) {
+    if (budget == 0) return false;
+    --budget;
+    r.to_lane(tag, item);
+    return true;
+  }));
+  EXPECT_EQ(r.cache.held(), held - 50);
+  for (std::uint64_t k = 5000; k < 5400; ++k) {
+    want[{1, k}] += 1;
+    r.offer(1, k, 1);
+  }
+  r.drain_all();
+  EXPECT_TRUE(r.cache.empty());
+  EXPECT_EQ(r.out, want);
+}
+
+// AGG-157: a key offered every other time is never evicted by keys seen once.
+TEST(CombineCache, HotKeysStayHeld) {
+  rig r(256);
+  std::mt19937_64 rng(3);
+  for (int i = 0; i < 100000; ++i) r.offer(0, i % 2 == 0 ? 42 : rng() | 1ull << 40, 1);
+  EXPECT_EQ(r.out.count({0, 42}), 0u);  // nothing of key 42 reached a buffer
+  r.drain_all();
+  EXPECT_EQ((r.out[{0, 42}]), 50000u);
+}
+
+// AGG-159: keys of 12 bytes compare bytewise (equal first 8 bytes stay apart); tags compare
+// over the lane's tag bytes only.
+TEST(CombineCache, WideKeysAndTagBytes) {
+  agg::combine_spec s = sum_spec();
+  s.key_bytes = 12;
+  s.value_offset = 12;
+  agg::combine_cache c(64, 20, 1, s);
+  std::byte a[20] = {}, b[20] = {};
+  a[9] = std::byte{1};
+  b[9] = std::byte{2};  // equal first 8 key bytes, different 10th
+  std::uint64_t vt = 0;
+  std::byte victim[20];
+  EXPECT_EQ(c.offer(5, a, vt, victim), agg::combine_cache::outcome::held);
+  EXPECT_EQ(c.offer(5, b, vt, victim), agg::combine_cache::outcome::held);
+  EXPECT_EQ(c.offer(0x105, a, vt, victim), agg::combine_cache::outcome::folded);  // tag byte 5
+  EXPECT_EQ(c.held(), 2u);
+  std::vector<std::uint64_t> tags;
+  EXPECT_TRUE(c.drain([&](std::uint64_t tag, const std::byte*) {
+    tags.push_back(tag);
+    return true;
+  }));
+  EXPECT_EQ(tags, (std::vector<std::uint64_t>{5, 5}));
+}
+
+// AGG-160: entries rounded down to a power of two (2 at least), 8 + item + 4 bytes each.
+TEST(CombineCache, MemoryIsTheEntries) {
+  const agg::combine_cache c(1000, 16, 1, sum_spec());
+  EXPECT_EQ(c.entries(), 512u);
+  EXPECT_EQ(c.memory_bytes(), 512u * (8 + 16 + 4));
+  EXPECT_EQ(agg::combine_cache::bytes_for(1000, 16), c.memory_bytes());
+  EXPECT_EQ(agg::combine_cache::entries_for(0), 0u);
+  EXPECT_EQ(agg::combine_cache::entries_for(1), 2u);
+  EXPECT_EQ(agg::combine_cache(1, 8, 1, sum_spec()).entries(), 2u);
+}
+
+}  // namespace
