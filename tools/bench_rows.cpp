@@ -32,10 +32,14 @@ json row_json(const result_row& r) {
             {"buffer_bytes", r.buffer_bytes},
             {"memory_bytes_per_rank", r.memory_bytes_per_rank},
             {"n_local", r.n_local},
+            {"skew", r.skew},
+            {"offnode_bytes", nullptr},
             {"verified", r.verified},
             {"error", r.error}};
   // JSON has no NaN: a library that does not count its bytes gets null.
   if (!std::isnan(r.header_bytes_per_item)) j["header_bytes_per_item"] = r.header_bytes_per_item;
+  // As the RESULT line, which leaves it out: a kind that does not count them gets null.
+  if (r.offnode_bytes >= 0) j["offnode_bytes"] = r.offnode_bytes;
   return j;
 }
 
@@ -67,6 +71,8 @@ result_row row_from(const json& j) {
   take(j, "buffer_bytes", r.buffer_bytes);
   take(j, "memory_bytes_per_rank", r.memory_bytes_per_rank);
   take(j, "n_local", r.n_local);
+  take(j, "skew", r.skew);
+  take(j, "offnode_bytes", r.offnode_bytes);
   take(j, "verified", r.verified);
   take(j, "error", r.error);
   return r;
