@@ -95,9 +95,13 @@ std::size_t engine::impl::combine_bytes(bool at_most) const noexcept {
     for (const agg::combining_lane& c : comb->lanes) n += c.table.memory_bytes();
     return n;
   }
-  const std::size_t room = e.options_.capacity_bytes - agg::header_bytes;
-  const std::size_t slots = agg::combine_table::slots_for(room, e.options_.combine_max_slots);
-  return static_cast<std::size_t>(lanes.loopback() + 1) * slots * sizeof(std::uint32_t);
+  return e.combine_max_bytes();
+}
+
+std::size_t engine::combine_max_bytes() const noexcept {
+  const std::size_t room = options_.capacity_bytes - agg::header_bytes;
+  const std::size_t slots = agg::combine_table::slots_for(room, options_.combine_max_slots);
+  return static_cast<std::size_t>(impl_->lanes.loopback() + 1) * slots * sizeof(std::uint32_t);
 }
 
 }  // namespace convoy::termination
