@@ -62,7 +62,7 @@ std::uint64_t sum_over_ranks(std::uint64_t x) {
 // API-82: a sum and a min/max (two engines, 16- and 16-byte items of different ops) under
 // Zipf skews 0.8 and 1.5, three phases, with small buffers (backpressure) and default ones:
 // every element equals the serial fold of every rank's updates.
-void check_skewed(runtime_options o, double s) {
+void check_skewed(const runtime_options& o, double s) {
   runtime rt(MPI_COMM_WORLD, o);
   const int me = world_rank(), p = world_size();
   const std::uint64_t n = 211 * static_cast<std::uint64_t>(p);
@@ -109,7 +109,7 @@ void check_skewed(runtime_options o, double s) {
     ASSERT_EQ(ext.local()[l].hi, want_ext[ext.first() + l].hi) << "element " << ext.first() + l;
   }
   const auto st = rt.stats();
-  EXPECT_EQ(st.combinable, 2 * phases * per_task * tasks);
+  EXPECT_EQ(st.combinable, std::uint64_t{2} * phases * per_task * tasks);
   EXPECT_EQ(st.posts, 0u);  // combinable updates are not requests
   if (s >= 1.5 && o.conveyor.capacity_bytes == 0) {
     EXPECT_GT(sum_over_ranks(st.combined), 0u) << "hot keys at skew " << s << " never combined";
