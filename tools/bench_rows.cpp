@@ -33,11 +33,13 @@ json row_json(const result_row& r) {
             {"memory_bytes_per_rank", r.memory_bytes_per_rank},
             {"n_local", r.n_local},
             {"skew", r.skew},
-            {"offnode_bytes", r.offnode_bytes},
+            {"offnode_bytes", nullptr},
             {"verified", r.verified},
             {"error", r.error}};
   // JSON has no NaN: a library that does not count its bytes gets null.
   if (!std::isnan(r.header_bytes_per_item)) j["header_bytes_per_item"] = r.header_bytes_per_item;
+  // As the RESULT line, which leaves it out: a kind that does not count them gets null.
+  if (r.offnode_bytes >= 0) j["offnode_bytes"] = r.offnode_bytes;
   return j;
 }
 

@@ -80,6 +80,7 @@ untyped_conveyor& untyped_conveyor::operator=(untyped_conveyor&& o) noexcept {
   n_ranks_ = o.n_ranks_;
   max_item_bytes_ = o.max_item_bytes_;
   max_memory_bytes_ = o.max_memory_bytes_;
+  combine_max_bytes_ = o.combine_max_bytes_;
   retired_ = std::move(o.retired_);
   last_ = std::move(o.last_);
   report_ = std::move(o.report_);
@@ -142,6 +143,7 @@ void untyped_conveyor::learn_shape() {
   engine_options_ = e.options();
   max_item_bytes_ = engine_->max_item_bytes();
   max_memory_bytes_ = engine_->max_memory_bytes();
+  combine_max_bytes_ = e.combine_max_bytes();
 }
 
 int untyped_conveyor::begin(std::size_t item_bytes) {
@@ -166,6 +168,14 @@ int untyped_conveyor::set_combine(const aggregation::combine_spec& spec) {
     return termination::error_state;  // the bulk kind, a placeholder
   } else if (spec.fn != nullptr && options_.elastic) {
     return termination::error_elastic;
+  }
+  // The combining tables count in max_memory_bytes from now on (or no longer); a dynamic
+  // conveyor's next engine will hold them as its dropped one would have.
+  if (const termination::engine* e = streaming()) {
+    max_memory_bytes_ = e->max_memory_bytes();
+  } else {
+    if (options_.combine.fn != nullptr) max_memory_bytes_ -= combine_max_bytes_;
+    if (spec.fn != nullptr) max_memory_bytes_ += combine_max_bytes_;
   }
   options_.combine = spec;
   engine_options_.combine = spec;

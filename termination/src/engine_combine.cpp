@@ -173,12 +173,17 @@ std::size_t engine::impl::combine_bytes(bool at_most) const noexcept {
     for (const agg::combine_cache& c : comb->caches) n += c.memory_bytes();
     return n;
   }
-  const std::size_t room = e.options_.capacity_bytes - agg::header_bytes;
-  const std::size_t slots = agg::combine_table::slots_for(room, e.options_.combine_max_slots);
-  n = static_cast<std::size_t>(lanes.loopback() + 1) * slots * sizeof(std::uint32_t);
-  if (comb->item_bytes > 0)
-    n += static_cast<std::size_t>(lanes.n_out()) *
-         agg::combine_cache::bytes_for(e.options_.combine_cache_entries, comb->item_bytes);
+  return e.combine_max_bytes();
+}
+
+std::size_t engine::combine_max_bytes() const noexcept {
+  const std::size_t room = options_.capacity_bytes - agg::header_bytes;
+  const std::size_t slots = agg::combine_table::slots_for(room, options_.combine_max_slots);
+  std::size_t n =
+      static_cast<std::size_t>(impl_->lanes.loopback() + 1) * slots * sizeof(std::uint32_t);
+  if (impl_->comb && impl_->comb->item_bytes > 0)  // caches once the item size is known
+    n += static_cast<std::size_t>(impl_->lanes.n_out()) *
+         agg::combine_cache::bytes_for(options_.combine_cache_entries, impl_->comb->item_bytes);
   return n;
 }
 

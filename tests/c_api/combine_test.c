@@ -105,6 +105,7 @@ int main(int argc, char** argv) {
   const int tensor = argc > 1 && strcmp(argv[1], "tensor") == 0;
   const uint64_t options = argc > 1 && strcmp(argv[1], "dynamic") == 0 ? convey_opt_DYNAMIC : 0;
   uint64_t want[keys_per_pe], got[keys_per_pe], expected, pulled;
+  size_t plain_bytes;
   int64_t P, me;
   convey_t *c, *s;
   MPI_Init(&argc, &argv);
@@ -118,8 +119,12 @@ int main(int argc, char** argv) {
   h_me = (long)me;
   expected = oracle(me, P, want);
 
-  /* Combining on: values add up, fewer items arrive. */
+  /* Combining on: values add up, fewer items arrive; the memory bound counts the tables. */
+  plain_bytes = convoy_convey_max_memory_bytes(c);
   H_EXPECT_RC(convoy_convey_set_combine(c, 8, 8, 0, 8, add_u64), convey_OK);
+  H_CHECK(convoy_convey_max_memory_bytes(c) > plain_bytes,
+          "combining: max memory %zu bytes, as much as without combining tables (%zu)",
+          convoy_convey_max_memory_bytes(c), plain_bytes);
   memset(got, 0, sizeof got);
   pulled = run_cycle(c, me, P, got);
   compare(got, want, "combining");
@@ -129,6 +134,9 @@ int main(int argc, char** argv) {
 
   /* Off again after the reset: every update arrives as pushed. */
   H_EXPECT_RC(convoy_convey_set_combine(c, 0, 0, 0, 0, NULL), convey_OK);
+  H_CHECK(convoy_convey_max_memory_bytes(c) == plain_bytes,
+          "off: max memory %zu bytes, %zu before combining", convoy_convey_max_memory_bytes(c),
+          plain_bytes);
   memset(got, 0, sizeof got);
   pulled = run_cycle(c, me, P, got);
   compare(got, want, "off");

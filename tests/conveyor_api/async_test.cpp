@@ -4,6 +4,7 @@
 
 #include <convoy/async/dist_array.hpp>
 #include <convoy/async/runtime.hpp>
+#include <convoy_test/mix.hpp>
 #include <convoy_test/mpi.hpp>
 #include <cstdint>
 #include <numeric>
@@ -16,15 +17,9 @@ using convoy::async::dist_array;
 using convoy::async::runtime;
 using convoy::async::runtime_options;
 using convoy::async::task;
+using convoy_test::mix;
 using convoy_test::world_rank;
 using convoy_test::world_size;
-
-std::uint64_t mix(std::uint64_t x) {
-  x += 0x9E3779B97F4A7C15ull;
-  x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ull;
-  x = (x ^ (x >> 27)) * 0x94D049BB133111EBull;
-  return x ^ (x >> 31);
-}
 
 runtime_options small_buffers(std::size_t max_tasks) {
   runtime_options o;

@@ -10,6 +10,7 @@
 #include <convoy/conveyor_api/combining_conveyor.hpp>
 #include <convoy_test/mpi.hpp>
 #include <cstdint>
+#include <cstring>
 #include <map>
 #include <random>
 #include <string>
@@ -185,6 +186,48 @@ TEST(CombiningConveyor, MaxPerKeyOverCycles) {
   }
   EXPECT_EQ(c.stats(true).begins, 3u);
   EXPECT_GT(c.stats(true).combined, 0u);
+}
+
+// API-5 with API-90: a conveyor counts its combining tables in max_memory_bytes whether
+// combining came with its construction or later through set_combine, static and dynamic
+// alike, and no longer once set_combine turned it off; a combining cycle stays within it.
+TEST(CombiningConveyor, SetCombineCountsItsTablesInMaxMemory) {
+  using summing = combining_conveyor<std::uint64_t, std::uint64_t>;
+  const int me = world_rank(), p = world_size();
+  for (const bool dynamic : {false, true}) {
+    conveyor_options o;
+    o.dynamic = dynamic;
+    const summing built(MPI_COMM_WORLD, o);
+    convoy::untyped_conveyor later(MPI_COMM_WORLD, o);
+    const std::size_t plain = later.max_memory_bytes();
+    ASSERT_GT(built.max_memory_bytes(), plain) << "dynamic " << dynamic;
+    ASSERT_EQ(later.set_combine(summing::spec()), 1);
+    EXPECT_EQ(later.max_memory_bytes(), built.max_memory_bytes()) << "dynamic " << dynamic;
+    ASSERT_EQ(later.begin(summing::item_bytes), 1);
+    std::uint64_t got = 0, i = 0;
+    const std::uint64_t n = 3000;
+    for (bool more = true; more;) {
+      for (; i < n; ++i) {
+        const std::uint64_t item[2] = {i % 5, 1};
+        if (later.push(item, static_cast<int>((static_cast<std::uint64_t>(me) + i) % p)) <= 0)
+          break;
+      }
+      const int rc = later.advance(i == n);
+      ASSERT_GE(rc, 0);
+      more = rc != convoy::termination::done;
+      EXPECT_LE(later.memory_bytes(), later.max_memory_bytes());
+      convoy::termination::item_view v;
+      while (later.pull(v) > 0) {
+        std::uint64_t item[2];
+        std::memcpy(item, v.data, sizeof item);
+        got += item[1];
+      }
+    }
+    EXPECT_EQ(got, n) << "every rank sends n ones spread over all ranks' keys";
+    ASSERT_EQ(later.reset(), 1);
+    ASSERT_EQ(later.set_combine({}), 1);
+    EXPECT_EQ(later.max_memory_bytes(), plain) << "dynamic " << dynamic;
+  }
 }
 
 // API-90: the bulk kind does not combine.

@@ -49,10 +49,12 @@ cb::run_results sample() {
   row.memory_bytes_per_rank = 98304;
   row.n_local = 2;
   row.skew = 1.25;
-  row.offnode_bytes = 3.5e8;
+  row.offnode_bytes = 123456;
   row.verified = true;
   r.rows.push_back(row);
   row.kind = "tensor2";
+  row.skew = 0;
+  row.offnode_bytes = -1;  // not counted
   row.verified = false;
   row.error = "constructor failed: \"n_local\" \\ 3\n" + nasty;
   row.header_bytes_per_item = std::nan("");  // bale counts no bytes
@@ -76,12 +78,17 @@ TEST(BenchRows, RoundTripKeepsEveryFieldAndEveryCharacter) {
   EXPECT_EQ(out, in);
 }
 
-// BENCH-1: a library that counts no bytes has no header figure: null, not a number.
+// BENCH-1: a library that counts no bytes has no header figure: null, not a number; rows
+// carry the RESULT line's skew and off-node bytes.
 TEST(BenchRows, UncountedHeaderIsNull) {
   const auto doc = nlohmann::json::parse(cb::to_json_text(sample()));
   EXPECT_TRUE(doc["results"][1]["header_bytes_per_item"].is_null());
   EXPECT_DOUBLE_EQ(doc["results"][0]["header_bytes_per_item"].get<double>(), 1.5);
   EXPECT_EQ(doc["context"]["host"].get<std::string>(), "host " + nasty);
+  // As the RESULT lines: skew and off-node bytes, null where a kind does not count them.
+  EXPECT_DOUBLE_EQ(doc["results"][0]["skew"].get<double>(), 1.25);
+  EXPECT_DOUBLE_EQ(doc["results"][0]["offnode_bytes"].get<double>(), 123456);
+  EXPECT_TRUE(doc["results"][1]["offnode_bytes"].is_null());
 }
 
 // BENCH-2: a document that is not results is refused with the input's name.

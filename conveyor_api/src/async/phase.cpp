@@ -13,9 +13,13 @@ namespace {
 
 // Every rank must have defined the same remote functions in the same order: the count
 // and a hash of their signatures agree, or every rank throws the same error.
-void check_definitions(MPI_Comm comm, const std::vector<detail::handler_entry>& handlers) {
+// `combiner_values` is the value size of each combinable update, in order: they count too.
+void check_definitions(MPI_Comm comm, const std::vector<detail::handler_entry>& handlers,
+                       const std::vector<std::size_t>& combiner_values) {
   std::uint64_t fp = detail::mix_signature(0, handlers.size());
   for (const auto& h : handlers) fp = detail::mix_signature(fp, h.signature);
+  fp = detail::mix_signature(fp, combiner_values.size());
+  for (const std::size_t b : combiner_values) fp = detail::mix_signature(fp, b);
   // One reduction: the maxima of x and ~x equal x and ~x on every rank iff all agree.
   const std::uint64_t n = handlers.size();
   const std::uint64_t mine[4] = {fp, ~fp, n, ~n};
@@ -23,7 +27,7 @@ void check_definitions(MPI_Comm comm, const std::vector<detail::handler_entry>& 
   CONVOY_MPI_CHECK(MPI_Allreduce(mine, agreed, 4, MPI_UINT64_T, MPI_MAX, comm));
   if (agreed[0] != fp || agreed[1] != ~fp || agreed[2] != n || agreed[3] != ~n)
     throw convoy::error(
-        "convoy::async: the ranks define different remote functions (" +
+        "convoy::async: the ranks define different remote functions or combinable updates (" +
         std::to_string(~agreed[3]) + " to " + std::to_string(agreed[2]) +
         " per rank, or different argument/result types): define the same functions in the "
         "same order on every rank before the phase");
@@ -52,7 +56,9 @@ std::string agree_on_error(MPI_Comm comm, int rank, int n_ranks, const std::stri
 void runtime::run_phase(spawner& s) {
   auto& m = *impl_;
   if (m.running) throw convoy::error("convoy::async: a phase is already running");
-  check_definitions(m.comm, m.handlers);
+  std::vector<std::size_t> value_sizes;
+  for (const auto& c : m.combiners) value_sizes.push_back(c.entry.value_bytes);
+  check_definitions(m.comm, m.handlers, value_sizes);
   std::size_t max_args = 0, max_result = 0;
   for (const auto& h : m.handlers) {
     max_args = std::max(max_args, h.args_bytes);
@@ -72,6 +78,7 @@ void runtime::run_phase(spawner& s) {
   m.serve_ctx.reply_record = m.reply_record.data();
   m.check(m.requests->begin(m.request_bytes), "begin", *m.requests);
   m.check(m.replies->begin(m.reply_bytes), "begin", *m.replies);
+  m.start_combiners();
   m.first_error.clear();
   m.first_error_secondary = false;
   m.held = {};
@@ -85,6 +92,8 @@ void runtime::run_phase(spawner& s) {
   hot_.since_serve = 0;
   hot_.self_posted = false;
   hot_.calls_waiting = false;
+  hot_.combiners = m.combiner_engines.data();
+  hot_.n_combiners = static_cast<std::uint32_t>(m.combiner_engines.size());
   hot_.open = true;
   ++stats_.phases;
   try {
@@ -107,22 +116,26 @@ void runtime::run_phase(spawner& s) {
                               (s.next >= s.n || !m.first_error.empty());
       const int rq = m.requests->advance(local_done);
       m.check(rq, "advance", *m.requests);
+      // Combinable updates (combine.cpp): complete once every one of them is applied.
+      const bool combined = m.combiners.empty() || m.advance_combiners(local_done);
       if (rq != termination::done) {
         if (m.replies_in_play()) m.advance_replies(false);
         continue;
       }
       const int rp = m.replies->advance(!m.held.has);
       m.check(rp, "advance", *m.replies);
-      if (rp == termination::done) break;
+      if (rp == termination::done && combined) break;
     }
   } catch (...) {
     // A transport failure: nothing collective can follow on this rank.
     m.running = false;
     hot_.open = false;
+    hot_.n_combiners = 0;
     throw;
   }
   m.running = false;
   hot_.open = false;
+  hot_.n_combiners = 0;
   if (hot_.busy_slots != 0) {  // a failed phase: calls that were never answered
     hot_.slots.clear();
     hot_.free_slot = detail::k_no_slot;
@@ -130,6 +143,7 @@ void runtime::run_phase(spawner& s) {
   }
   m.check(m.replies->reset(), "reset", *m.replies);
   m.check(m.requests->reset(), "reset", *m.requests);
+  m.finish_combiners(stats_);
   const std::string failed =
       agree_on_error(m.comm, rank_, n_ranks_, m.first_error, m.first_error_secondary);
   if (!failed.empty()) throw convoy::error("convoy::async phase failed: " + failed);

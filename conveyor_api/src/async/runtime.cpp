@@ -64,9 +64,10 @@ runtime::runtime(MPI_Comm comm, runtime_options options)
   conveyor_options o = options_.conveyor;
   o.steady = false;
   o.elastic = false;
-  auto plan = make_plan(comm, o);
-  impl_->requests = make_mpi_engine(comm, plan, o);
-  impl_->replies = make_mpi_engine(comm, plan, o);
+  impl_->plan = make_plan(comm, o);
+  impl_->conveyor = o;
+  impl_->requests = make_mpi_engine(comm, impl_->plan, o);
+  impl_->replies = make_mpi_engine(comm, impl_->plan, o);
   impl_->owner = this;
   hot_.root.rt = this;
   impl_->forwards = impl_->replies->plan().max_hops() > 1;
@@ -74,13 +75,17 @@ runtime::runtime(MPI_Comm comm, runtime_options options)
 }
 
 runtime::~runtime() {
+  impl_->combiners.clear();
   impl_->requests.reset();
   impl_->replies.reset();
   if (impl_->comm != MPI_COMM_NULL) MPI_Comm_free(&impl_->comm);
 }
 
 std::size_t runtime::max_memory_bytes() const noexcept {
-  return impl_->requests->max_memory_bytes() + impl_->replies->max_memory_bytes();
+  std::size_t n = impl_->requests->max_memory_bytes() + impl_->replies->max_memory_bytes();
+  for (const auto& c : impl_->combiners)
+    if (c.engine) n += c.engine->max_memory_bytes();
+  return n;
 }
 
 const termination::engine& runtime::request_engine() const noexcept { return *impl_->requests; }

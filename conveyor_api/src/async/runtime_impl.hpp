@@ -23,6 +23,24 @@ struct runtime::impl {
 
   MPI_Comm comm = MPI_COMM_NULL;  // our duplicate, for the per-phase agreements
   std::unique_ptr<termination::engine> requests, replies;
+  // The plan and options of the two conveyors, for the combining engines built later.
+  std::shared_ptr<const router::route_plan> plan;
+  conveyor_options conveyor;
+  // A combinable update (combine.cpp): its engine is built by the first phase after its
+  // definition; `complete` once the engine said done in the running phase.
+  struct combiner {
+    detail::combiner_entry entry;
+    std::unique_ptr<termination::engine> engine;
+    bool complete = false;
+  };
+  std::vector<combiner> combiners;
+  std::vector<termination::engine*> combiner_engines;  // hot_.combiners points here
+  void start_combiners();
+  // Applies what arrived and advances every combining engine not yet complete; true once
+  // all are complete (every combined update applied).
+  bool advance_combiners(bool done);
+  void drain_combiner(combiner& c);
+  void finish_combiners(runtime_stats& st);
   std::vector<detail::handler_entry> handlers;
   std::deque<std::coroutine_handle<>> ready, new_roots;
   std::size_t id_bytes = 0, request_bytes = 0, reply_bytes = 0;
@@ -312,6 +330,7 @@ struct runtime::impl {
     collect(false);
     check(requests->advance(false), "advance", *requests);
     if (replies_in_play()) advance_replies(false);
+    if (!combiners.empty()) advance_combiners(false);
   }
 
   // Sends the partly filled buffers of both conveyors. On one-hop plans only an engine

@@ -8,9 +8,16 @@
 ///   dist_array<long> counts(rt, n);                                  // collective
 ///   auto add = counts.define_update([](long& x, long by) { x += by; });  // collective
 ///   rt.run_each(m, [&](std::size_t k) -> task<> { counts.update(key[k], add, 1L); co_return; });
+///
+/// An update declared combinable (`define_update(op, async::combinable)`) travels through
+/// a combining engine of its own, where updates of one element are folded on the way
+/// (API-82): applied exactly once before the phase ends, but not ordered with calls.
 #include <convoy/async/runtime.hpp>
 #include <cstdint>
+#include <cstring>
 #include <span>
+#include <type_traits>
+#include <utility>
 #include <vector>
 
 namespace convoy::async {
@@ -19,6 +26,13 @@ namespace convoy::async {
 template <class V>
 struct update_fn {
   remote_fn<void, std::uint64_t, V> fn;
+};
+
+/// Handle of a combinable update of a dist_array<T> (define_update with async::combinable).
+template <class T>
+struct combinable_update {
+  std::uint32_t index = ~0u;
+  const void* array = nullptr;  ///< the array that defined it
 };
 
 template <class T>
@@ -51,6 +65,34 @@ class dist_array {
     return u;
   }
 
+  /// As runtime::add_combiner (same order on every rank, not during a phase): a
+  /// combinable update `op(T& element, T value)`, which the tag declares associative and
+  /// commutative, so that the fold of two updates of one element is `op` itself, run on
+  /// any rank that carries both. `op` must be stateless (a lambda without captures) and
+  /// must not throw when it folds (an exception there ends the program); on the owner it
+  /// may throw (the phase ends with its message). Checked at compile time.
+  template <class Op>
+  combinable_update<T> define_update(Op /*op*/, combinable_t /*tag*/) {
+    constexpr bool callable = std::is_invocable_v<Op&, T&, T>;
+    static_assert(callable,
+                  "dist_array<T>::define_update(op, async::combinable): op must be callable as "
+                  "op(T& element, T value) (the fold of two updates is op itself)");
+    constexpr bool stateless = std::is_empty_v<Op> && std::is_default_constructible_v<Op>;
+    static_assert(stateless,
+                  "dist_array<T>::define_update(op, async::combinable): op must be stateless "
+                  "(a lambda without captures): it folds updates on whichever rank carries them");
+    if constexpr (callable && stateless) {
+      detail::combiner_entry e;
+      e.value_bytes = sizeof(T);
+      e.fold = &fold_update<Op>;
+      e.apply = &apply_update<Op>;
+      e.target = this;
+      return {rt_.add_combiner(e), this};
+    } else {
+      return {};
+    }
+  }
+
   [[nodiscard]] std::uint64_t size() const noexcept { return n_; }
   [[nodiscard]] int owner(std::uint64_t i) const noexcept {
     const std::uint64_t big = extra_ * (base_ + 1);
@@ -79,6 +121,24 @@ class dist_array {
     rt_.post(r, op.fn, i - begin_of(static_cast<std::uint64_t>(r)), static_cast<V>(value));
   }
 
+  /// Fire-and-forget combinable update of element i (API-82): applied on the owner exactly
+  /// once before the phase ends, possibly folded with other updates of i on the way; a
+  /// get or call in the same phase need not see it. Throws convoy::error for i >= size(),
+  /// a handle of another array, or as runtime::post (outside a phase, in a remote function).
+  template <class U>
+  void update(std::uint64_t i, const combinable_update<T>& op, U&& value) {
+    check(i);
+    if (op.array != this) [[unlikely]]
+      throw convoy::error("dist_array: a combinable update defined on another array");
+    const int r = owner(i);
+    const std::uint64_t local = i - begin_of(static_cast<std::uint64_t>(r));
+    const T v = static_cast<T>(std::forward<U>(value));
+    std::byte rec[8 + sizeof(T)];
+    std::memcpy(rec, &local, 8);
+    std::memcpy(rec + 8, &v, sizeof(T));
+    rt_.template push_combinable<8 + sizeof(T)>(op.index, rec, r);
+  }
+
  private:
   void check(std::uint64_t i) const {
     if (i >= n_)
@@ -95,6 +155,26 @@ class dist_array {
       return a->local_[local];
     }
   };
+
+  // A combinable update's two halves (detail::combiner_entry): the fold in transit and the
+  // apply on the owner.
+  template <class Op>
+  static void fold_update(void* into, const void* from) {
+    T a;
+    T b;
+    std::memcpy(&a, into, sizeof(T));
+    std::memcpy(&b, from, sizeof(T));
+    Op{}(a, b);
+    std::memcpy(into, &a, sizeof(T));
+  }
+  template <class Op>
+  static void apply_update(void* target, std::uint64_t local, const std::byte* value) {
+    auto& self = *static_cast<dist_array*>(target);
+    if (local >= self.local_.size()) throw convoy::error("dist_array: index out of range");
+    T v;
+    std::memcpy(&v, value, sizeof(T));
+    Op{}(self.local_[local], v);
+  }
 
   runtime& rt_;
   std::uint64_t n_, p_, base_ = 0, extra_ = 0, first_ = 0;

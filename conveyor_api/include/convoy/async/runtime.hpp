@@ -27,6 +27,7 @@
 
 #include <array>
 #include <bit>
+#include <convoy/async/detail/combiner.hpp>
 #include <convoy/async/detail/handler_entry.hpp>
 #include <convoy/async/detail/remote_fn.hpp>
 #include <convoy/async/task.hpp>
@@ -87,6 +88,10 @@ struct runtime_stats {
   std::uint64_t peak_tasks = 0;      ///< most root tasks in flight at once
   std::uint64_t blocked = 0;         ///< requests that found their path full at first
   std::uint64_t blocked_rounds = 0;  ///< progress rounds spent waiting for such paths
+  std::uint64_t combinable = 0;      ///< combinable updates issued (to any rank)
+  /// Combinable updates folded into another by this rank's combining engines (at the
+  /// source or forwarding), summed at the end of each phase.
+  std::uint64_t combined = 0;
 };
 
 /// Handle of a remote function defined on every rank: R fn(A...). Valid with the runtime
@@ -168,7 +173,8 @@ class runtime {
     s.suspensions = s.calls;  // every call sent as a request waits for its reply
     return s;
   }
-  /// Buffer memory of the two conveyors at most (termination::engine::max_memory_bytes).
+  /// Buffer memory of the two conveyors and of the combining engines built so far at most
+  /// (termination::engine::max_memory_bytes).
   [[nodiscard]] std::size_t max_memory_bytes() const noexcept;
   /// The request conveyor's engine (plan, options, statistics).
   [[nodiscard]] const termination::engine& request_engine() const noexcept;
@@ -226,6 +232,28 @@ class runtime {
       return;
     }
     send_post(rank, id, b.data());  // checks, or a full path: the slow path waits
+  }
+
+  /// Registers a combinable update (dist_array::define_update with async::combinable).
+  /// Like define(): every rank registers the same ones (same value size) in the same order;
+  /// the next phase checks this and builds their combining engines (collective). Not legal
+  /// during a phase (throws convoy::error).
+  std::uint32_t add_combiner(detail::combiner_entry e);
+  /// Sends the record [u64 local index][value] (N bytes) of combinable update `c` to
+  /// `rank`: one inline push into its combining engine, where it may be folded into an
+  /// update of the same element on the way (API-82). A full path waits (serving other
+  /// ranks meanwhile); outside a phase, from a remote function, or to a rank out of range
+  /// it throws convoy::error.
+  template <std::size_t N>
+  void push_combinable(std::uint32_t c, const std::byte* record, int rank) {
+    if (hot_.open && c < hot_.n_combiners &&
+        static_cast<unsigned>(rank) < static_cast<unsigned>(n_ranks_)) [[likely]] {
+      if (hot_.combiners[c]->template push<N>(record, rank) > 0) [[likely]] {
+        ++stats_.combinable;
+        return;
+      }
+    }
+    send_combinable(c, record, rank);
   }
 
   /// Runs one phase (collective): `root()` on every rank, then until every task on every
@@ -354,6 +382,7 @@ class runtime {
     return fn.owner_ == this || fn.owner_ == nullptr ? fn.id_ : detail::k_foreign_fn;
   }
   void send_post(int rank, std::uint32_t id, const std::byte* args);
+  void send_combinable(std::uint32_t c, const std::byte* record, int rank);
   /// A call whose inline push failed (rc 0: path full, it waits in order; < 0: throws).
   void call_not_sent(int rank, std::uint32_t token, std::uint32_t id, const std::byte* args,
                      int rc);
@@ -380,6 +409,9 @@ class runtime {
     /// This rank posted to itself since it last served every request that had arrived
     /// (runtime::impl::serve clears it): such posts may still wait in the loopback lane.
     bool self_posted = false;
+    /// The combining engines of the combinable updates, during a phase (else none).
+    termination::engine* const* combiners = nullptr;
+    std::uint32_t n_combiners = 0;
   };
   /// True if a request of N argument bytes to `rank` can take the inline push.
   template <std::size_t N>

@@ -161,7 +161,8 @@ class untyped_conveyor {
   int rank_ = 0;
   int n_ranks_ = 0;
   std::size_t max_item_bytes_ = 0;
-  std::size_t max_memory_bytes_ = 0;
+  std::size_t max_memory_bytes_ = 0;   // set_combine keeps it current
+  std::size_t combine_max_bytes_ = 0;  // the combining tables' share while combining
   termination::engine_stats retired_;  // lifetime counters of dropped engines
   termination::engine_stats last_;     // the last cycle's, once its engine is dropped
   // CONVOY_STATS: this conveyor's entry, written at destruction (API-30); null without the

@@ -147,6 +147,10 @@ class engine final : public conveyor_engine {
   /// engine's fixed costs (self queue, staging).
   [[nodiscard]] std::size_t memory_bytes() const noexcept override;
   [[nodiscard]] std::size_t max_memory_bytes() const noexcept override;
+  /// The combining tables' share of max_memory_bytes() while combining is set (one table
+  /// per lane at its largest, AGG-151, and once a combining cycle has set the item size,
+  /// the out-links' caches, AGG-160), whether it is set now or not.
+  [[nodiscard]] std::size_t combine_max_bytes() const noexcept;
   /// What this rank publishes to the watchdog's board (TERM-15): state, said done, unpulled
   /// items, credits owed, the termination stage it waits on and whose count, the links where
   /// work waits. Its times are the watchdog's (0 when it is off).
