@@ -133,6 +133,8 @@ struct engine::impl final : link_layer {
   [[nodiscard]] engine_stats stats(bool cumulative) const;
   // A buffer of `bytes` posted on out-link `lane`: `full` when the next record did not fit.
   void count_post(int lane, std::size_t bytes, bool full) noexcept;
+  // A credit stall began on out-link `lane` (open_lane detects the edge).
+  void count_stall(int lane) noexcept;
   // A buffer admitted on in-link `id` in the current cycle (not the loopback).
   void count_received(int id, const aggregation::received& r) noexcept;
   // The end of an advance call that began at `entered`; `completed`: the cycle ended.
