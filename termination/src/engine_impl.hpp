@@ -153,7 +153,8 @@ struct engine::impl final : link_layer {
 
   // ---- the trace's event sites (engine_trace.cpp) ----
   void start_trace();
-  void trace_post(int lane, std::uint32_t flags) noexcept;
+  // `full` as post's (count_post counts the same).
+  void trace_post(int lane, std::uint32_t flags, bool full) noexcept;
   void trace_receive(int id, const aggregation::buffer_header& h) noexcept;
 
   // ---- sending (engine_send.cpp) ----

@@ -36,7 +36,7 @@ void engine::impl::post(int lane, std::uint32_t seq, std::uint32_t flags, bool f
   if (comb) [[unlikely]]
     combine_sealing(lane);
   if (trace) [[unlikely]]
-    trace_post(lane, flags);
+    trace_post(lane, flags, full);
   const agg::sealed_buffer b = lanes.seal(lane);
   agg::buffer_header h{};
   h.bytes = static_cast<std::uint32_t>(b.bytes);
