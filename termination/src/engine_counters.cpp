@@ -87,7 +87,7 @@ void engine::impl::count_stall(int lane) noexcept {
   }
 }
 
-void engine::impl::count_received(int id, const agg::received& r) noexcept {
+std::uint64_t engine::impl::count_received(int id, const agg::received& r) noexcept {
   const link_slot k = in_slots[static_cast<std::size_t>(id)];
   const int tb = ins[static_cast<std::size_t>(id)].tag_bytes;
   const std::size_t payload = r.bytes > agg::header_bytes ? r.bytes - agg::header_bytes : 0;
@@ -99,6 +99,7 @@ void engine::impl::count_received(int id, const agg::received& r) noexcept {
     l.bytes_received += r.bytes;
     l.items_received += items;
   }
+  return items;
 }
 
 void engine::impl::count_advance(std::chrono::steady_clock::time_point entered,

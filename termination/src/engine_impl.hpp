@@ -135,8 +135,9 @@ struct engine::impl final : link_layer {
   void count_post(int lane, std::size_t bytes, bool full) noexcept;
   // A credit stall began on out-link `lane` (open_lane detects the edge).
   void count_stall(int lane) noexcept;
-  // A buffer admitted on in-link `id` in the current cycle (not the loopback).
-  void count_received(int id, const aggregation::received& r) noexcept;
+  // A buffer admitted on in-link `id` in the current cycle (not the loopback). Returns its
+  // records (rigid: by size; elastic: walked).
+  std::uint64_t count_received(int id, const aggregation::received& r) noexcept;
   // The end of an advance call that began at `entered`; `completed`: the cycle ended.
   void count_advance(std::chrono::steady_clock::time_point entered, bool completed) noexcept;
   [[nodiscard]] std::size_t fixed_bytes(bool at_most) const noexcept;
@@ -155,7 +156,8 @@ struct engine::impl final : link_layer {
   void start_trace();
   // `full` as post's (count_post counts the same).
   void trace_post(int lane, std::uint32_t flags, bool full) noexcept;
-  void trace_receive(int id, const aggregation::buffer_header& h) noexcept;
+  // `items`: count_received's, or unknown (-1) for a buffer of the next cycle, held.
+  void trace_receive(int id, const aggregation::buffer_header& h, std::int64_t items) noexcept;
 
   // ---- sending (engine_send.cpp) ----
   [[nodiscard]] bool open_lane(int lane);

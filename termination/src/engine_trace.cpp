@@ -29,14 +29,11 @@ void engine::impl::trace_post(int lane, std::uint32_t flags, bool full) noexcept
   trace->send(lane, l.used, items, f);
 }
 
-void engine::impl::trace_receive(int id, const agg::buffer_header& h) noexcept {
-  const std::size_t record =
-      static_cast<std::size_t>(ins[static_cast<std::size_t>(id)].tag_bytes) + e.hot_.item_bytes;
-  const bool rigid = !elastic() && e.hot_.item_bytes > 0;
-  const std::size_t items = rigid ? (h.bytes - agg::header_bytes) / record : 0;
-  std::uint8_t f = rigid ? trace_items : 0;
+void engine::impl::trace_receive(int id, const agg::buffer_header& h,
+                                 std::int64_t items) noexcept {
+  std::uint8_t f = items >= 0 ? trace_items : 0;
   if (h.flags & agg::flag_last) f |= trace_last;
-  trace->receive(id, h.bytes, items, f);
+  trace->receive(id, h.bytes, items >= 0 ? static_cast<std::size_t>(items) : 0, f);
 }
 
 }  // namespace convoy::termination

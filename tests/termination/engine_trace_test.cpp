@@ -1,6 +1,7 @@
 // The trace (termination/README.md, TERM-17) against the engine's counters (TERM-16) under
 // simulation: per out-link, the sends the file marks full and partial are the link's
-// buffers_full and buffers_partial. Rigid, elastic and combining engines (a combining lane keeps its limit at
+// buffers_full and buffers_partial; per in-link, the items of the receives are its
+// items_received. Rigid, elastic and combining engines (a combining lane keeps its limit at
 // 0, so a partial buffer of it looks full by its fill alone).
 #include <gtest/gtest.h>
 
@@ -28,7 +29,7 @@ namespace fs = std::filesystem;
 
 // (rank, stage, peer) -> counts, from the counters or from the trace files.
 struct link_counts {
-  std::map<std::tuple<int, int, int>, std::uint64_t> full, partial;
+  std::map<std::tuple<int, int, int>, std::uint64_t> full, partial, items_received;
 };
 
 link_counts from_counters(simulation& sim) {
@@ -39,25 +40,35 @@ link_counts from_counters(simulation& sim) {
       for (const auto& l : s.stages[static_cast<std::size_t>(k)].links) {
         if (l.buffers_full) c.full[{r, k, l.peer}] = l.buffers_full;
         if (l.buffers_partial) c.partial[{r, k, l.peer}] = l.buffers_partial;
+        if (l.items_received) c.items_received[{r, k, l.peer}] = l.items_received;
       }
   }
   return c;
 }
 
-// Every rank's file in `dir`.
+// Every rank's file in `dir`; a receive without "items" fails the test.
 link_counts from_trace(const std::string& dir, int n_ranks) {
   link_counts c;
   for (int r = 0; r < n_ranks; ++r) {
     std::ifstream in(dir + "/convoy-trace.0." + std::to_string(r) + ".json");
     const json d = json::parse(in);
     const auto& outs = d.at("otherData").at("out_links");
+    const auto& ins = d.at("otherData").at("in_links");
+    const int n_out = static_cast<int>(outs.size());
     for (const auto& e : d.at("traceEvents")) {
-      if (e.at("ph") != "i" || e.at("name") != "send") continue;
+      if (e.at("ph") != "i") continue;
       const int tid = e.at("tid");
       const json& a = e.at("args");
-      const auto& l = outs.at(static_cast<std::size_t>(tid - 1));
-      auto& m = a.at("full").get<bool>() ? c.full : c.partial;
-      ++m[{r, l[0].get<int>(), l[1].get<int>()}];
+      if (e.at("name") == "send") {
+        const auto& l = outs.at(static_cast<std::size_t>(tid - 1));
+        auto& m = a.at("full").get<bool>() ? c.full : c.partial;
+        ++m[{r, l[0].get<int>(), l[1].get<int>()}];
+      } else if (e.at("name") == "receive") {
+        const auto& l = ins.at(static_cast<std::size_t>(tid - 1 - n_out));
+        EXPECT_TRUE(a.contains("items")) << e;
+        const std::uint64_t n = a.value("items", std::uint64_t{0});
+        if (n) c.items_received[{r, l[0].get<int>(), l[1].get<int>()}] += n;
+      }
     }
   }
   return c;
@@ -87,10 +98,11 @@ void expect_trace_matches_counters(const std::string& name, const plan_ptr& plan
   EXPECT_FALSE(counted.partial.empty()) << name << ": no partial buffer";
   EXPECT_EQ(traced.full, counted.full) << name;
   EXPECT_EQ(traced.partial, counted.partial) << name;
+  EXPECT_EQ(traced.items_received, counted.items_received) << name;
   fs::remove_all(dir);
 }
 
-TEST(EngineTrace, SendsFullAndPartialAreTheCounters) {  // TERM-16, TERM-17
+TEST(EngineTrace, SendsFullAndPartialAndItemsReceivedAreTheCounters) {  // TERM-16, TERM-17
   const plan_ptr plan = mesh_plan({3, 2});
   for (bool elastic : {false, true}) {
     engine_options o = small_buffers(2, 256);
