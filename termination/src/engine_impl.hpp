@@ -130,6 +130,9 @@ struct engine::impl final : link_layer {
   // Zero counters with the stages and links (peers) of `shape`.
   [[nodiscard]] static engine_stats blank_counters(const engine_stats& shape);
   void fold_counters() noexcept;
+  // fold_counters' and stats' one walk over the out-lanes (engine_counters.cpp).
+  template <class Items>
+  void add_items_sent(engine_stats& s, Items items_of) const;
   [[nodiscard]] engine_stats stats(bool cumulative) const;
   // A buffer of `bytes` posted on out-link `lane`: `full` when the next record did not fit.
   void count_post(int lane, std::size_t bytes, bool full) noexcept;
