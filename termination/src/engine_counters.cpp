@@ -81,7 +81,8 @@ void engine::impl::count_post(int lane, std::size_t bytes, bool full) noexcept {
 void engine::impl::count_stall(int lane) noexcept {
   const link_slot k = out_slots[static_cast<std::size_t>(lane)];
   for (auto* s : {&now, &life}) {
-    ++s->stages[static_cast<std::size_t>(k.stage)].links[static_cast<std::size_t>(k.link)]
+    ++s->stages[static_cast<std::size_t>(k.stage)]
+          .links[static_cast<std::size_t>(k.link)]
           .credit_stalls;
     ++s->credit_stalls;
   }

@@ -29,8 +29,7 @@ void engine::impl::trace_post(int lane, std::uint32_t flags, bool full) noexcept
   trace->send(lane, l.used, items, f);
 }
 
-void engine::impl::trace_receive(int id, const agg::buffer_header& h,
-                                 std::int64_t items) noexcept {
+void engine::impl::trace_receive(int id, const agg::buffer_header& h, std::int64_t items) noexcept {
   std::uint8_t f = items >= 0 ? trace_items : 0;
   if (h.flags & agg::flag_last) f |= trace_last;
   trace->receive(id, h.bytes, items >= 0 ? static_cast<std::size_t>(items) : 0, f);

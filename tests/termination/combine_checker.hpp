@@ -43,7 +43,7 @@ struct kv_layout {
 inline convoy::aggregation::combine_spec spec_of(const kv_layout& l) {
   return {l.key_offset, l.key_bytes, l.value_offset, l.value_bytes,
           l.value_bytes == 4 ? convoy::aggregation::combine_add<std::uint32_t>
-                          : convoy::aggregation::combine_add<std::uint64_t>};
+                             : convoy::aggregation::combine_add<std::uint64_t>};
 }
 
 // The owner of key k among p ranks: hashed, so that hot keys spread over the owners.

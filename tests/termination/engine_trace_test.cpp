@@ -77,8 +77,8 @@ link_counts from_trace(const std::string& dir, int n_ranks) {
 // Runs `cycle` on a simulation of `plan` whose engines trace into a fresh directory, then
 // compares the files (written when the engines are freed) with the counters.
 template <class Cycle>
-void expect_trace_matches_counters(const std::string& name, const plan_ptr& plan,
-                                   engine_options o, Cycle cycle) {
+void expect_trace_matches_counters(const std::string& name, const plan_ptr& plan, engine_options o,
+                                   Cycle cycle) {
   const std::string dir = ::testing::TempDir() + "engine_trace_test/" + name;
   fs::remove_all(dir);
   fs::create_directories(dir);

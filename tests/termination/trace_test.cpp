@@ -80,7 +80,7 @@ TEST(TraceRecorder, FileIsChromeTraceJsonWithMetadataAndEvents) {  // TERM-17
   t.stall_edge(0, false);
   t.stall_edge(0, true);  // the stall ends: one "X"
   t.stages_closed(1, 2);
-  t.stages_closed(1, 2);  // nothing new
+  t.stages_closed(1, 2);   // nothing new
   t.stall_edge(1, false);  // still stalled when the file is written
   t.advance_leave();
   t.flush();
