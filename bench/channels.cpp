@@ -1,6 +1,7 @@
 #include "channels.hpp"
 
 #if CONVOY_BENCH_HAVE_ENGINE
+#include <convoy/aggregation/combine_table.hpp>
 #include <convoy/base/settings.hpp>
 #endif
 
@@ -425,13 +426,7 @@ engine_channel::engine_channel(MPI_Comm comm, const kind_spec& k, const options&
   o.capacity_bytes = opt.capacity_bytes;
   o.n_buffers = opt.n_buffers;
   if (k.combine) {
-    o.combine = {0, 8, 8, 8, [](void* into, const void* from) {
-                   std::uint64_t a, b;
-                   std::memcpy(&a, into, 8);
-                   std::memcpy(&b, from, 8);
-                   a += b;
-                   std::memcpy(into, &a, 8);
-                 }};
+    o.combine = {0, 8, 8, 8, convoy::aggregation::combine_add<std::uint64_t>};
     o.combine_cache_entries = opt.combine_cache;
     combining_ = true;
   }

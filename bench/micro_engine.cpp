@@ -5,6 +5,7 @@
 #include <benchmark/benchmark.h>
 
 #include <algorithm>
+#include <convoy/aggregation/combine_table.hpp>
 #include <convoy/router/route_plan.hpp>
 #include <convoy/termination/simulation.hpp>
 #include <convoy/topology/mesh.hpp>
@@ -96,14 +97,6 @@ BENCHMARK(BM_push_pull)
     ->ArgsProduct({{0, 1, 2, 3}, {8, 16, 32, 128}})
     ->Unit(benchmark::kMillisecond);
 
-void add_u64(void* into, const void* from) {
-  std::uint64_t a = 0, b = 0;
-  std::memcpy(&a, into, 8);
-  std::memcpy(&b, from, 8);
-  a += b;
-  std::memcpy(into, &a, 8);
-}
-
 /// Combining (termination/README.md, TERM-20..24): one cycle of `per_rank` 16-byte updates
 /// {key, 1} per rank to the keys' owners on plan range(0). range(1): 0 = a plain engine,
 /// 1 = combining with keys that never repeat (the gate turns it off), 2 = combining over
@@ -115,7 +108,7 @@ void BM_push_combine(benchmark::State& state) {
   const int mode = static_cast<int>(state.range(1));
   const auto per_rank = static_cast<std::uint64_t>(state.range(2));
   termination::engine_options o;
-  if (mode > 0) o.combine = {0, 8, 8, 8, add_u64};
+  if (mode > 0) o.combine = {0, 8, 8, 8, convoy::aggregation::combine_add<std::uint64_t>};
   termination::simulation sim(plan, o, 1);
   const int p = sim.n_ranks();
   std::int64_t items = 0, records = 0;

@@ -78,7 +78,17 @@ void engine::impl::count_post(int lane, std::size_t bytes, bool full) noexcept {
   }
 }
 
-void engine::impl::count_received(int id, const agg::received& r) noexcept {
+void engine::impl::count_stall(int lane) noexcept {
+  const link_slot k = out_slots[static_cast<std::size_t>(lane)];
+  for (auto* s : {&now, &life}) {
+    ++s->stages[static_cast<std::size_t>(k.stage)]
+          .links[static_cast<std::size_t>(k.link)]
+          .credit_stalls;
+    ++s->credit_stalls;
+  }
+}
+
+std::uint64_t engine::impl::count_received(int id, const agg::received& r) noexcept {
   const link_slot k = in_slots[static_cast<std::size_t>(id)];
   const int tb = ins[static_cast<std::size_t>(id)].tag_bytes;
   const std::size_t payload = r.bytes > agg::header_bytes ? r.bytes - agg::header_bytes : 0;
@@ -90,6 +100,7 @@ void engine::impl::count_received(int id, const agg::received& r) noexcept {
     l.bytes_received += r.bytes;
     l.items_received += items;
   }
+  return items;
 }
 
 void engine::impl::count_advance(std::chrono::steady_clock::time_point entered,
@@ -107,19 +118,25 @@ void engine::impl::count_advance(std::chrono::steady_clock::time_point entered,
   life.memory_high_water = std::max(life.memory_high_water, m);
 }
 
+// Adds `items_of(k)`, the records of out-link k's lane, to its stage's items and its link's
+// items_sent in `s`.
+template <class Items>
+void engine::impl::add_items_sent(engine_stats& s, Items items_of) const {
+  for (std::size_t k = 0; k < out_slots.size(); ++k) {
+    const std::uint64_t n = items_of(static_cast<int>(k));
+    auto& ss = s.stages[static_cast<std::size_t>(out_slots[k].stage)];
+    ss.items += n;
+    ss.links[static_cast<std::size_t>(out_slots[k].link)].items_sent += n;
+  }
+}
+
 // Folds this cycle's per-record counters (the hot state's pushes and pulls, the lanes'
 // records) into the lifetime statistics.
 void engine::impl::fold_counters() noexcept {
   life.pushes += e.hot_.pushes;
   life.pulls += e.hot_.pulls;
   e.hot_.pushes = e.hot_.pulls = 0;
-  const auto& outs = route.out_links();
-  for (std::size_t k = 0; k < outs.size(); ++k) {
-    const std::uint64_t n = lanes.take_items(static_cast<int>(k));
-    auto& ss = life.stages[static_cast<std::size_t>(outs[k].stage)];
-    ss.items += n;
-    ss.links[static_cast<std::size_t>(out_slots[k].link)].items_sent += n;
-  }
+  add_items_sent(life, [this](int k) { return lanes.take_items(k); });
   self_items += lanes.take_items(loopback_lane());
   take_combine_counters(life);
 }
@@ -129,13 +146,7 @@ engine_stats engine::impl::stats(bool cumulative) const {
   s.pushes += e.hot_.pushes;
   s.pulls += e.hot_.pulls;
   std::uint64_t sent = 0;
-  const auto& outs = route.out_links();
-  for (std::size_t k = 0; k < outs.size(); ++k) {
-    const std::uint64_t n = lanes[static_cast<int>(k)].items;
-    auto& ss = s.stages[static_cast<std::size_t>(outs[k].stage)];
-    ss.items += n;
-    ss.links[static_cast<std::size_t>(out_slots[k].link)].items_sent += n;
-  }
+  add_items_sent(s, [this](int k) { return lanes[k].items; });
   for (const auto& ss : s.stages) sent += ss.items;
   // Items put toward other ranks, less this rank's own pushes toward them.
   const std::uint64_t to_self = lanes[loopback_lane()].items + (cumulative ? self_items : 0);

@@ -151,11 +151,17 @@ struct engine::impl final : link_layer {
   // Zero counters with the stages and links (peers) of `shape`.
   [[nodiscard]] static engine_stats blank_counters(const engine_stats& shape);
   void fold_counters() noexcept;
+  // fold_counters' and stats' one walk over the out-lanes (engine_counters.cpp).
+  template <class Items>
+  void add_items_sent(engine_stats& s, Items items_of) const;
   [[nodiscard]] engine_stats stats(bool cumulative) const;
   // A buffer of `bytes` posted on out-link `lane`: `full` when the next record did not fit.
   void count_post(int lane, std::size_t bytes, bool full) noexcept;
-  // A buffer admitted on in-link `id` in the current cycle (not the loopback).
-  void count_received(int id, const aggregation::received& r) noexcept;
+  // A credit stall began on out-link `lane` (open_lane detects the edge).
+  void count_stall(int lane) noexcept;
+  // A buffer admitted on in-link `id` in the current cycle (not the loopback). Returns its
+  // records (rigid: by size; elastic: walked).
+  std::uint64_t count_received(int id, const aggregation::received& r) noexcept;
   // The end of an advance call that began at `entered`; `completed`: the cycle ended.
   void count_advance(std::chrono::steady_clock::time_point entered, bool completed) noexcept;
   [[nodiscard]] std::size_t fixed_bytes(bool at_most) const noexcept;
@@ -172,8 +178,10 @@ struct engine::impl final : link_layer {
 
   // ---- the trace's event sites (engine_trace.cpp) ----
   void start_trace();
-  void trace_post(int lane, std::uint32_t flags) noexcept;
-  void trace_receive(int id, const aggregation::buffer_header& h) noexcept;
+  // `full` as post's (count_post counts the same).
+  void trace_post(int lane, std::uint32_t flags, bool full) noexcept;
+  // `items`: count_received's, or unknown (-1) for a buffer of the next cycle, held.
+  void trace_receive(int id, const aggregation::buffer_header& h, std::int64_t items) noexcept;
 
   // ---- sending (engine_send.cpp) ----
   [[nodiscard]] bool open_lane(int lane);

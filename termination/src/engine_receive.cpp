@@ -50,17 +50,21 @@ void engine::impl::drain_transport() {
   agg::received r;
   while (transport->poll(r)) {
     const agg::buffer_header h = agg::receive_queue::header_of(r);
-    if (trace) [[unlikely]]
-      trace_receive(r.in_link, h);
     for (auto* st : {&now, &life}) ++st->buffers_received;
     const state s = e.state_.current();
     const bool active = s != state::dormant && s != state::complete;
     in_link& l = ins[static_cast<std::size_t>(r.in_link)];
     if (!counting.arrive(r.in_link, h, active, l.queue.holding())) {
-      l.queue.push_back(r, false);  // the sender began the next cycle before us (TERM-8)
+      // The sender began the next cycle before us (TERM-8): its records are counted when
+      // that cycle admits the buffer.
+      if (trace) [[unlikely]]
+        trace_receive(r.in_link, h, -1);
+      l.queue.push_back(r, false);
       continue;
     }
-    count_received(r.in_link, r);
+    const std::uint64_t items = count_received(r.in_link, r);
+    if (trace) [[unlikely]]
+      trace_receive(r.in_link, h, static_cast<std::int64_t>(items));
     accept(r.in_link, r);
   }
 }

@@ -17,21 +17,16 @@ bool engine::impl::open_lane(int lane) {
   if (comb && ok) [[unlikely]]
     combine_opened(lane);
   if (lane != loopback_lane()) {
-    // A credit stall is one episode: the first failed open after a successful one.
+    // A credit stall is one episode, from the first failed open after a successful one to
+    // the next successful one: counted at its start, traced as one span.
     auto& st = out_stalled[static_cast<std::size_t>(lane)];
-    if (!ok && !st) {
-      const link_slot k = out_slots[static_cast<std::size_t>(lane)];
-      for (auto* s : {&now, &life}) {
-        ++s->stages[static_cast<std::size_t>(k.stage)]
-              .links[static_cast<std::size_t>(k.link)]
-              .credit_stalls;
-        ++s->credit_stalls;
-      }
+    if (ok == (st != 0)) {
+      if (!ok) count_stall(lane);
+      st = ok ? 0 : 1;
+      if (trace) [[unlikely]]
+        trace->stall_edge(lane, ok);
     }
-    st = ok ? 0 : 1;
   }
-  if (trace) [[unlikely]]
-    trace->lane_open(lane, ok);
   return ok;
 }
 
@@ -41,7 +36,7 @@ void engine::impl::post(int lane, std::uint32_t seq, std::uint32_t flags, bool f
   if (comb) [[unlikely]]
     combine_sealing(lane);
   if (trace) [[unlikely]]
-    trace_post(lane, flags);
+    trace_post(lane, flags, full);
   const agg::sealed_buffer b = lanes.seal(lane);
   agg::buffer_header h{};
   h.bytes = static_cast<std::uint32_t>(b.bytes);

@@ -17,26 +17,22 @@ void engine::impl::start_trace() {
                                            route.n_stages(), std::move(outs), std::move(in_links));
 }
 
-// Before the lane is sealed: full when it could take no further record (its limit passed).
-void engine::impl::trace_post(int lane, std::uint32_t flags) noexcept {
+// Before the lane is sealed; `full` is post's: the next record did not fit.
+void engine::impl::trace_post(int lane, std::uint32_t flags, bool full) noexcept {
   if (lane == loopback_lane()) return;
   const agg::send_lane& l = lanes[lane];
   const bool rigid = !elastic() && l.record_bytes > 0;
   const std::size_t items = rigid ? (l.used - agg::header_bytes) / l.record_bytes : 0;
   std::uint8_t f = rigid ? trace_items : 0;
-  if (l.used > l.limit) f |= trace_full;
+  if (full) f |= trace_full;
   if (flags & agg::flag_last) f |= trace_last;
   trace->send(lane, l.used, items, f);
 }
 
-void engine::impl::trace_receive(int id, const agg::buffer_header& h) noexcept {
-  const std::size_t record =
-      static_cast<std::size_t>(ins[static_cast<std::size_t>(id)].tag_bytes) + e.hot_.item_bytes;
-  const bool rigid = !elastic() && e.hot_.item_bytes > 0;
-  const std::size_t items = rigid ? (h.bytes - agg::header_bytes) / record : 0;
-  std::uint8_t f = rigid ? trace_items : 0;
+void engine::impl::trace_receive(int id, const agg::buffer_header& h, std::int64_t items) noexcept {
+  std::uint8_t f = items >= 0 ? trace_items : 0;
   if (h.flags & agg::flag_last) f |= trace_last;
-  trace->receive(id, h.bytes, items, f);
+  trace->receive(id, h.bytes, items >= 0 ? static_cast<std::size_t>(items) : 0, f);
 }
 
 }  // namespace convoy::termination

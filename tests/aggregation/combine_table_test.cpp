@@ -20,22 +20,8 @@
 namespace {
 
 namespace agg = convoy::aggregation;
-
-void add_u64(void* into, const void* from) {
-  std::uint64_t a = 0, b = 0;
-  std::memcpy(&a, into, 8);
-  std::memcpy(&b, from, 8);
-  a += b;
-  std::memcpy(into, &a, 8);
-}
-
-void add_u32(void* into, const void* from) {
-  std::uint32_t a = 0, b = 0;
-  std::memcpy(&a, into, 4);
-  std::memcpy(&b, from, 4);
-  a += b;
-  std::memcpy(into, &a, 4);
-}
+constexpr agg::combine_fn add_u64 = agg::combine_add<std::uint64_t>;
+constexpr agg::combine_fn add_u32 = agg::combine_add<std::uint32_t>;
 
 // Where a test item keeps its key and its value (4 or 8 bytes, summed).
 struct layout {

@@ -112,7 +112,7 @@ TEST(Settings, InvalidValuesNameTheVariableAndValue) {  // BASE-4
   EXPECT_EQ(message_of({{"CONVOY_EMULATE_NODES", "4,0"}}),
             "CONVOY_EMULATE_NODES='4,0': entry 2 is 0; sizes must be >= 1");
   EXPECT_EQ(message_of({{"CONVOY_TUNE_FILE", ""}}),
-            "CONVOY_TUNE_FILE='': is empty; unset it or give a path");
+            "CONVOY_TUNE_FILE='': is empty (unset it or give a path)");
   EXPECT_EQ(message_of({{"CONVOY_TRANSPORT", "ucx"}}),
             "CONVOY_TRANSPORT='ucx': must be auto, mpi, shm, shm-zero-copy or rma");
   // AGG-127: the large-item channel setting, named with its value.
@@ -132,7 +132,7 @@ TEST(Settings, InvalidValuesNameTheVariableAndValue) {  // BASE-4
   // TERM-17: the trace directory and the ring's size.
   for (const char* bad : {"", "  "})
     EXPECT_EQ(message_of({{"CONVOY_TRACE", bad}}),
-              std::string("CONVOY_TRACE='") + bad + "': is empty; unset it or give a directory");
+              std::string("CONVOY_TRACE='") + bad + "': is empty (unset it or give a directory)");
   for (const char* bad : {"1000", "8", "33554432", "-16", "64k"})
     EXPECT_EQ(message_of({{"CONVOY_TRACE_EVENTS", bad}}).rfind("CONVOY_TRACE_EVENTS='", 0), 0u)
         << bad;

@@ -40,24 +40,10 @@ struct kv_layout {
   std::uint32_t value_bytes = 8;
 };
 
-inline void add_u64(void* into, const void* from) {
-  std::uint64_t a = 0, b = 0;
-  std::memcpy(&a, into, 8);
-  std::memcpy(&b, from, 8);
-  a += b;
-  std::memcpy(into, &a, 8);
-}
-inline void add_u32(void* into, const void* from) {
-  std::uint32_t a = 0, b = 0;
-  std::memcpy(&a, into, 4);
-  std::memcpy(&b, from, 4);
-  a += b;
-  std::memcpy(into, &a, 4);
-}
-
 inline convoy::aggregation::combine_spec spec_of(const kv_layout& l) {
   return {l.key_offset, l.key_bytes, l.value_offset, l.value_bytes,
-          l.value_bytes == 4 ? add_u32 : add_u64};
+          l.value_bytes == 4 ? convoy::aggregation::combine_add<std::uint32_t>
+                             : convoy::aggregation::combine_add<std::uint64_t>};
 }
 
 // The owner of key k among p ranks: hashed, so that hot keys spread over the owners.

@@ -77,12 +77,11 @@ TEST(TraceRecorder, FileIsChromeTraceJsonWithMetadataAndEvents) {  // TERM-17
   t.advance_enter();
   t.send(1, 4096, 250, convoy::termination::trace_full | convoy::termination::trace_items);
   t.receive(0, 100, 0, 0);
-  t.lane_open(0, false);
-  t.lane_open(0, false);  // still stalled: no event
-  t.lane_open(0, true);   // the stall ends: one "X"
+  t.stall_edge(0, false);
+  t.stall_edge(0, true);  // the stall ends: one "X"
   t.stages_closed(1, 2);
-  t.stages_closed(1, 2);  // nothing new
-  t.lane_open(1, false);  // still stalled when the file is written
+  t.stages_closed(1, 2);   // nothing new
+  t.stall_edge(1, false);  // still stalled when the file is written
   t.advance_leave();
   t.flush();
   EXPECT_EQ(t.file_name(), ::testing::TempDir() + "trace_test/convoy-trace.4.1.json");

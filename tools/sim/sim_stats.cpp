@@ -80,16 +80,23 @@ class reader {
   std::string name_;
 };
 
+// The node field `key` of `rank`: in 0..nodes-1 and the run's rank_node[rank].
+int read_node(const reader& rd, const json& j, const std::string& p, const char* key,
+              const measured_run& run, int rank) {
+  const int node = rd.integer(j, p, key, 0, run.nodes - 1);
+  const int expected = run.rank_node[static_cast<std::size_t>(rank)];
+  if (node != expected)
+    rd.fail(reader::join(p, key), std::to_string(node) + " is not rank_node[" +
+                                      std::to_string(rank) + "] = " + std::to_string(expected));
+  return node;
+}
+
 measured_link read_link(const reader& rd, const json& j, const std::string& p,
                         const measured_run& run, int rank) {
   measured_link l;
   l.peer = rd.integer(j, p, "peer", 0, run.ranks - 1);
   if (l.peer == rank) rd.fail(p + ".peer", "is the rank itself (loopback is not a link)");
-  l.peer_node = rd.integer(j, p, "peer_node", 0, run.nodes - 1);
-  if (l.peer_node != run.rank_node[static_cast<std::size_t>(l.peer)])
-    rd.fail(p + ".peer_node",
-            std::to_string(l.peer_node) + " is not rank_node[" + std::to_string(l.peer) +
-                "] = " + std::to_string(run.rank_node[static_cast<std::size_t>(l.peer)]));
+  l.peer_node = read_node(rd, j, p, "peer_node", run, l.peer);
   l.items_sent = rd.count(j, p, "items_sent");
   l.bytes_sent = rd.count(j, p, "bytes_sent");
   l.buffers_full = rd.count(j, p, "buffers_full");
@@ -101,11 +108,7 @@ measured_rank read_rank(const reader& rd, const json& j, const std::string& p,
                         const measured_run& run, int n_stages) {
   measured_rank r;
   r.rank = rd.integer(j, p, "rank", 0, run.ranks - 1);
-  r.node = rd.integer(j, p, "node", 0, run.nodes - 1);
-  if (r.node != run.rank_node[static_cast<std::size_t>(r.rank)])
-    rd.fail(p + ".node",
-            std::to_string(r.node) + " is not rank_node[" + std::to_string(r.rank) +
-                "] = " + std::to_string(run.rank_node[static_cast<std::size_t>(r.rank)]));
+  r.node = read_node(rd, j, p, "node", run, r.rank);
   r.pushes = rd.count(j, p, "pushes");
   r.pulls = rd.count(j, p, "pulls");
   r.advance_seconds = rd.seconds(j, p, "advance_seconds");

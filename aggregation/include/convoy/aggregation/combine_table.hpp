@@ -38,6 +38,17 @@ namespace convoy::aggregation {
 /// Must be associative and commutative and must not throw. C-compatible.
 using combine_fn = void (*)(void* into, const void* from);
 
+/// The combine_fn that adds values of type `T` (an unsigned type wraps modulo 2^bits), read
+/// and written unaligned: `combine_add<std::uint64_t>`.
+template <class T>
+void combine_add(void* into, const void* from) noexcept {
+  T a{}, b{};
+  std::memcpy(&a, into, sizeof a);
+  std::memcpy(&b, from, sizeof b);
+  a += b;
+  std::memcpy(into, &a, sizeof a);
+}
+
 /// Where an item's key and value lie, in bytes from the start of the item (the payload).
 /// `fn == nullptr`: no combining.
 struct combine_spec {

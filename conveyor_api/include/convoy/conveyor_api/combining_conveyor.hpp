@@ -20,7 +20,7 @@
 #include <mpi.h>
 
 #include <convoy/aggregation/combine_table.hpp>
-#include <convoy/base/error.hpp>
+#include <convoy/conveyor_api/detail/typed_conveyor.hpp>
 #include <convoy/conveyor_api/options.hpp>
 #include <convoy/conveyor_api/untyped_conveyor.hpp>
 #include <convoy/termination/engine.hpp>
@@ -28,7 +28,6 @@
 #include <cstring>
 #include <functional>
 #include <optional>
-#include <string>
 #include <type_traits>
 #include <utility>
 
@@ -39,12 +38,15 @@ namespace convoy {
 /// default-constructible and stateless (a fold runs inside the engine, from any push,
 /// forward or advance), and must not throw. `K` and `V` are trivially copyable; an item
 /// is the key's bytes followed by the value's, with no padding (keys of up to 8 bytes take
-/// the engine's one-word compare).
+/// the engine's one-word compare). advance, flush, reset, stats and the other accessors:
+/// detail::typed_conveyor (stats' `combined`: updates folded into another on this rank).
 template <class K, class V, class Op = std::plus<V>>
-class combining_conveyor {
+class combining_conveyor : public detail::typed_conveyor<combining_conveyor<K, V, Op>> {
   static_assert(std::is_trivially_copyable_v<K> && std::is_trivially_copyable_v<V>,
                 "combining_conveyor keys and values must be trivially copyable");
   static_assert(std::is_default_constructible_v<Op>, "the fold must be default-constructible");
+  using base = detail::typed_conveyor<combining_conveyor<K, V, Op>>;
+  friend base;
 
  public:
   static constexpr std::size_t item_bytes = sizeof(K) + sizeof(V);
@@ -52,7 +54,7 @@ class combining_conveyor {
   /// Collective over `comm`, as conveyor<T>'s constructor; `options.combine` is set here
   /// (the streaming kind: the bulk kind throws convoy::error, as do elastic items).
   explicit combining_conveyor(MPI_Comm comm, conveyor_options options = {})
-      : core_(comm, with_combine(std::move(options))) {}
+      : base("combining_conveyor", comm, with_combine(std::move(options))) {}
 
   /// The combine_spec of these items (for an engine built elsewhere).
   [[nodiscard]] static aggregation::combine_spec spec() noexcept {
@@ -61,7 +63,7 @@ class combining_conveyor {
   }
 
   /// DORMANT -> WORKING (collective). Throws convoy::error in any other state.
-  void begin() { check(core_.begin(item_bytes), "begin"); }
+  void begin() { this->check(this->core().begin(item_bytes), "begin"); }
 
   /// True if accepted (appended, or folded into an update of the same key waiting for the
   /// same rank); false if the path is full (advance, pull, and retry). Throws on misuse.
@@ -69,57 +71,18 @@ class combining_conveyor {
     std::byte item[item_bytes];
     std::memcpy(item, &key, sizeof(K));
     std::memcpy(item + sizeof(K), &value, sizeof(V));
-    const int rc = core_.template push<item_bytes>(item, rank);
-    if (rc < 0) [[unlikely]]
-      check(rc, "push to rank " + std::to_string(rank));
-    return rc > 0;
+    return this->template push_item<item_bytes>(item, rank);
   }
 
   /// The next delivered (key, value), if any: the fold of one or more pushed values.
   [[nodiscard]] std::optional<std::pair<K, V>> pull() {
     termination::item_view v;
-    const int rc = core_.pull(v);
-    if (rc <= 0) {
-      if (rc < 0) check(rc, "pull");
-      return std::nullopt;
-    }
+    if (!this->pull_item(v)) return std::nullopt;
     std::pair<K, V> kv;
     std::memcpy(&kv.first, v.data, sizeof(K));
     std::memcpy(&kv.second, v.data + sizeof(K), sizeof(V));
     return kv;
   }
-
-  /// True while the conveyor is not complete. Throws on misuse or transport failure.
-  [[nodiscard]] bool advance(bool done) {
-    const int rc = core_.advance(done);
-    if (rc < 0) [[unlikely]]
-      check(rc, "advance");
-    return rc != termination::done;
-  }
-  /// Handler style: advances, then passes every delivered pair to `handler(key, value)`.
-  template <class F>
-  [[nodiscard]] bool advance(bool done, F&& handler) {
-    const bool more = advance(done);
-    while (auto kv = pull()) handler(kv->first, kv->second);
-    return more;
-  }
-
-  /// Sends every partly filled buffer now. Throws unless WORKING/ENDGAME.
-  void flush() { check(core_.flush(), "flush"); }
-  /// COMPLETE -> DORMANT. Throws in another state (DORMANT is a no-op).
-  void reset() { check(core_.reset(), "reset"); }
-
-  [[nodiscard]] termination::state current_state() const noexcept { return core_.current_state(); }
-  [[nodiscard]] int rank() const noexcept { return core_.rank(); }
-  [[nodiscard]] int n_ranks() const noexcept { return core_.n_ranks(); }
-  /// Counters; `combined` is the number of updates folded into another on this rank.
-  [[nodiscard]] termination::engine_stats stats(bool cumulative = false) const {
-    return core_.stats(cumulative);
-  }
-  [[nodiscard]] std::size_t memory_bytes() const noexcept { return core_.memory_bytes(); }
-  [[nodiscard]] std::size_t max_memory_bytes() const noexcept { return core_.max_memory_bytes(); }
-  /// The untyped core.
-  [[nodiscard]] untyped_conveyor& core() noexcept { return core_; }
 
  private:
   static void fold(void* into, const void* from) {
@@ -138,15 +101,11 @@ class combining_conveyor {
     o.combine = spec();
     return o;
   }
-  void check(int rc, const std::string& what) const {
-    if (rc >= 0) return;
-    std::string msg = "combining_conveyor " + what + ": " + termination::error_string(rc) +
-                      " (state " + termination::to_string(core_.current_state()) + ")";
-    if (const std::string m = core_.last_message(); !m.empty()) msg += ": " + m;
-    throw error(msg);
+  // The handler-style advance's call: handler(key, value).
+  template <class F>
+  static void pass(F& handler, const std::pair<K, V>& kv) {
+    handler(kv.first, kv.second);
   }
-
-  untyped_conveyor core_;
 };
 
 }  // namespace convoy

@@ -110,14 +110,10 @@ class trace_recorder {
   void send(int out_link, std::size_t bytes, std::size_t items, std::uint8_t flags) noexcept;
   void receive(int in_link, std::size_t bytes, std::size_t items, std::uint8_t flags) noexcept;
   void flush() noexcept;
-  /// An attempt to open a buffer on `out_link` succeeded (`ok`) or found none free: a
-  /// stall starts at the first failure and is recorded at the next success.
-  void lane_open(int out_link, bool ok) noexcept {
-    if (static_cast<std::size_t>(out_link) >= stall_since_.size()) return;
-    std::int64_t& since = stall_since_[static_cast<std::size_t>(out_link)];
-    if (ok == (since == 0)) return;
-    stall_edge(out_link, ok);
-  }
+  /// A credit stall on `out_link` starts (`ok` false: an open found no free buffer after a
+  /// successful one) or ends (`ok`: the next successful open), recorded then as one span.
+  /// The caller detects the edges (engine::impl::open_lane): call only on a change.
+  void stall_edge(int out_link, bool ok) noexcept;
   void advance_enter() noexcept;
   /// An advance that recorded nothing extends the previous one when that recorded nothing
   /// either (`items` counts the calls), so that a spinning caller does not flood the ring.
@@ -139,7 +135,6 @@ class trace_recorder {
   bool write_file() noexcept;
 
  private:
-  void stall_edge(int out_link, bool ok) noexcept;
   void put(trace_kind k, int link, int stage, std::size_t bytes, std::size_t items,
            std::uint8_t flags) noexcept;
 
