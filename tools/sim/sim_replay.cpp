@@ -61,7 +61,10 @@ namespace {
 
 std::string cartesian_text(const std::vector<int>& dims) {
   std::string t;
-  for (const int d : dims) t += (t.empty() ? "" : "x") + std::to_string(d);
+  for (const int d : dims) {  // appended in place: GCC 12 -O3 flags "x" + temp (-Wrestrict)
+    if (!t.empty()) t += 'x';
+    t += std::to_string(d);
+  }
   return t;
 }
 
