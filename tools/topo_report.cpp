@@ -21,6 +21,14 @@ std::string ints(std::span<const int> v, const char* sep = ",") {
   return s;
 }
 
+// "[a,b,c]", built in place (as ints).
+std::string bracketed(std::span<const int> v) {
+  std::string s = "[";
+  s += ints(v);
+  s += ']';
+  return s;
+}
+
 std::string level_value(int v) { return v < 0 ? "-" : std::to_string(v); }
 
 void print_table(std::ostream& out, const std::vector<std::vector<std::string>>& rows) {
@@ -70,7 +78,7 @@ std::string text_report(const topo::machine& m, const topo::mesh& g, const std::
     std::vector<std::string> row{std::to_string(p.rank),       p.host,
                                  std::to_string(p.node),       level_value(p.package),
                                  level_value(p.numa),          level_value(p.core),
-                                 std::to_string(p.local_rank), "[" + ints(g.coords(p.rank)) + "]"};
+                                 std::to_string(p.local_rank), bracketed(g.coords(p.rank))};
     for (int d = 0; d < g.n_dims(); ++d) {
       const auto peers = g.line_peers(p.rank, d);
       row.push_back(peers.empty() ? "-" : ints(peers, " "));
