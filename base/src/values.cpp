@@ -185,4 +185,12 @@ std::size_t parse_combine_cache(const std::string& name, const std::string& text
   return static_cast<std::size_t>(v);
 }
 
+std::uint32_t parse_combine_min_hit(const std::string& name, const std::string& text) {
+  std::uint64_t v = 0;
+  const std::string digits(detail::trim(text));
+  if (digits.empty() || !detail::parse_unsigned(digits, 1024, v))
+    detail::bad(name, text, "must be an integer from 0 to 1024 (hits per 1024 offers)");
+  return static_cast<std::uint32_t>(v);
+}
+
 }  // namespace convoy::base

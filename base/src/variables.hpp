@@ -40,6 +40,8 @@ inline const std::vector<variable>& variables() {
        "trace events kept per rank and conveyor, a power of two (oldest overwritten)"},
       {"CONVOY_COMBINE_CACHE", "0 (off)",
        "entries of the hold-back cache in front of each combining lane (power of two)"},
+      {"CONVOY_COMBINE_MIN_HIT", "64",
+       "hits per 1024 offers a combining buffer needs to keep its lane combining"},
       {"CONVEY_NLOCAL", "ranks per node", "bale: ranks per local group of tensor conveyors"},
       {"CONVEY_BUFFER_SIZE", "conveyor default", "bale: conveyor buffer bytes (suffix k=1000)"},
   };

@@ -148,6 +148,16 @@ TEST(Settings, InvalidValuesNameTheVariableAndValue) {  // BASE-4
   EXPECT_EQ(*base::settings::from_values({{"CONVOY_COMBINE_CACHE", " 16384 "}}).combine_cache,
             16384u);
   EXPECT_EQ(*base::settings::from_values({{"CONVOY_COMBINE_CACHE", "0"}}).combine_cache, 0u);
+  // TERM-24: the gate's bar, hits per 1024 offers.
+  for (const char* bad : {"", "-1", "1025", "1/16", "6.25"})
+    EXPECT_EQ(message_of({{"CONVOY_COMBINE_MIN_HIT", bad}}),
+              std::string("CONVOY_COMBINE_MIN_HIT='") + bad +
+                  "': must be an integer from 0 to 1024 (hits per 1024 offers)")
+        << bad;
+  EXPECT_EQ(*base::settings::from_values({{"CONVOY_COMBINE_MIN_HIT", " 256 "}}).combine_min_hit,
+            256u);
+  EXPECT_EQ(*base::settings::from_values({{"CONVOY_COMBINE_MIN_HIT", "0"}}).combine_min_hit, 0u);
+  EXPECT_FALSE(base::settings::from_values({}).combine_min_hit.has_value());
   EXPECT_EQ(*base::settings::from_values({{"CONVOY_TRACE", " /tmp/t "}}).trace_dir, "/tmp/t");
   EXPECT_EQ(*base::settings::from_values({{"CONVOY_WATCHDOG", "0"}}).watchdog_seconds, 0.0);
   EXPECT_EQ(*base::settings::from_values({{"CONVOY_WATCHDOG", "60"}}).watchdog_seconds, 60.0);
@@ -178,7 +188,10 @@ TEST(Settings, DescribeListsEveryVariable) {  // BASE-4, BASE-5
     EXPECT_NE(text.find(name), std::string::npos) << name;
   EXPECT_NE(text.find("'node,core'"), std::string::npos) << text;
   EXPECT_NE(text.find("(unset: 2)"), std::string::npos) << text;
-  EXPECT_EQ(base::settings::variable_names().size(), 17u);
+  EXPECT_EQ(base::settings::variable_names().size(), 18u);
+  EXPECT_NE(
+      base::settings::from_values({{"CONVOY_COMBINE_MIN_HIT", "256"}}).describe().find("'256'"),
+      std::string::npos);
   EXPECT_NE(base::settings::from_values({{"CONVOY_WATCHDOG", "2.5"}}).describe().find("'2.5'"),
             std::string::npos);
   EXPECT_NE(base::settings::from_values({{"CONVOY_TRANSPORT", "mpi"}}).describe().find("'mpi'"),

@@ -10,6 +10,7 @@
 #include <convoy/conveyor_api/combining_conveyor.hpp>
 #include <convoy_test/mpi.hpp>
 #include <cstdint>
+#include <cstdlib>
 #include <cstring>
 #include <map>
 #include <random>
@@ -186,6 +187,41 @@ TEST(CombiningConveyor, MaxPerKeyOverCycles) {
   }
   EXPECT_EQ(c.stats(true).begins, 3u);
   EXPECT_GT(c.stats(true).combined, 0u);
+}
+
+// TERM-24: CONVOY_COMBINE_MIN_HIT sets the gate's bar. 13 keys per rank, so that nearly
+// every offer folds: under the default bar (64 per 1024) no buffer fails the check; with
+// the bar at 1024 (every offer must fold) every buffer of 256 offers or more fails it, and
+// the owners' totals stay exact while the gate turns combining off and on.
+TEST(CombiningConveyor, GateBarFromTheSetting) {
+  const int me = world_rank(), p = world_size();
+  for (const char* bar : {static_cast<const char*>(nullptr), "1024"}) {
+    if (bar != nullptr) setenv("CONVOY_COMBINE_MIN_HIT", bar, 1);
+    combining_conveyor<std::uint64_t, std::uint64_t> c(MPI_COMM_WORLD);
+    unsetenv("CONVOY_COMBINE_MIN_HIT");
+    std::map<std::uint64_t, std::uint64_t> got;
+    c.begin();
+    int i = 0;
+    const int n = 20000;
+    while (c.advance(i == n, [&](std::uint64_t k, std::uint64_t v) { got[k] += v; }))
+      for (; i < n; ++i) {
+        const std::uint64_t k = static_cast<std::uint64_t>(i % 13) * 7919;
+        if (!c.push(k, static_cast<std::uint64_t>(me + 1), owner_of(k, p))) break;
+      }
+    c.reset();
+    std::map<std::uint64_t, std::uint64_t> want;
+    for (int j = 0; j < n; ++j) {
+      const std::uint64_t k = static_cast<std::uint64_t>(j % 13) * 7919;
+      if (owner_of(k, p) == me) want[k] += static_cast<std::uint64_t>(p) * (p + 1) / 2;
+    }
+    EXPECT_EQ(got, want) << "bar " << (bar ? bar : "default");
+    std::uint64_t stops = c.stats(true).combine_stops, all = 0;
+    MPI_Allreduce(&stops, &all, 1, MPI_UINT64_T, MPI_SUM, MPI_COMM_WORLD);
+    if (bar == nullptr)
+      EXPECT_EQ(all, 0u) << "the default bar stopped combining on keys that nearly all fold";
+    else
+      EXPECT_GT(all, 0u) << "CONVOY_COMBINE_MIN_HIT=1024 did not reach the gate";
+  }
 }
 
 // API-5 with API-90: a conveyor counts its combining tables in max_memory_bytes whether

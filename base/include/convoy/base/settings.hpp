@@ -13,6 +13,7 @@
 #include <convoy/base/mesh_spec.hpp>
 #include <convoy/base/tuning.hpp>
 #include <cstddef>
+#include <cstdint>
 #include <map>
 #include <optional>
 #include <string>
@@ -104,6 +105,10 @@ struct settings {
   /// CONVOY_COMBINE_CACHE: entries of the hold-back cache in front of each combining lane
   /// (termination/README.md, TERM-27), 0 (off) to 2^24; rounded down to a power of two.
   std::optional<std::size_t> combine_cache;
+  /// CONVOY_COMBINE_MIN_HIT: hits per 1 024 offers a combining buffer needs, or its lane
+  /// appends plainly for the next 1, 2, 4 … 64 buffers (termination/README.md, TERM-24);
+  /// 0 to 1024.
+  std::optional<std::uint32_t> combine_min_hit;
   /// CONVEY_NLOCAL (bale): ranks per local group of tensor conveyors, >= 1.
   std::optional<int> convey_nlocal;
   /// CONVEY_BUFFER_SIZE (bale): conveyor buffer size in bytes.
@@ -178,6 +183,9 @@ struct settings {
 /// Parses a combining cache size: an integer from 0 to 2^24 (CONVOY_COMBINE_CACHE).
 /// @throws convoy::error "<name>='<text>': ...".
 [[nodiscard]] std::size_t parse_combine_cache(const std::string& name, const std::string& text);
+
+/// Parses a combining gate's bar: an integer from 0 to 1024 (CONVOY_COMBINE_MIN_HIT).
+[[nodiscard]] std::uint32_t parse_combine_min_hit(const std::string& name, const std::string& text);
 
 /// Parses "4,2,3" (positive integers, comma separated). @throws convoy::error naming
 /// `name` and quoting `text`.
