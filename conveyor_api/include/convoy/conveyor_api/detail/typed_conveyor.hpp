@@ -1,8 +1,8 @@
 #pragma once
 /// @file
-/// What the typed conveyors (conveyor<T>, combining_conveyor<K, V, Op>) share over their
-/// untyped core: the calls that take no item (advance, flush, reset), the handler-style
-/// advance, the accessors, and the one form of a failed call's exception.
+/// What the typed conveyors (conveyor<T>, combining_conveyor<K, V, Op>, broadcaster<T>)
+/// share over their untyped core: the calls that take no item (advance, flush, reset), the
+/// handler-style advance, the accessors, and the one form of a failed call's exception.
 #include <convoy/base/error.hpp>
 #include <convoy/conveyor_api/untyped_conveyor.hpp>
 #include <convoy/termination/engine.hpp>
