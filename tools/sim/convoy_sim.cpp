@@ -6,6 +6,7 @@
 //   convoy-sim --mesh 8x8 --workload request-reply     (bale's index-gather: two engines)
 //   convoy-sim --ranks 16 --traffic matrix.txt         (lines: SOURCE DESTINATION ITEMS)
 //   convoy-sim --write-model FILE   (writes the model in effect and exits)
+//   convoy-sim --mesh 131072 --ppn 16 --bound   (the model's floor, without running)
 //   convoy-sim --from-stats s.json [--model m.json] [--ranks 64 --ppn 8]   (replay a run)
 //
 // Bad arguments: a message on stderr and exit status 2 (BENCH-3's convention); a run that
@@ -40,6 +41,7 @@ struct cli {
   std::string from_stats;
   int conveyor = -1;
   bool keep_app = false;
+  bool bound = false;
   std::string buffer_memory = "auto";
   // Model overrides: seconds (alpha, latency) and bytes/s (bandwidth) for the off-node class.
   double alpha = -1, latency = -1, bandwidth = -1;
@@ -137,6 +139,9 @@ void add_options(CLI::App& app, cli& o) {
       ->check(CLI::Range(0, 1 << 30));
   app.add_flag("--keep-app", o.keep_app,
                "--from-stats: keep the model's app_s instead of fitting it to the run");
+  app.add_flag("--bound", o.bound,
+               "print the model's lower bound on the predicted time without running the "
+               "engines (any P whose plan can be built; README)");
   app.add_option("--json", o.json_file, "write the results as one JSON document to FILE")
       ->check(convoy::tools::writable_file());
 }
@@ -167,6 +172,8 @@ void finish(const CLI::App& app, cli& o) {
       if (app.count(opt) > 0)
         throw convoy::error(std::string(opt) + " and --from-stats: the stats give the workload " +
                             "and the plan");
+  if (o.bound && !o.from_stats.empty())
+    throw convoy::error("--bound and --from-stats: a replay runs the engines");
   if (o.from_stats.empty() && (app.count("--conveyor") > 0 || o.keep_app))
     throw convoy::error("--conveyor and --keep-app belong to --from-stats");
   if (!o.model_file.empty()) c.model = convoy::sim::load_model(o.model_file, c.model);
@@ -240,6 +247,16 @@ int main(int argc, char** argv) {  // NOLINT(bugprone-exception-escape)
       return 0;
     }
     if (!o.from_stats.empty()) return replay(app, o);
+    if (o.bound) {
+      const auto r = convoy::sim::bound_only(o.c);
+      convoy::sim::print_table(std::cout, o.c, r);
+      if (!o.json_file.empty()) {
+        std::ofstream out(o.json_file);
+        out << convoy::sim::to_json_text(o.c, r, peak_rss_kib());
+        if (!out) throw convoy::error("cannot write --json file '" + o.json_file + "'");
+      }
+      return 0;
+    }
     convoy::tools::progress_line progress("convoy-sim: ");
     o.c.on_progress = [&progress](std::uint64_t pulled, std::uint64_t items) {
       progress.show(std::to_string(pulled) + " of " + std::to_string(items) + " items delivered (" +

@@ -8,7 +8,31 @@ namespace convoy::sim {
 
 namespace {
 constexpr double header_bytes = 16;  // aggregation::buffer_header
+
+nlohmann::json bound_json(const time_bound& b) {
+  nlohmann::json j = {{"seconds", b.seconds},
+                      {"cpu_seconds", b.cpu_seconds},
+                      {"nic_seconds", b.nic_seconds},
+                      {"rank", b.rank},
+                      {"offnode_items", b.offnode_items}};
+  for (int k = 0; k < aggregation::n_link_classes; ++k)
+    j["link_ends"][aggregation::link_class_name(static_cast<aggregation::link_class>(k))] =
+        b.link_ends[k];
+  return j;
 }
+
+void print_bound(std::ostream& out, const time_bound& b) {
+  char line[256];
+  std::snprintf(line, sizeof line,
+                "%-22s %14.6g  (cpu %.6g s at rank %d: %llu/%llu/%llu link ends same "
+                "socket/node/off node; nic %.6g s)\n",
+                "lower_bound_seconds", b.seconds, b.cpu_seconds, b.rank,
+                static_cast<unsigned long long>(b.link_ends[0]),
+                static_cast<unsigned long long>(b.link_ends[1]),
+                static_cast<unsigned long long>(b.link_ends[2]), b.nic_seconds);
+  out << line;
+}
+}  // namespace
 
 table1_bounds table1(const run_config& c, const run_result& r) {
   table1_bounds b;
@@ -48,7 +72,12 @@ void print_table(std::ostream& out, const run_config& c, const run_result& r) {
                                           ? r.items / static_cast<std::uint64_t>(r.ranks)
                                           : c.items_per_rank),
       c.item_bytes, c.buffer_bytes, c.n_buffers);
+  if (!r.simulated) {  // bound_only: no counts
+    print_bound(out, r.bound);
+    return;
+  }
   put("%-22s %14.6g\n", "predicted_seconds", r.predicted_seconds);
+  print_bound(out, r.bound);
   put("%-22s %14u\n", "critical path (msgs)", r.critical_path_messages);
   put("%-22s %14.6g\n", "items/s per rank",
       r.predicted_seconds > 0 ? static_cast<double>(r.items) / r.ranks / r.predicted_seconds : 0.0);
@@ -98,6 +127,10 @@ std::string to_json_text(const run_config& c, const run_result& r, long peak_rss
   j["item_bytes"] = c.item_bytes;
   j["buffer_bytes"] = c.buffer_bytes;
   j["n_buffers"] = c.n_buffers;
+  j["simulated"] = r.simulated;
+  j["lower_bound_seconds"] = r.bound.seconds;
+  j["lower_bound"] = bound_json(r.bound);
+  if (!r.simulated) return j.dump(2) + "\n";
   j["items"] = r.items;
   j["replies"] = r.replies;
   j["network_items"] = r.network_items;

@@ -403,35 +403,59 @@ void runner::collect(run_result& res) const {
   res.links = links_;
 }
 
-}  // namespace
+// What run() and bound_only() share: the checks, the plan, the machine, the traffic matrix,
+// the result's header and the bound.
+struct prepared {
+  std::shared_ptr<const router::route_plan> plan;
+  std::vector<int> node_of, socket_of;
+  traffic_matrix matrix;
+  run_result res;
+};
 
-run_result run(const run_config& c) {
+prepared prepare(const run_config& c) {
   if (c.item_bytes < 8) throw convoy::error("--item-bytes must be at least 8 (the oracle's tag)");
   if (c.batch < 1) throw convoy::error("--batch must be at least 1");
   if (c.items_per_rank >= (std::uint64_t{1} << 43))
     throw convoy::error("--items must be below 2^43");
-  const auto t0 = std::chrono::steady_clock::now();
-  std::vector<int> node_of, socket_of;
-  auto plan = make_sim_plan(c, node_of, socket_of);
-  run_result res;
-  res.plan_name = plan->name();
-  res.ranks = plan->n_ranks();
-  res.nodes = node_of.empty() ? 0 : *std::max_element(node_of.begin(), node_of.end()) + 1;
-  res.stages = plan->n_stages();
-  res.max_hops = plan->max_hops();
+  prepared x;
+  x.plan = make_sim_plan(c, x.node_of, x.socket_of);
+  run_result& res = x.res;
+  res.plan_name = x.plan->name();
+  res.ranks = x.plan->n_ranks();
+  res.nodes = x.node_of.empty() ? 0 : *std::max_element(x.node_of.begin(), x.node_of.end()) + 1;
+  res.stages = x.plan->n_stages();
+  res.max_hops = x.plan->max_hops();
   res.heap_buffers = memory_of(c, res.ranks) == aggregation::buffer_memory::heap;
-  traffic_matrix matrix;
   if (c.workload == workload_kind::traffic) {
     if (c.traffic_file.empty() && !c.traffic)
       throw convoy::error("the traffic workload needs a traffic-matrix file (--traffic FILE)");
     if (c.traffic_file.empty() && c.traffic->rows.size() != static_cast<std::size_t>(res.ranks))
       throw convoy::error("the traffic matrix has " + std::to_string(c.traffic->rows.size()) +
                           " rows for " + std::to_string(res.ranks) + " ranks");
-    matrix = c.traffic_file.empty() ? *c.traffic : load_traffic(c.traffic_file, res.ranks);
+    x.matrix = c.traffic_file.empty() ? *c.traffic : load_traffic(c.traffic_file, res.ranks);
   } else if (!c.traffic_file.empty() || c.traffic) {
     throw convoy::error("a traffic-matrix file belongs to the traffic workload");
   }
-  runner rn(c, std::move(plan), std::move(node_of), std::move(socket_of), &matrix);
+  res.bound = lower_bound(c, *x.plan, x.node_of, x.socket_of, &x.matrix);
+  return x;
+}
+
+}  // namespace
+
+run_result bound_only(const run_config& c) {
+  prepared x = prepare(c);
+  x.res.simulated = false;
+  x.res.items = c.workload == workload_kind::traffic
+                    ? x.matrix.total
+                    : c.items_per_rank * static_cast<std::uint64_t>(x.res.ranks);
+  return std::move(x.res);
+}
+
+run_result run(const run_config& c) {
+  const auto t0 = std::chrono::steady_clock::now();
+  prepared x = prepare(c);
+  run_result res = std::move(x.res);
+  runner rn(c, std::move(x.plan), std::move(x.node_of), std::move(x.socket_of), &x.matrix);
   const auto t1 = std::chrono::steady_clock::now();
   rn.run(res);
   const auto t2 = std::chrono::steady_clock::now();

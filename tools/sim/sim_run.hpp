@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "sim_bound.hpp"
 #include "sim_link_counts.hpp"
 #include "sim_model.hpp"
 #include "sim_workload.hpp"
@@ -104,12 +105,19 @@ struct run_result {
   bool heap_buffers = false;         ///< the timed network's buffers were heap blocks, not pages
   std::vector<double> rank_seconds;  ///< every rank's clock at COMPLETE
   std::vector<link_count> links;     ///< run_config::count_links: per link of every rank
+  time_bound bound;                  ///< the floor of predicted_seconds (sim_bound.hpp)
+  bool simulated = true;             ///< false: bound_only (no engines ran; counts are zero)
 };
 
 /// Builds the plan of `c` (machine and plan parts). Throws convoy::error on bad input.
 [[nodiscard]] std::shared_ptr<const router::route_plan> make_sim_plan(const run_config& c,
                                                                       std::vector<int>& node_of,
                                                                       std::vector<int>& socket_of);
+
+/// The plan, the machine and lower_bound for `c` without running the engines (convoy-sim
+/// --bound): any P the plan can be built for; `items` is what the ranks would push, the
+/// other counts stay zero. Throws convoy::error on bad input.
+[[nodiscard]] run_result bound_only(const run_config& c);
 
 /// A run that failed: the oracle saw a lost, repeated, misrouted or reordered item, the
 /// simulation stalled, or an engine returned an error (convoy-sim exits 1; a bad
