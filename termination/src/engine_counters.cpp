@@ -37,21 +37,23 @@ std::uint64_t elastic_records(const agg::received& r, int tag_bytes) {
 void engine::impl::init_counters() {
   life = {};
   life.stages.resize(static_cast<std::size_t>(route.n_stages()));
-  for (const auto& l : route.out_links())
-    (void)link_of(life.stages[static_cast<std::size_t>(l.stage)].links, l.peer);
-  for (const auto& l : route.in_links())
-    (void)link_of(life.stages[static_cast<std::size_t>(l.stage)].links, l.peer);
-  // The inserts left up to half of each vector spare: at 2^17 simulated ranks that is GiBs.
-  for (auto& st : life.stages) st.links.shrink_to_fit();
-  // Positions are final only now that every link is in.
+  const bool per_link = e.options_.link_counters;
+  auto links_of = [&](int stage) -> std::vector<link_stats>& {
+    return life.stages[static_cast<std::size_t>(stage)].links;
+  };
+  if (per_link) {
+    for (const auto& l : route.out_links()) (void)link_of(links_of(l.stage), l.peer);
+    for (const auto& l : route.in_links()) (void)link_of(links_of(l.stage), l.peer);
+    // The inserts left up to half of each vector spare: at 2^17 simulated ranks, GiBs.
+    for (auto& st : life.stages) st.links.shrink_to_fit();
+  }
+  // Positions are final only now that every link is in; -1: no per-link counters.
   out_slots.reserve(route.out_links().size());
   in_slots.reserve(route.in_links().size());
   for (const auto& l : route.out_links())
-    out_slots.push_back(
-        {l.stage, link_of(life.stages[static_cast<std::size_t>(l.stage)].links, l.peer)});
+    out_slots.push_back({l.stage, per_link ? link_of(links_of(l.stage), l.peer) : -1});
   for (const auto& l : route.in_links())
-    in_slots.push_back(
-        {l.stage, link_of(life.stages[static_cast<std::size_t>(l.stage)].links, l.peer)});
+    in_slots.push_back({l.stage, per_link ? link_of(links_of(l.stage), l.peer) : -1});
   out_stalled.assign(route.out_links().size(), 0);
   now = blank_counters(life);
 }
@@ -76,9 +78,11 @@ void engine::impl::count_post(int lane, std::size_t bytes, bool full) noexcept {
     auto& ss = st->stages[static_cast<std::size_t>(k.stage)];
     ++ss.buffers;
     ss.bytes += bytes;
-    auto& l = ss.links[static_cast<std::size_t>(k.link)];
-    l.bytes_sent += bytes;
-    ++(full ? l.buffers_full : l.buffers_partial);
+    if (k.link >= 0) {
+      auto& l = ss.links[static_cast<std::size_t>(k.link)];
+      l.bytes_sent += bytes;
+      ++(full ? l.buffers_full : l.buffers_partial);
+    }
     ++st->buffers_sent;
     st->bytes_sent += bytes;
   }
@@ -87,9 +91,10 @@ void engine::impl::count_post(int lane, std::size_t bytes, bool full) noexcept {
 void engine::impl::count_stall(int lane) noexcept {
   const link_slot k = out_slots[static_cast<std::size_t>(lane)];
   for (auto* s : {&now, &life}) {
-    ++s->stages[static_cast<std::size_t>(k.stage)]
-          .links[static_cast<std::size_t>(k.link)]
-          .credit_stalls;
+    if (k.link >= 0)
+      ++s->stages[static_cast<std::size_t>(k.stage)]
+            .links[static_cast<std::size_t>(k.link)]
+            .credit_stalls;
     ++s->credit_stalls;
   }
 }
@@ -100,6 +105,7 @@ std::uint64_t engine::impl::count_received(int id, const agg::received& r) noexc
   const std::size_t payload = r.bytes > agg::header_bytes ? r.bytes - agg::header_bytes : 0;
   const std::uint64_t items = elastic() ? elastic_records(r, tb)
                                         : payload / agg::record_bytes(tb, false, e.hot_.item_bytes);
+  if (k.link < 0) return items;
   for (auto* st : {&now, &life}) {
     auto& l = st->stages[static_cast<std::size_t>(k.stage)].links[static_cast<std::size_t>(k.link)];
     ++l.buffers_received;
@@ -132,7 +138,8 @@ void engine::impl::add_items_sent(engine_stats& s, Items items_of) const {
     const std::uint64_t n = items_of(static_cast<int>(k));
     auto& ss = s.stages[static_cast<std::size_t>(out_slots[k].stage)];
     ss.items += n;
-    ss.links[static_cast<std::size_t>(out_slots[k].link)].items_sent += n;
+    if (out_slots[k].link >= 0)
+      ss.links[static_cast<std::size_t>(out_slots[k].link)].items_sent += n;
   }
 }
 

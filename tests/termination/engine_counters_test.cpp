@@ -173,6 +173,41 @@ TEST(EngineCounters, FullAndPartialBuffers) {
   EXPECT_EQ(back.items_received, 500u);
 }
 
+// TERM-16: without per-link counters (engine_options::link_counters, convoy-sim's setting)
+// every per-stage and per-rank count is the same as with them, and the links are empty.
+TEST(EngineCounters, WithoutLinkCountersTheStagesAgree) {
+  const auto plan = mesh_plan({3, 4});
+  engine_options with = small_buffers(1, 128);
+  engine_options without = with;
+  without.link_counters = false;
+  simulation a(plan, with, 11), b(plan, without, 11);
+  const auto wl = make_workload(pattern::all_to_one, 12, 200, a.rng());
+  (void)make_workload(pattern::all_to_one, 12, 200, b.rng());  // the same schedule in both
+  ASSERT_TRUE(run_cycle(a, wl, 16).completed);
+  ASSERT_TRUE(run_cycle(b, wl, 16).completed);
+  std::uint64_t stalls = 0;
+  for (int r = 0; r < 12; ++r) {
+    const engine_stats x = a.at(r).stats(), y = b.at(r).stats();
+    EXPECT_EQ(x.pushes, y.pushes) << r;
+    EXPECT_EQ(x.pulls, y.pulls) << r;
+    EXPECT_EQ(x.buffers_sent, y.buffers_sent) << r;
+    EXPECT_EQ(x.bytes_sent, y.bytes_sent) << r;
+    EXPECT_EQ(x.buffers_received, y.buffers_received) << r;
+    EXPECT_EQ(x.items_forwarded, y.items_forwarded) << r;
+    EXPECT_EQ(x.credit_stalls, y.credit_stalls) << r;
+    stalls += y.credit_stalls;
+    ASSERT_EQ(x.stages.size(), y.stages.size());
+    for (std::size_t k = 0; k < x.stages.size(); ++k) {
+      EXPECT_EQ(x.stages[k].items, y.stages[k].items) << r << " stage " << k;
+      EXPECT_EQ(x.stages[k].buffers, y.stages[k].buffers) << r << " stage " << k;
+      EXPECT_EQ(x.stages[k].bytes, y.stages[k].bytes) << r << " stage " << k;
+      EXPECT_FALSE(x.stages[k].links.empty()) << r << " stage " << k;
+      EXPECT_TRUE(y.stages[k].links.empty()) << r << " stage " << k;
+    }
+  }
+  EXPECT_GT(stalls, 0u);  // the hot spot with one buffer per link stalls: counted without links
+}
+
 // TERM-16: a hot spot with one buffer per link makes senders wait for a free buffer: credit
 // stalls are counted (per episode, so at most once per failed push), and none without
 // contention (one item per sender).

@@ -119,6 +119,7 @@ class runner {
     o.capacity_bytes = c.buffer_bytes;
     o.n_buffers = c.n_buffers;
     o.route_table_max_ranks = c.route_table_max_ranks;
+    o.link_counters = false;  // the network counts links (count_links); 144 B per peer spared
     // Request-reply (bale's ig, Maley & DeVinney 2019, Figure 4): a query engine in plane 0 and a
     // reply engine in plane 1 on every rank, over the same plan.
     const int planes = c.workload == workload_kind::request_reply ? 2 : 1;

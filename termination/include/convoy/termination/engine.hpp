@@ -79,6 +79,10 @@ struct engine_options {
   /// The trace recorder (trace.hpp, TERM-17): on when `trace.dir` is not empty. Off, each
   /// event site tests one null pointer.
   trace_options trace;
+  /// Per-link counters in stats() (stage_stats::links: 2 x 72 bytes per peer, for the
+  /// lifetime and the cycle). Off, stats() has the per-stage and per-rank counts only and
+  /// empty `links`: convoy-sim turns them off, where they are GiBs at 2^17 ranks.
+  bool link_counters = true;
 };
 
 class engine final : public conveyor_engine {
