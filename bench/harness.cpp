@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdlib>
+#include <cstring>
 #include <ctime>
 #include <stdexcept>
 
@@ -126,6 +127,71 @@ job describe_job(MPI_Comm comm) {
   return j;
 }
 
+namespace {
+
+double link_rate_bits(const std::string& text) {
+  // A tc rate (1gbit, 250mbit, 100kbit) or a number of bits per second; 0 if neither.
+  char* end = nullptr;
+  const double v = std::strtod(text.c_str(), &end);
+  if (end == text.c_str() || v <= 0) return 0;
+  const std::string unit(end);
+  if (unit.empty() || unit == "bit") return v;
+  if (unit == "kbit") return v * 1e3;
+  if (unit == "mbit") return v * 1e6;
+  if (unit == "gbit") return v * 1e9;
+  return 0;
+}
+
+double node_link_rate_bits() {
+  const char* rates = std::getenv("CONVOY_LINK_RATES");
+  if (!rates || !*rates) return 0;
+  std::vector<std::string> list;
+  std::string item;
+  for (const char* p = rates;; ++p) {
+    if (*p == ',' || *p == '\0') {
+      list.push_back(item);
+      item.clear();
+      if (*p == '\0') break;
+    } else {
+      item += *p;
+    }
+  }
+  if (list.size() == 1) return link_rate_bits(list.front());
+  // One rate per node: tools/cluster names node i's host "<cluster>-node<i>".
+  char host[256] = {};
+  gethostname(host, sizeof host - 1);
+  const char* tail = std::strstr(host, "-node");
+  if (!tail) return 0;
+  const auto i = static_cast<std::size_t>(std::strtoul(tail + 5, nullptr, 10));
+  return i < list.size() ? link_rate_bits(list[i]) : 0;
+}
+
+double wire_bound(double payload_per_cycle, double items_per_rank, const job& j) {
+  // Collective. Each node's off-node payload: its ranks' payload to other ranks, the share
+  // (P - K) / (P - 1) of it leaving the node when destinations are uniform; over its rate.
+  const auto nodes = static_cast<std::size_t>(std::max(j.n_nodes, 1));
+  std::vector<double> mine(2 * nodes, 0.0), all(2 * nodes, 0.0);
+  const auto node = static_cast<std::size_t>(j.rank_node.empty() ? 0 : j.rank_node[static_cast<std::size_t>(j.rank)]);
+  if (node < nodes) {
+    mine[node] = payload_per_cycle;
+    mine[nodes + node] = node_link_rate_bits();
+  }
+  MPI_Allreduce(mine.data(), all.data(), static_cast<int>(2 * nodes), MPI_DOUBLE, MPI_SUM, j.comm);
+  const double p = j.n_ranks;
+  double slowest = 0;
+  for (std::size_t n = 0; n < nodes; ++n) {
+    double k = 0;
+    for (const int rn : j.rank_node) k += static_cast<std::size_t>(rn) == n ? 1 : 0;
+    if (k <= 0 || p <= 1) continue;
+    const double rate = all[nodes + n] / k / 8.0;  // bytes/s: every rank of it added its rate
+    if (rate <= 0) return 0;
+    slowest = std::max(slowest, all[n] * (p - k) / (p - 1) / rate);
+  }
+  return slowest > 0 ? items_per_rank / slowest : 0;
+}
+
+}  // namespace
+
 result_row collect(const std::vector<cycle_measure>& cycles, std::size_t memory,
                    std::size_t buffers, const job& j) {
   result_row r;
@@ -168,6 +234,8 @@ result_row collect(const std::vector<cycle_measure>& cycles, std::size_t memory,
   r.memory_bytes_per_rank = mx[0];
   r.buffers_per_rank = mx[1];
   r.verified = all_v != 0;
+  r.wire_bound_items_per_s_per_rank = wire_bound(payload / static_cast<double>(std::max<std::size_t>(n, 1)),
+                                                 items_per_rank, j);
   return r;
 }
 
@@ -205,6 +273,12 @@ std::string result_line(const result_row& r) {
   }
   if (r.offnode_bytes >= 0) {
     std::snprintf(buf, sizeof buf, " offnode_bytes=%.0f", r.offnode_bytes);
+    line += buf;
+  }
+  if (r.wire_bound_items_per_s_per_rank > 0) {
+    std::snprintf(buf, sizeof buf, " wire_bound=%.6g wire_fraction=%.3f",
+                  r.wire_bound_items_per_s_per_rank,
+                  r.items_per_s_per_rank / r.wire_bound_items_per_s_per_rank);
     line += buf;
   }
   return line;

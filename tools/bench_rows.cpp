@@ -34,12 +34,15 @@ json row_json(const result_row& r) {
             {"n_local", r.n_local},
             {"skew", r.skew},
             {"offnode_bytes", nullptr},
+            {"wire_bound_items_per_s_per_rank", nullptr},
             {"verified", r.verified},
             {"error", r.error}};
   // JSON has no NaN: a library that does not count its bytes gets null.
   if (!std::isnan(r.header_bytes_per_item)) j["header_bytes_per_item"] = r.header_bytes_per_item;
   // As the RESULT line, which leaves it out: a kind that does not count them gets null.
   if (r.offnode_bytes >= 0) j["offnode_bytes"] = r.offnode_bytes;
+  if (r.wire_bound_items_per_s_per_rank > 0)
+    j["wire_bound_items_per_s_per_rank"] = r.wire_bound_items_per_s_per_rank;
   return j;
 }
 
@@ -73,6 +76,7 @@ result_row row_from(const json& j) {
   take(j, "n_local", r.n_local);
   take(j, "skew", r.skew);
   take(j, "offnode_bytes", r.offnode_bytes);
+  take(j, "wire_bound_items_per_s_per_rank", r.wire_bound_items_per_s_per_rank);
   take(j, "verified", r.verified);
   take(j, "error", r.error);
   return r;

@@ -33,6 +33,9 @@ struct result_row {
   /// Bytes one cycle sent to ranks of other nodes (emulated ones included), headers
   /// included, summed over the ranks; negative: the kind does not count them.
   double offnode_bytes = -1;
+  /// The links' bound on items/s per rank: the busiest node's off-node payload bytes over
+  /// its link rate (CONVOY_LINK_RATES, set by tools/cluster); 0: no rate known.
+  double wire_bound_items_per_s_per_rank = 0;
   bool verified = false;
   std::string error;  ///< non-empty: the configuration could not run
 

@@ -1,9 +1,12 @@
 #include <convoy/aggregation/hybrid_transport.hpp>
 #include <convoy/aggregation/rma_transport.hpp>
+#include <convoy/base/collective.hpp>
 #include <convoy/base/error.hpp>
+#include <convoy/base/settings.hpp>
 #include <exception>
 #include <memory>
 #include <optional>
+#include <string>
 #include <utility>
 
 namespace convoy::aggregation {
@@ -88,13 +91,6 @@ std::size_t hybrid_transport::max_memory_bytes() const noexcept {
 
 namespace {
 
-// Whether some node of `nodes` holds more than one rank of `comm` (collective: one choice
-// for all ranks, since the hybrid's constructor is collective over `comm` in a way the MPI
-// transport's is not, and both ends of a link must use the same kind).
-bool some_node_shared(MPI_Comm comm, const node_map& nodes) {
-  return shared_node_group(comm, nodes)->largest > 1;  // AGG-68: split once per communicator
-}
-
 // `s`: the settings for node discovery; null: read them (base::settings::from_env).
 std::unique_ptr<transport> make_kind(MPI_Comm comm, base::transport_kind kind,
                                      std::shared_ptr<buffer_source> memory, const base::settings* s,
@@ -105,8 +101,20 @@ std::unique_ptr<transport> make_kind(MPI_Comm comm, base::transport_kind kind,
   std::optional<node_map> nodes;
   if (kind != base::transport_kind::mpi) {
     nodes = s ? discover_node_map(comm, *s) : discover_node_map(comm);
-    if (kind == base::transport_kind::automatic)
-      kind = some_node_shared(comm, *nodes) ? base::transport_kind::shm : base::transport_kind::mpi;
+    const auto group = shared_node_group(comm, *nodes);  // AGG-68: once per communicator
+    if (kind == base::transport_kind::automatic) {
+      // AGG-161: shared memory only where MPI makes shared windows; else one line, once.
+      kind = group->largest > 1 && group->shared_windows ? base::transport_kind::shm
+                                                         : base::transport_kind::mpi;
+      if (group->largest > 1 && !group->shared_windows)
+        base::notice_once(comm, "convoy.shared_windows",
+                          "convoy: " + group->shared_windows_failure +
+                              ", so links inside a node use MPI point-to-point");
+    } else if (!group->shared_windows && group->largest > 1) {
+      throw convoy::error("CONVOY_TRANSPORT=" + std::string(base::transport_kind_name(kind)) + ": " +
+                          group->shared_windows_failure +
+                          " (use CONVOY_TRANSPORT=auto or mpi)");
+    }
   }
   // Every MPI link's credit window (AGG-67), alone or beside shared memory.
   constexpr int window = default_credit_window;

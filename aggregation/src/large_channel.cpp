@@ -7,6 +7,7 @@
 #include <convoy/aggregation/large_channel.hpp>
 #include <convoy/aggregation/node_map.hpp>
 #include <convoy/aggregation/rma_large_channel.hpp>
+#include <convoy/base/collective.hpp>
 #include <convoy/base/error.hpp>
 #include <cstring>
 #include <new>
@@ -170,8 +171,17 @@ base::large_kind resolve_large_kind(MPI_Comm comm, base::large_kind kind, bool b
 
 std::unique_ptr<large_channel> make_large_channel(MPI_Comm comm, base::large_kind kind,
                                                   mpi_large_channel::options o) {
-  if (resolve_large_kind(comm, kind, o.memory != nullptr) == base::large_kind::rendezvous)
-    return std::make_unique<rma_large_channel>(comm, std::move(o));
+  if (resolve_large_kind(comm, kind, o.memory != nullptr) == base::large_kind::rendezvous) {
+    if (kind == base::large_kind::rendezvous)
+      return std::make_unique<rma_large_channel>(comm, std::move(o));
+    try {  // chosen by auto: two-sided where MPI makes no window (agreed, AGG-161)
+      return std::make_unique<rma_large_channel>(comm, o);
+    } catch (const convoy::error& e) {
+      base::notice_once(comm, "convoy.large_windows",
+                        std::string("convoy: ") + e.what() +
+                            ", so large items use the two-sided channel");
+    }
+  }
   return std::make_unique<mpi_large_channel>(comm, std::move(o));
 }
 

@@ -1,3 +1,4 @@
+#include <convoy/aggregation/detail/rma_window.hpp>
 #include <convoy/aggregation/node_map.hpp>
 #include <convoy/base/comm_cache.hpp>
 #include <convoy/base/error.hpp>
@@ -72,6 +73,25 @@ node_group::~node_group() {
   if (!finalized && comm != MPI_COMM_NULL) MPI_Comm_free(&comm);
 }
 
+namespace {
+
+// One MPI_Win_allocate_shared of 8 bytes on the node communicator `node`, freed at once;
+// false with MPI's reason in `failure` if this rank could not make it. A node where some
+// ranks made it and others did not keeps it (MPI_Win_free is collective).
+bool probe_shared_window(MPI_Comm node, std::string& failure) {
+  void* base = nullptr;
+  MPI_Win win = MPI_WIN_NULL;
+  const int rc = MPI_Win_allocate_shared(8, 1, MPI_INFO_NULL, node, &base, &win);
+  int ok = rc == MPI_SUCCESS ? 1 : 0;
+  int all = 0;
+  CONVOY_MPI_CHECK(MPI_Allreduce(&ok, &all, 1, MPI_INT, MPI_MIN, node));
+  if (all == 1) MPI_Win_free(&win);
+  if (rc != MPI_SUCCESS) failure = detail::window_failure("MPI_Win_allocate_shared", rc);
+  return ok == 1;
+}
+
+}  // namespace
+
 std::shared_ptr<const node_group> shared_node_group(MPI_Comm comm, const node_map& nodes) {
   check_comm(comm, "shared_node_group");
   // The key names the map by its length and a hash; the entry holds the map itself, so a
@@ -93,7 +113,19 @@ std::shared_ptr<const node_group> shared_node_group(MPI_Comm comm, const node_ma
   g->comm = split_node(comm, nodes);
   CONVOY_MPI_CHECK(MPI_Comm_set_errhandler(g->comm, MPI_ERRORS_RETURN));
   CONVOY_MPI_CHECK(MPI_Comm_size(g->comm, &g->size));
-  CONVOY_MPI_CHECK(MPI_Allreduce(&g->size, &g->largest, 1, MPI_INT, MPI_MAX, comm));
+  // Whether MPI makes shared-memory windows here, agreed by the node and then by all.
+  std::string failure;
+  int node_ok = probe_shared_window(g->comm, failure) ? 1 : 0;
+  CONVOY_MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, &node_ok, 1, MPI_INT, MPI_MIN, g->comm));
+  int mine[2] = {g->size, node_ok == 0 ? 1 : 0};
+  int all[2] = {0, 0};
+  CONVOY_MPI_CHECK(MPI_Allreduce(mine, all, 2, MPI_INT, MPI_MAX, comm));
+  g->largest = all[0];
+  g->shared_windows = all[1] == 0;
+  if (!g->shared_windows) {
+    if (failure.empty()) failure = "MPI cannot make shared-memory windows on some node";
+    g->shared_windows_failure = failure;
+  }
   MPI_Group parent = MPI_GROUP_NULL, node = MPI_GROUP_NULL;
   CONVOY_MPI_CHECK(MPI_Comm_group(comm, &parent));
   CONVOY_MPI_CHECK(MPI_Comm_group(g->comm, &node));

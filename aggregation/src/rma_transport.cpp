@@ -105,9 +105,14 @@ void rma_transport::open(const link_layout& layout) {
     throw convoy::error("rma_transport: ring of " + std::to_string(ring_bytes_) +
                         " bytes per stage is too large");
   // Rings (the same on every rank), then this rank's credit words, one per out-link (AGG-118).
-  window_ = std::make_unique<detail::rma_window>(
-      comm_, static_cast<std::size_t>(n_stages_) * (line + ring_bytes_) +
-                 layout.out_links.size() * sizeof(std::uint64_t));
+  try {
+    window_ = std::make_unique<detail::rma_window>(
+        comm_, static_cast<std::size_t>(n_stages_) * (line + ring_bytes_) +
+                   layout.out_links.size() * sizeof(std::uint64_t));
+  } catch (const convoy::error& e) {  // agreed on every rank (AGG-161)
+    throw convoy::error(std::string("CONVOY_TRANSPORT=rma: ") + e.what() +
+                        " (use CONVOY_TRANSPORT=auto or mpi)");
+  }
   out_.assign(layout.out_links.size(), {});
   rings_.assign(static_cast<std::size_t>(n_stages_), {});
   for (auto& r : rings_) r.records.resize(ring_bytes_ / line);

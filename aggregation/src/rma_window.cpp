@@ -2,14 +2,24 @@
 #include <climits>
 #include <convoy/aggregation/detail/rma_window.hpp>
 #include <convoy/aggregation/node_map.hpp>
+#include <convoy/base/collective.hpp>
 #include <convoy/base/error.hpp>
 #include <cstring>
+#include <string>
 
 namespace convoy::aggregation::detail {
 
 namespace {
 MPI_Aint as_disp(std::size_t disp) { return static_cast<MPI_Aint>(disp); }
 }  // namespace
+
+std::string window_failure(const char* call, int code) {
+  char text[MPI_MAX_ERROR_STRING] = {};
+  int len = 0;
+  if (MPI_Error_string(code, text, &len) != MPI_SUCCESS) len = 0;
+  return std::string("MPI cannot make one-sided windows across these ranks (") + call + ": " +
+         std::string(text, static_cast<std::size_t>(len)) + ")";
+}
 
 MPI_Win allocate_window(MPI_Comm comm, MPI_Aint size, void** base) {
   // OpenMPI 4.1.4 picks its `rdma` one-sided component for MPI_Win_allocate, and that
@@ -25,16 +35,29 @@ MPI_Win allocate_window(MPI_Comm comm, MPI_Aint size, void** base) {
   if (rc != MPI_SUCCESS) convoy::detail::throw_mpi_error("MPI_Comm_size", rc, __FILE__, __LINE__);
   CONVOY_MPI_CHECK(MPI_Comm_size(comm, &n_ranks));
   MPI_Win win = MPI_WIN_NULL;
+  int rc_alloc = MPI_SUCCESS;
+  const char* call = "MPI_Win_allocate";
   if (node_size == n_ranks) {
+    call = "MPI_Win_allocate_shared";
     MPI_Info info = MPI_INFO_NULL;
     CONVOY_MPI_CHECK(MPI_Info_create(&info));
     MPI_Info_set(info, "alloc_shared_noncontig", "true");
-    const int arc = MPI_Win_allocate_shared(size, 1, info, comm, base, &win);
+    rc_alloc = MPI_Win_allocate_shared(size, 1, info, comm, base, &win);
     MPI_Info_free(&info);
-    if (arc != MPI_SUCCESS)
-      convoy::detail::throw_mpi_error("MPI_Win_allocate_shared", arc, __FILE__, __LINE__);
   } else {
-    CONVOY_MPI_CHECK(MPI_Win_allocate(size, 1, MPI_INFO_NULL, comm, base, &win));
+    rc_alloc = MPI_Win_allocate(size, 1, MPI_INFO_NULL, comm, base, &win);
+  }
+  // Every rank or none (AGG-161): MPI may be unable to make one-sided windows at all
+  // (OpenMPI 4.1's `rdma` component between nodes joined by TCP alone), and a rank that
+  // failed must not leave the others holding a window. A rank that made one while another
+  // failed keeps it unfreed: MPI_Win_free is collective over ranks that have no window.
+  std::string failure;
+  if (rc_alloc != MPI_SUCCESS) failure = window_failure(call, rc_alloc);
+  try {
+    base::raise_if_any_failed(comm, rc_alloc != MPI_SUCCESS ? &failure : nullptr);
+  } catch (...) {
+    *base = nullptr;
+    throw;
   }
   if (const int erc = MPI_Win_set_errhandler(win, MPI_ERRORS_RETURN); erc != MPI_SUCCESS) {
     MPI_Win_free(&win);

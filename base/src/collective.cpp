@@ -3,7 +3,10 @@
 #include <convoy/base/collective.hpp>
 #include <convoy/base/error.hpp>
 #include <cstdint>
+#include <cstdio>
 #include <cstring>
+#include <mutex>
+#include <set>
 
 namespace convoy::base {
 
@@ -42,6 +45,20 @@ void broadcast(MPI_Comm comm, std::string& text, int root) {
   if (n > broadcast_inline_bytes)
     CONVOY_MPI_CHECK(MPI_Bcast(text.data() + broadcast_inline_bytes,
                                static_cast<int>(n - broadcast_inline_bytes), MPI_BYTE, root, comm));
+}
+
+void notice_once(MPI_Comm comm, const std::string& key, const std::string& line) noexcept {
+  try {
+    static std::mutex lock;
+    static std::set<std::string> said;
+    int rank = 0;
+    if (MPI_Comm_rank(comm, &rank) != MPI_SUCCESS || rank != 0) return;
+    const std::lock_guard<std::mutex> hold(lock);
+    if (!said.insert(key).second) return;
+    std::fprintf(stderr, "%s\n", line.c_str());
+    std::fflush(stderr);
+  } catch (...) {  // a notice is never worth an exception
+  }
 }
 
 }  // namespace convoy::base

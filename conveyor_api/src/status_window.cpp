@@ -8,9 +8,12 @@
 #include "status_window.hpp"
 
 #include <atomic>
+#include <convoy/aggregation/detail/rma_window.hpp>
+#include <convoy/base/collective.hpp>
 #include <convoy/base/error.hpp>
 #include <cstdio>
 #include <cstring>
+#include <string>
 #include <type_traits>
 
 namespace convoy::detail {
@@ -27,17 +30,26 @@ constexpr int read_tries = 8;
 }  // namespace
 
 status_window::status_window(MPI_Comm comm) {
-  CONVOY_MPI_CHECK(MPI_Comm_rank(comm, &rank_));
-  CONVOY_MPI_CHECK(MPI_Comm_size(comm, &size_));
-  void* mem = nullptr;
-  CONVOY_MPI_CHECK(MPI_Win_allocate(slot_bytes, 1, MPI_INFO_NULL, comm, &mem, &win_));
-  base_ = static_cast<std::byte*>(mem);
-  std::memset(base_, 0, slot_bytes);
-  termination::rank_status none;  // rank -1: nothing published yet
-  std::memcpy(base_ + record_offset, &none, sizeof none);
-  CONVOY_MPI_CHECK(MPI_Win_lock_all(MPI_MODE_NOCHECK, win_));
-  CONVOY_MPI_CHECK(MPI_Win_sync(win_));
-  CONVOY_MPI_CHECK(MPI_Barrier(comm));  // every slot initialized before anyone reads
+  // A duplicate that returns errors: MPI may be unable to make the window (AGG-161).
+  CONVOY_MPI_CHECK(MPI_Comm_dup(comm, &comm_));
+  try {
+    CONVOY_MPI_CHECK(MPI_Comm_set_errhandler(comm_, MPI_ERRORS_RETURN));
+    CONVOY_MPI_CHECK(MPI_Comm_rank(comm_, &rank_));
+    CONVOY_MPI_CHECK(MPI_Comm_size(comm_, &size_));
+    void* mem = nullptr;
+    win_ = aggregation::detail::allocate_window(comm_, slot_bytes, &mem);
+    base_ = static_cast<std::byte*>(mem);
+    std::memset(base_, 0, slot_bytes);
+    termination::rank_status none;  // rank -1: nothing published yet
+    std::memcpy(base_ + record_offset, &none, sizeof none);
+    CONVOY_MPI_CHECK(MPI_Win_lock_all(MPI_MODE_NOCHECK, win_));
+    CONVOY_MPI_CHECK(MPI_Win_sync(win_));
+    CONVOY_MPI_CHECK(MPI_Barrier(comm_));  // every slot initialized before anyone reads
+  } catch (...) {
+    if (win_ != MPI_WIN_NULL) MPI_Win_free(&win_);
+    MPI_Comm_free(&comm_);
+    throw;
+  }
 }
 
 status_window::~status_window() {
@@ -46,6 +58,7 @@ status_window::~status_window() {
   if (finalized || win_ == MPI_WIN_NULL) return;
   MPI_Win_unlock_all(win_);
   MPI_Win_free(&win_);
+  MPI_Comm_free(&comm_);
 }
 
 void status_window::publish(const termination::rank_status& s) noexcept {
@@ -104,7 +117,14 @@ void status_window::abort() noexcept { MPI_Abort(MPI_COMM_WORLD, 3); }
 
 std::shared_ptr<termination::status_board> make_status_board(MPI_Comm comm, double seconds) {
   if (seconds <= 0) return nullptr;
-  return std::make_shared<status_window>(comm);
+  try {
+    return std::make_shared<status_window>(comm);
+  } catch (const convoy::error& e) {  // agreed on every rank (AGG-161)
+    base::notice_once(comm, "convoy.watchdog_messages",
+                      std::string("convoy: ") + e.what() +
+                          ", so the watchdog's board uses point-to-point messages");
+    return std::make_shared<status_messages>(comm, seconds);
+  }
 }
 
 }  // namespace convoy::detail

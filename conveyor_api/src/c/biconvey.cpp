@@ -6,10 +6,10 @@
 #include <convoy/base/error.hpp>
 #include <convoy/conveyor_api/biconveyor.hpp>
 #include <cstddef>
-#include <cstdio>
 #include <memory>
 #include <new>
 #include <optional>
+#include <string>
 #include <type_traits>
 #include <utility>
 
@@ -39,10 +39,15 @@ struct biconveyor {
     const unsigned bit = static_cast<unsigned>(-code);
     if (code >= 0 || (bit < 64 && (suppressed >> bit & 1u))) return code;
     if (bit < 64) suppressed |= std::uint64_t{1} << bit;
-    if (!(options & convey_opt_QUIET) && cf::claim_report(this, code))
-      std::fprintf(stderr, "convey: %s: %s (biconveyor, state %s)\n", where,
-                   convey_error_string(nullptr, code),
-                   convoy::termination::to_string(core.current_state()));
+    if (!(options & convey_opt_QUIET)) {
+      try {
+        cf::report(this, code,
+                   "convey: " + std::string(where) + ": " + convey_error_string(nullptr, code) +
+                       " (biconveyor, state " +
+                       convoy::termination::to_string(core.current_state()) + ")");
+      } catch (...) {
+      }
+    }
     return code;
   }
   int translate(const char* where, int engine_code) noexcept {

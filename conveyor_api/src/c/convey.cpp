@@ -21,6 +21,7 @@
 #include <type_traits>
 
 #include "facade.hpp"
+#include "reports.hpp"
 
 using convoy::facade::misaligned;
 using convoy::facade::to_convey;
@@ -179,6 +180,7 @@ extern "C" {
 
 int convey_begin(convey_t* c, size_t item_bytes, size_t align) {
   if (!c) return convey_error_NULL;
+  convoy::facade::drain_reports();
   if (c->state.check(call::begin) != verdict::proceed)
     return c->panic("convey_begin", convey_error_STATE);
   if (item_bytes == 0) return c->panic("convey_begin", convey_error_ZERO);
@@ -303,6 +305,7 @@ int convey_unpull(convey_t* c) {
 
 int convey_advance(convey_t* c, bool done) {
   if (!c) return convey_error_NULL;
+  convoy::facade::drain_reports_sometimes();
   // After advance(true), done stays true: bale takes a false as true rather than reject
   // it, since a PE that stops advancing could deadlock the others (CAPI-2).
   done = done || c->state.current() != convoy::termination::state::working;
@@ -345,6 +348,7 @@ int convey_advance(convey_t* c, bool done) {
 
 int convey_reset(convey_t* c) {
   if (!c) return convey_error_NULL;
+  convoy::facade::drain_reports();
   const verdict legal = c->state.check(call::reset);
   if (legal == verdict::no_op) return convey_OK;  // DORMANT
   if (legal == verdict::illegal) return c->panic("convey_reset", convey_error_STATE);
@@ -359,6 +363,7 @@ int convey_reset(convey_t* c) {
 
 int convey_free(convey_t* c) {
   if (!c) return convey_OK;
+  convoy::facade::drain_reports();
   if (c->state.check(call::destroy) != verdict::proceed)
     return c->panic("convey_free", convey_error_STATE);
   try {

@@ -46,9 +46,8 @@ class elastic_conveyor final : public kind {
     bound_ = r.item_bound ? r.item_bound : r.monster_bytes;
     // Collective, as this constructor: an invalid CONVOY_LARGE throws on every PE alike.
     // With a client allocator, auto keeps every channel buffer in it (two-sided).
-    large_ = agg::resolve_large_kind(MPI_COMM_WORLD,
-                                     base::settings::from_env(MPI_COMM_WORLD).large_or_auto(),
-                                     memory_ != nullptr);
+    requested_ = base::settings::from_env(MPI_COMM_WORLD).large_or_auto();
+    large_ = agg::resolve_large_kind(MPI_COMM_WORLD, requested_, memory_ != nullptr);
     c.scratch = make_aligned(std::max<std::size_t>(max_item, 64));
     if (!dynamic_) build();  // after the engine's link buffers (LIFO)
   }
@@ -111,7 +110,8 @@ class elastic_conveyor final : public kind {
       agg::mpi_large_channel::options o;
       o.max_item_bytes = bound_;
       o.memory = memory_;
-      channel = agg::make_large_channel(MPI_COMM_WORLD, large_, o);
+      // The setting, not large_: auto falls back to two-sided where MPI makes no window.
+      channel = agg::make_large_channel(MPI_COMM_WORLD, requested_, o);
     }
     ee_ = std::make_unique<elastic_engine>(c.core.streaming(), std::move(channel), bound_);
   }
@@ -134,7 +134,8 @@ class elastic_conveyor final : public kind {
   bool dynamic_;
   std::size_t small_max_ = 0;
   std::size_t bound_ = 0;
-  base::large_kind large_ = base::large_kind::two_sided;  // CONVOY_LARGE, resolved
+  base::large_kind requested_ = base::large_kind::automatic;  // CONVOY_LARGE
+  base::large_kind large_ = base::large_kind::two_sided;      // ... resolved
   std::unique_ptr<elastic_engine> ee_;                    // destroyed before the core's engine
   agg::large_channel::statistics retired_, mark_;
 };

@@ -1,6 +1,6 @@
 // Error codes and messages of the C façade: bale's codes (CAPI-2), the engine's codes
 // translated to them, and the report of each code once per conveyor and job (CAPI-9).
-#include <cstdio>
+#include <string>
 
 #include "facade.hpp"
 #include "reports.hpp"
@@ -44,11 +44,14 @@ int conveyor::panic(const char* where, int code, const char* detail) noexcept {
     suppressed |= std::uint64_t{1} << bit;
   }
   if (options & convey_opt_QUIET) return code;
-  if (!convoy::facade::claim_report(this, code)) return code;  // another PE printed it
-  std::fprintf(stderr, "convey: %s on PE %lld: %s (%s conveyor, state %s)%s%s\n", where,
-               static_cast<long long>(my_pe), convey_error_string(this, code), kind,
-               convoy::termination::to_string(state.current()), detail ? ": " : "", detail ? detail : "");
-  std::fflush(stderr);
+  try {
+    std::string line = "convey: " + std::string(where) + " on PE " + std::to_string(my_pe) +
+                       ": " + convey_error_string(this, code) + " (" + kind + " conveyor, state " +
+                       convoy::termination::to_string(state.current()) + ")";
+    if (detail) line += std::string(": ") + detail;
+    convoy::facade::report(this, code, line);  // once per job (CAPI-9)
+  } catch (...) {
+  }
   return code;
 }
 

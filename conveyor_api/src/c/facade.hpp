@@ -48,6 +48,8 @@ using termination::state;
 /// Initializes MPI if the program has not (and registers MPI_Finalize at exit); returns
 /// false (with a message in `why`) if MPI was already finalized.
 bool ensure_mpi(std::string& why) noexcept;
+/// Whether ensure_mpi initialized MPI (and finalizes it at exit).
+bool owns_mpi() noexcept;
 /// This PE and the PE count (MPI_COMM_WORLD).
 int world_rank() noexcept;
 int world_size() noexcept;

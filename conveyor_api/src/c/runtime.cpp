@@ -43,6 +43,8 @@ bool ensure_mpi(std::string& why) noexcept {
   return true;
 }
 
+bool owns_mpi() noexcept { return g_we_initialized; }
+
 int world_rank() noexcept {
   int r = 0;
   MPI_Comm_rank(MPI_COMM_WORLD, &r);

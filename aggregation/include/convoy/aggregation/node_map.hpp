@@ -9,6 +9,7 @@
 #include <convoy/base/settings.hpp>
 #include <functional>
 #include <memory>
+#include <string>
 #include <vector>
 
 namespace convoy::aggregation {
@@ -57,10 +58,14 @@ struct node_group {
   int size = 0;                   ///< ranks in this rank's node
   int largest = 0;                ///< ranks in the largest node of the parent communicator
   std::vector<int> parent_rank;   ///< index = rank in `comm`: the rank in the parent
+  /// MPI made a shared-memory window (MPI_Win_allocate_shared) on every node of the parent
+  /// communicator (AGG-161): false where its one-sided components are all excluded.
+  bool shared_windows = true;
+  std::string shared_windows_failure;  ///< why not (window_failure's text), or empty
 };
 
-/// Collective over `comm` the first time for `comm` and `nodes` (split_node, then an
-/// MPI_Allreduce for the largest node); afterwards local, the same group: it is kept with
+/// Collective over `comm` the first time for `comm` and `nodes` (split_node, a probe
+/// window of 8 bytes per node, then an MPI_Allreduce for the largest node and the probe); afterwards local, the same group: it is kept with
 /// `comm` until `comm` is freed or MPI finalized (base::comm_cache). Throws as split_node.
 [[nodiscard]] std::shared_ptr<const node_group> shared_node_group(MPI_Comm comm,
                                                                   const node_map& nodes);

@@ -26,6 +26,12 @@ void broadcast(MPI_Comm comm, std::string& text, int root = 0);
 /// The text broadcast() carries in its first (fixed-size) message.
 inline constexpr std::size_t broadcast_inline_bytes = 1016;
 
+/// Prints `line` (and a newline) to stderr on rank 0 of `comm`, the first time this process
+/// is asked to print a notice under `key`; later calls with the same key print nothing
+/// (BASE-10). Local: no communication. For what a collective step decided the same way on
+/// every rank — what MPI cannot do here and what convoy does instead — said once per job.
+void notice_once(MPI_Comm comm, const std::string& key, const std::string& line) noexcept;
+
 template <class F>
 auto agree(MPI_Comm comm, F&& f) -> decltype(f()) {
   std::optional<decltype(f())> result;

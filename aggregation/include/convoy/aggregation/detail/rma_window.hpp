@@ -12,6 +12,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <string>
 
 namespace convoy::aggregation::detail {
 
@@ -19,8 +20,13 @@ namespace convoy::aggregation::detail {
 /// `*base` to this rank's part: MPI_Win_allocate_shared (OpenMPI's `sm` component) when
 /// every rank of `comm` shares one node, else MPI_Win_allocate (AGG-117: the `rdma`
 /// component over the `vader` BTL crashes once a window has been freed and another
-/// allocated). The window returns errors (MPI_ERRORS_RETURN). Throws convoy::error.
+/// allocated). `comm` must return errors (MPI_ERRORS_RETURN); so does the window. Every
+/// rank gets a window or every rank throws convoy::error with the lowest failing rank's
+/// reason, window_failure()'s text (AGG-161).
 MPI_Win allocate_window(MPI_Comm comm, MPI_Aint size, void** base);
+
+/// "MPI cannot make one-sided windows across these ranks (CALL: MPI's text for CODE)".
+[[nodiscard]] std::string window_failure(const char* call, int code);
 
 class rma_window {
  public:
