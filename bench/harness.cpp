@@ -334,6 +334,7 @@ void write_json(const std::string& path, const std::vector<result_row>& rows, co
   if (const char* t = std::getenv("CONVOY_TRANSPORT")) c.transport = t;
   // mpirun passes --mca btl as OMPI_MCA_btl to every process.
   if (const char* b = std::getenv("OMPI_MCA_btl")) c.btl = b;
+  if (const char* cl = std::getenv("CONVOY_CLUSTER")) c.cluster = cl;
   out.rows = rows;
   try {
     write_results_file(path, out);

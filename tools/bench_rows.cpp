@@ -94,7 +94,8 @@ json context_json(const run_context& c) {
           {"ranks_per_node", c.ranks_per_node},
           {"emulate_nodes", c.emulate_nodes},
           {"transport", c.transport},
-          {"btl", c.btl}};
+          {"btl", c.btl},
+          {"cluster", c.cluster}};
 }
 
 run_context context_from(const json& j) {
@@ -112,6 +113,7 @@ run_context context_from(const json& j) {
   take(j, "emulate_nodes", c.emulate_nodes);
   take(j, "transport", c.transport);
   take(j, "btl", c.btl);
+  take(j, "cluster", c.cluster);
   return c;
 }
 
@@ -162,6 +164,15 @@ void write_results_file(const std::string& path, const run_results& r) {
 
 std::string configuration_label(const run_context& c) {
   std::string s = "np" + std::to_string(c.ranks);
+  if (!c.cluster.empty()) {  // separately launched nodes: the shape and the links say it all
+    s += ' ';
+    s += c.cluster;
+    if (!c.transport.empty() && c.transport != "auto") {
+      s += " transport=";
+      s += c.transport;
+    }
+    return s;
+  }
   if (!c.emulate_nodes.empty()) {
     bool uniform = true;
     std::string sizes;

@@ -50,6 +50,7 @@ struct run_context {
   std::string emulate_nodes;  ///< CONVOY_EMULATE_NODES as given ("" when unset)
   std::string transport;      ///< CONVOY_TRANSPORT as given ("" when unset)
   std::string btl;            ///< OpenMPI's btl selection (OMPI_MCA_btl; "" when unset)
+  std::string cluster;        ///< tools/cluster's SHAPE@RATE (CONVOY_CLUSTER; "" elsewhere)
 
   friend bool operator==(const run_context&, const run_context&) = default;
 };

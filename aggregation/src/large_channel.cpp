@@ -172,8 +172,14 @@ base::large_kind resolve_large_kind(MPI_Comm comm, base::large_kind kind, bool b
 std::unique_ptr<large_channel> make_large_channel(MPI_Comm comm, base::large_kind kind,
                                                   mpi_large_channel::options o) {
   if (resolve_large_kind(comm, kind, o.memory != nullptr) == base::large_kind::rendezvous) {
-    if (kind == base::large_kind::rendezvous)
-      return std::make_unique<rma_large_channel>(comm, std::move(o));
+    if (kind == base::large_kind::rendezvous) {
+      try {
+        return std::make_unique<rma_large_channel>(comm, std::move(o));
+      } catch (const convoy::error& e) {  // agreed on every rank (AGG-161)
+        throw convoy::error(std::string("CONVOY_LARGE=rendezvous: ") + e.what() +
+                            " (use CONVOY_LARGE=auto or two-sided)");
+      }
+    }
     try {  // chosen by auto: two-sided where MPI makes no window (agreed, AGG-161)
       return std::make_unique<rma_large_channel>(comm, o);
     } catch (const convoy::error& e) {

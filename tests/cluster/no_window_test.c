@@ -6,6 +6,8 @@
  *                           (CONVOY_TRANSPORT=rma, or shm where MPI makes no shared
  *                           window); the CTest wrapper
  *                           (count_messages.cmake) checks the reason is printed once
+ *   no_window_test refuse_large  convey_new_elastic for items beyond a buffer returns NULL
+ *                           on every PE (CONVOY_LARGE=rendezvous)
  *   no_window_test run      convey_new, convey_new_simple and convey_new_elastic (items
  *                           beyond a buffer: the large-item channel) each deliver every
  *                           item exactly once, with its source and bytes, against the
@@ -104,7 +106,9 @@ int main(int argc, char** argv) {
   MPI_Init(&argc, &argv);
   MPI_Comm_rank(MPI_COMM_WORLD, &me);
   MPI_Comm_size(MPI_COMM_WORLD, &np);
-  if (strcmp(mode, "refuse") == 0) {
+  if (strcmp(mode, "refuse_large") == 0) {
+    CHECK(convey_new_elastic(100000, SIZE_MAX, 0, NULL, 0) == NULL);
+  } else if (strcmp(mode, "refuse") == 0) {
     CHECK(convey_new(SIZE_MAX, 0, NULL, 0) == NULL);
     CHECK(convey_new_tensor(4096, 1, 1, 1, NULL, 0) == NULL);
   } else {

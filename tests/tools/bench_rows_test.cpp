@@ -50,11 +50,13 @@ cb::run_results sample() {
   row.n_local = 2;
   row.skew = 1.25;
   row.offnode_bytes = 123456;
+  row.wire_bound_items_per_s_per_rank = 1.5625e7;
   row.verified = true;
   r.rows.push_back(row);
   row.kind = "tensor2";
   row.skew = 0;
   row.offnode_bytes = -1;  // not counted
+  row.wire_bound_items_per_s_per_rank = 0;  // no link rate known
   row.verified = false;
   row.error = "constructor failed: \"n_local\" \\ 3\n" + nasty;
   row.header_bytes_per_item = std::nan("");  // bale counts no bytes
@@ -89,6 +91,9 @@ TEST(BenchRows, UncountedHeaderIsNull) {
   EXPECT_DOUBLE_EQ(doc["results"][0]["skew"].get<double>(), 1.25);
   EXPECT_DOUBLE_EQ(doc["results"][0]["offnode_bytes"].get<double>(), 123456);
   EXPECT_TRUE(doc["results"][1]["offnode_bytes"].is_null());
+  // The wire bound where a link rate was known (CONVOY_LINK_RATES), else null.
+  EXPECT_DOUBLE_EQ(doc["results"][0]["wire_bound_items_per_s_per_rank"].get<double>(), 1.5625e7);
+  EXPECT_TRUE(doc["results"][1]["wire_bound_items_per_s_per_rank"].is_null());
 }
 
 // BENCH-2: a document that is not results is refused with the input's name.
@@ -133,6 +138,17 @@ TEST(BenchRows, ConfigurationLabels) {
   c.btl.clear();
   c.transport = "shm";
   EXPECT_EQ(cb::configuration_label(c), "np5 3+2 transport=shm");
+  // Separately launched nodes (tools/cluster): the shape and the links' rate.
+  c.ranks = 7;
+  c.emulate_nodes.clear();
+  c.transport.clear();
+  c.btl = "self,vader,tcp";
+  c.cluster = "3+2+2@1gbit,1gbit,250mbit";
+  EXPECT_EQ(cb::configuration_label(c), "np7 3+2+2@1gbit,1gbit,250mbit");
+  c.cluster = "4x2@-";
+  c.ranks = 8;
+  c.transport = "mpi";
+  EXPECT_EQ(cb::configuration_label(c), "np8 4x2@- transport=mpi");
 }
 
 }  // namespace
