@@ -76,18 +76,19 @@ node_group::~node_group() {
 namespace {
 
 // One MPI_Win_allocate_shared of 8 bytes on the node communicator `node`, freed at once;
-// false with MPI's reason in `failure` if this rank could not make it. A node where some
-// ranks made it and others did not keeps it (MPI_Win_free is collective).
+// true on every rank of the node if every rank made it, else false (with MPI's reason in
+// `failure` on the ranks that could not). A node where some ranks made it and others did
+// not keeps it (MPI_Win_free is collective).
 bool probe_shared_window(MPI_Comm node, std::string& failure) {
   void* base = nullptr;
   MPI_Win win = MPI_WIN_NULL;
   const int rc = MPI_Win_allocate_shared(8, 1, MPI_INFO_NULL, node, &base, &win);
-  int ok = rc == MPI_SUCCESS ? 1 : 0;
+  const int ok = rc == MPI_SUCCESS ? 1 : 0;
   int all = 0;
   CONVOY_MPI_CHECK(MPI_Allreduce(&ok, &all, 1, MPI_INT, MPI_MIN, node));
   if (all == 1) MPI_Win_free(&win);
   if (rc != MPI_SUCCESS) failure = detail::window_failure("MPI_Win_allocate_shared", rc);
-  return ok == 1;
+  return all == 1;
 }
 
 }  // namespace
@@ -115,9 +116,8 @@ std::shared_ptr<const node_group> shared_node_group(MPI_Comm comm, const node_ma
   CONVOY_MPI_CHECK(MPI_Comm_size(g->comm, &g->size));
   // Whether MPI makes shared-memory windows here, agreed by the node and then by all.
   std::string failure;
-  int node_ok = probe_shared_window(g->comm, failure) ? 1 : 0;
-  CONVOY_MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, &node_ok, 1, MPI_INT, MPI_MIN, g->comm));
-  int mine[2] = {g->size, node_ok == 0 ? 1 : 0};
+  const bool node_ok = probe_shared_window(g->comm, failure);
+  int mine[2] = {g->size, node_ok ? 0 : 1};
   int all[2] = {0, 0};
   CONVOY_MPI_CHECK(MPI_Allreduce(mine, all, 2, MPI_INT, MPI_MAX, comm));
   g->largest = all[0];
