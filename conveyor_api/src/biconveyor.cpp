@@ -30,9 +30,9 @@ untyped_biconveyor::untyped_biconveyor(untyped_conveyor queries, untyped_conveyo
     throw error("biconveyor: both conveyors must be steady (a reply may not wait for done)");
   if (queries_.n_ranks() != replies_.n_ranks() || queries_.n_ranks() == 0)
     throw error("biconveyor: the query and reply conveyors span different ranks");
-  if (queries_.current_state() != termination::state::dormant ||
-      replies_.current_state() != termination::state::dormant)
-    throw error("biconveyor: the conveyors must be DORMANT");
+  for (const untyped_conveyor* c : {&queries_, &replies_})
+    if (termination::refusal(c->current_state(), termination::call::configure))
+      throw error("biconveyor: the conveyors must be DORMANT");
   refresh_hot();
 }
 
@@ -60,8 +60,7 @@ void untyped_biconveyor::lane_full(std::uint32_t lane) noexcept {
 
 int untyped_biconveyor::begin(std::size_t query_bytes, std::size_t reply_bytes,
                               answer_function answer) {
-  if (state_.check(termination::call::begin) != termination::verdict::proceed)
-    return termination::error_state;
+  if (const auto rc = state_.refuse(termination::call::begin)) return *rc;
   if (!answer) return termination::error_argument;
   if (query_bytes == 0 || reply_bytes == 0) return termination::error_size;
   // Before the window is allocated: a reply above a buffer would make it huge.
@@ -100,8 +99,7 @@ int untyped_biconveyor::begin(std::size_t query_bytes, std::size_t reply_bytes,
 }
 
 int untyped_biconveyor::push_slow(const void* query, int dest) noexcept {
-  if (state_.check(termination::call::push) != termination::verdict::proceed)
-    return termination::error_state;
+  if (const auto rc = state_.refuse(termination::call::push)) return *rc;
   if (dest < 0 || dest >= n_ranks()) return termination::error_rank;
   if (!query) return termination::error_argument;
   if (hot_.tail - hot_.head == window) return 0;
@@ -117,8 +115,8 @@ int untyped_biconveyor::push_slow(const void* query, int dest) noexcept {
 }
 
 int untyped_biconveyor::pull_slow(void* reply) noexcept {
-  if (state_.check(termination::call::pull) == termination::verdict::illegal)
-    return termination::error_state;
+  // COMPLETE too: what "nothing" returns below is the table's fail.
+  if (const auto rc = state_.refuse(termination::call::pull); rc && *rc < 0) return *rc;
   if (!reply) return termination::error_argument;
   if (hot_.head == hot_.tail) return 0;
   const std::uint64_t slot = hot_.head & (window - 1);
@@ -164,12 +162,8 @@ int untyped_biconveyor::collect() noexcept {
 }
 
 int untyped_biconveyor::advance(bool done) {
-  using termination::call;
-  using termination::verdict;
-  done = done || state_.current() != termination::state::working;  // after advance(true): true
-  const verdict legal = state_.check(done ? call::advance_done : call::advance);
-  if (legal == verdict::illegal) return termination::error_state;  // DORMANT
-  if (legal == verdict::fail) return termination::done;            // COMPLETE
+  done = state_.done_pushing(done);
+  if (const auto rc = state_.refuse(termination::advance_call(done))) return *rc;
   int rc = serve();
   if (rc < 0) return rc;
   const int rq = queries_.advance(done);
@@ -190,9 +184,7 @@ int untyped_biconveyor::advance(bool done) {
 }
 
 int untyped_biconveyor::reset() {
-  const termination::verdict legal = state_.check(termination::call::reset);
-  if (legal == termination::verdict::no_op) return 1;  // DORMANT
-  if (legal == termination::verdict::illegal) return termination::error_state;
+  if (const auto rc = state_.refuse(termination::call::reset)) return *rc;
   // Replies before queries: with dynamic buffers, the replies' were taken last (LIFO).
   int rc = replies_.reset();
   if (rc < 0) return rc;

@@ -61,7 +61,7 @@ void bulk_engine::open_lanes() noexcept {
 }
 
 int bulk_engine::begin(std::size_t item_bytes) {
-  if (state_.check(term::call::begin) != term::verdict::proceed) return term::error_state;
+  if (const auto rc = state_.refuse(term::call::begin)) return *rc;
   if (item_bytes == 0 || item_bytes > exchange_->capacity_bytes()) return term::error_size;
   try {
     exchange_->acquire_buffers();
@@ -95,7 +95,7 @@ int bulk_engine::begin(std::size_t item_bytes) {
 void bulk_engine::lane_full(std::uint32_t) noexcept { any_full_ = true; }
 
 int bulk_engine::push_slow(const void* item, int dest) noexcept {
-  if (state_.check(term::call::push) != term::verdict::proceed) return term::error_state;
+  if (const auto rc = state_.refuse(term::call::push)) return *rc;
   if (static_cast<unsigned>(dest) >= hot_.n_ranks) return term::error_rank;
   if (!item) return term::error_argument;
   if (lanes_[static_cast<std::size_t>(dest)].used > lanes_[static_cast<std::size_t>(dest)].limit)
@@ -116,7 +116,9 @@ void bulk_engine::open_window(std::size_t src) noexcept {
 }
 
 int bulk_engine::pull_slow(term::item_view& out, bool) noexcept {
-  if (state_.check(term::call::pull) == term::verdict::illegal) return term::error_state;
+  // COMPLETE too: the last exchange's items may still be there to pull (the table's fail
+  // is what "none left" returns below).
+  if (const auto rc = state_.refuse(term::call::pull); rc && *rc < 0) return *rc;
   hot_.window.pulled = false;  // a pull that finds nothing makes the last one final
   while (next_src_ < in_counts_.size() && in_counts_[next_src_] == 0) ++next_src_;
   if (next_src_ == in_counts_.size()) return 0;
@@ -125,9 +127,7 @@ int bulk_engine::pull_slow(term::item_view& out, bool) noexcept {
 }
 
 int bulk_engine::unpull() noexcept {
-  const term::verdict v = state_.check(term::call::unpull);
-  if (v == term::verdict::illegal) return term::error_state;
-  if (v == term::verdict::fail) return 0;  // COMPLETE
+  if (const auto rc = state_.refuse(term::call::unpull)) return *rc;
   if (!hot_.window.pulled) return term::error_unpull;
   hot_.window.cur -= hot_.window.stride;
   hot_.window.pulled = false;
@@ -188,9 +188,7 @@ void bulk_engine::count_links() noexcept {
 
 // Times the step (TERM-16: two clock reads per call) and each cycle from begin to its end.
 int bulk_engine::advance(bool done) noexcept {
-  const term::verdict v = state_.check(done ? term::call::advance_done : term::call::advance);
-  if (v == term::verdict::illegal) return term::error_state;
-  if (v == term::verdict::fail) return term::done;  // COMPLETE
+  if (const auto rc = state_.refuse(term::advance_call(done))) return *rc;
   const auto entered = std::chrono::steady_clock::now();
   const int rc = advance_step(done);
   const auto left = std::chrono::steady_clock::now();
@@ -233,15 +231,13 @@ int bulk_engine::advance_step(bool done) noexcept {
 }
 
 int bulk_engine::flush() noexcept {
-  if (state_.check(term::call::flush) != term::verdict::proceed) return term::error_state;
+  if (const auto rc = state_.refuse(term::call::flush)) return *rc;
   flush_ = true;
   return 1;
 }
 
 int bulk_engine::reset() noexcept {
-  const term::verdict v = state_.check(term::call::reset);
-  if (v == term::verdict::no_op) return 1;  // DORMANT
-  if (v == term::verdict::illegal) return term::error_state;
+  if (const auto rc = state_.refuse(term::call::reset)) return *rc;
   exchange_->end_cycle();
   if (options_.dynamic) exchange_->release_buffers();
   state_.reset();

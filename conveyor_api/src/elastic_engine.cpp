@@ -58,7 +58,7 @@ void elastic_engine::check_fit(term::engine* engine,
 
 void elastic_engine::attach(term::engine* engine,
                             std::unique_ptr<aggregation::large_channel> channel) {
-  if (current_state() != term::state::dormant)
+  if (term::refusal(current_state(), term::call::configure))  // between cycles only
     throw error("elastic_engine: attach while not DORMANT");
   check_fit(engine, channel ? channel.get() : channel_.get());
   engine_ = engine;
@@ -69,13 +69,12 @@ void elastic_engine::attach(term::engine* engine,
 }
 
 int elastic_engine::begin(std::size_t default_bytes) {
-  if (state_.check(term::call::begin) != term::verdict::proceed) return term::error_state;
+  if (const auto rc = term::refusal(current_state(), term::call::begin)) return *rc;
   if (default_bytes > bound_) return term::error_size;
   const int rc = engine_->begin(0);  // the engine's rigid size is unused: sizes are ours
   if (rc <= 0) return rc;
   hot_.item_bytes = default_bytes;  // no inline path: push_ok stays false, the window empty
   now_ = counters{};
-  state_.begin();
   return rc;
 }
 
@@ -98,7 +97,7 @@ int elastic_engine::epush(const void* item, std::size_t bytes, int dest) noexcep
     return rc;
   }
   // A large item (sec. 4.4.1): its ticket through the engine, its bytes through the channel.
-  if (state_.check(term::call::push) != term::verdict::proceed) return term::error_state;
+  if (const auto rc = term::refusal(current_state(), term::call::push)) return *rc;
   if (dest < 0 || dest >= n_ranks_) return term::error_rank;
   if (!item) return term::error_argument;
   std::uint64_t descriptor = 0;
@@ -212,18 +211,12 @@ int elastic_engine::advance(bool done) noexcept {
       return channel_failed(ex, false);
     }
   }
-  const int rc = engine_->advance(done);
-  if (rc >= 0) state_.follow(rc, done);
-  return rc;
+  return engine_->advance(done);
 }
 
 int elastic_engine::flush() noexcept { return engine_->flush(); }
 
-int elastic_engine::reset() noexcept {
-  const int rc = engine_->reset();
-  if (rc > 0) state_.reset();
-  return rc;
-}
+int elastic_engine::reset() noexcept { return engine_->reset(); }
 
 term::engine_stats elastic_engine::stats(bool cumulative) const {
   const counters& c = cumulative ? life_ : now_;

@@ -70,7 +70,7 @@ conveyor_engine::~conveyor_engine() = default;
 std::size_t engine::max_item_bytes() const noexcept { return impl_->max_item_bytes; }
 
 int engine::begin(std::size_t item_bytes) {
-  if (state_.check(call::begin) != verdict::proceed) return error_state;
+  if (const auto rc = state_.refuse(call::begin)) return *rc;
   if (item_bytes == 0 && !options_.elastic) return error_size;
   if (item_bytes > max_item_bytes()) return error_size;
   if (options_.combine.fn != nullptr) {
@@ -90,8 +90,8 @@ int engine::begin(std::size_t item_bytes) {
 }
 
 int engine::push_slow(const void* item, int dest) noexcept {
-  if (state_.check(call::push) != verdict::proceed) [[unlikely]]
-    return error_state;
+  if (const auto rc = state_.refuse(call::push)) [[unlikely]]
+    return *rc;
   if (options_.elastic) return epush(item, hot_.item_bytes, dest);
   if (options_.broadcast) return error_mode;
   if (static_cast<unsigned>(dest) >= static_cast<unsigned>(n_ranks())) [[unlikely]]
@@ -103,7 +103,7 @@ int engine::push_slow(const void* item, int dest) noexcept {
 
 int engine::broadcast(const void* item) noexcept {
   if (!options_.broadcast) return error_mode;
-  if (state_.check(call::push) != verdict::proceed) return error_state;
+  if (const auto rc = state_.refuse(call::push)) return *rc;
   if (!item) return error_argument;
   return impl_->broadcast_item(item);
 }
@@ -120,7 +120,7 @@ void engine::lane_full(std::uint32_t lane) noexcept {
 
 int engine::epush(const void* item, std::size_t bytes, int dest) noexcept {
   if (!options_.elastic) return error_elastic;
-  if (state_.check(call::push) != verdict::proceed) return error_state;
+  if (const auto rc = state_.refuse(call::push)) return *rc;
   if (static_cast<unsigned>(dest) >= static_cast<unsigned>(n_ranks())) return error_rank;
   if (!item && bytes) return error_argument;
   if (bytes > impl_->max_item_bytes) return error_size;
@@ -128,12 +128,12 @@ int engine::epush(const void* item, std::size_t bytes, int dest) noexcept {
 }
 
 int engine::pull_slow(item_view& out, bool rigid) noexcept {
-  const verdict v = state_.check(call::pull);
-  if (v == verdict::illegal) return error_state;
+  const auto refused = state_.refuse(call::pull);
+  if (refused && *refused < 0) return *refused;
   auto& m = *impl_;
   try {
-    m.settle();
-    if (v == verdict::fail) return 0;
+    m.settle();  // COMPLETE too: what finished arriving is taken in
+    if (refused) return *refused;
     // Items to self wait in the loopback lane until nothing else is ready or it fills.
     if (m.ready.empty() && !m.flush_loopback()) return 0;
     if (m.ready.empty()) return 0;
@@ -147,9 +147,7 @@ int engine::pull_slow(item_view& out, bool rigid) noexcept {
 }
 
 int engine::unpull() noexcept {
-  const verdict v = state_.check(call::unpull);
-  if (v == verdict::illegal) return error_state;
-  if (v == verdict::fail) return 0;  // COMPLETE: legal, but there is nothing to put back
+  if (const auto rc = state_.refuse(call::unpull)) return *rc;
   auto& m = *impl_;
   if (hot_.window.pulled) {
     hot_.window.cur -= hot_.window.stride;
@@ -165,9 +163,7 @@ int engine::unpull() noexcept {
 }
 
 int engine::advance(bool done) noexcept {
-  const verdict v = state_.check(done ? call::advance_done : call::advance);
-  if (v == verdict::illegal) return error_state;
-  if (v == verdict::fail) return termination::done;  // COMPLETE
+  if (const auto rc = state_.refuse(advance_call(done))) return *rc;
   auto& m = *impl_;
   ++m.now.advances;
   ++m.life.advances;
@@ -223,7 +219,7 @@ bool engine::sending() const noexcept {
 }
 
 int engine::flush() noexcept {
-  if (state_.check(call::flush) != verdict::proceed) return error_state;
+  if (const auto rc = state_.refuse(call::flush)) return *rc;
   if (impl_->trace) [[unlikely]]
     impl_->trace->flush();
   try {
@@ -238,9 +234,7 @@ int engine::flush() noexcept {
 }
 
 int engine::reset() noexcept {
-  const verdict v = state_.check(call::reset);
-  if (v == verdict::no_op) return 1;
-  if (v == verdict::illegal) return error_state;
+  if (const auto rc = state_.refuse(call::reset)) return *rc;
   try {
     impl_->settle();
   } catch (const std::exception& ex) {

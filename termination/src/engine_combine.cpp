@@ -26,7 +26,7 @@ void engine::impl::setup_combining() {
 }
 
 int engine::set_combine(const agg::combine_spec& spec) noexcept {
-  if (state_.current() != state::dormant) return error_state;
+  if (const auto rc = state_.refuse(call::configure)) return *rc;
   if (spec.fn != nullptr && options_.elastic) return error_elastic;
   if (spec.fn != nullptr && options_.broadcast) return error_mode;
   impl_->take_combine_counters(impl_->life);

@@ -4,6 +4,8 @@
 #include <gtest/gtest.h>
 
 #include <convoy/termination/state_machine.hpp>
+#include <cstddef>
+#include <optional>
 #include <string>
 
 namespace {
@@ -81,23 +83,54 @@ TEST(StateMachine, AdvanceTransitions) {
   EXPECT_EQ(m.current(), state::cleanup);
 }
 
-// A conveyor that follows an engine takes the state its advance status names.
-TEST(StateMachine, FollowTakesTheStateAStatusNames) {
-  conveyor_state m = reach(state::working);
-  m.follow(t::ok, false);
-  EXPECT_EQ(m.current(), state::working);
-  m.follow(t::ok, true);
-  EXPECT_EQ(m.current(), state::endgame);
-  m.follow(t::near, true);
-  EXPECT_EQ(m.current(), state::cleanup);
-  m.follow(t::done, true);
-  EXPECT_EQ(m.current(), state::complete);
-  m = reach(state::working);
-  m.follow(t::done, false);  // done implies done pushing
-  EXPECT_EQ(m.current(), state::complete);
-  m = reach(state::working);
-  m.follow(t::near, false);
-  EXPECT_EQ(m.current(), state::cleanup);
+// TERM-9: the code each call returns without doing its work, in every state, written out
+// from Maley & DeVinney 2019, sec. 3.2 and bale's convey.h (misuse -1; pull, unpull and
+// advance in COMPLETE 0, advance's 0 being `done`; reset in DORMANT 1); '-' where the call
+// must do its work. One table for every kind: the callers return this and nothing else.
+TEST(StateMachine, RefusalIsTheCallsCode) {
+  const call calls[] = {call::begin, call::push,  call::pull,      call::unpull, call::advance,
+                        call::advance_done, call::flush, call::reset, call::configure,
+                        call::destroy};
+  const char* const table[] = {
+      // begin push pull unpull adv adv(t) flush reset conf destroy
+      "- X X X X X X 1 - -",  // DORMANT
+      "X - - - - - - X X X",  // WORKING
+      "X X - - X - - X X X",  // ENDGAME
+      "X X - - X - X X X X",  // CLEANUP
+      "X X 0 0 0 0 X - X -",  // COMPLETE
+  };
+  const state states[] = {state::dormant, state::working, state::endgame, state::cleanup,
+                          state::complete};
+  for (int r = 0; r < 5; ++r) {
+    const conveyor_state m = reach(states[r]);
+    for (int c = 0; c < 10; ++c) {
+      const char want = table[r][static_cast<std::size_t>(2 * c)];
+      const std::optional<int> got = m.refuse(calls[c]);
+      EXPECT_EQ(got, t::refusal(states[r], calls[c]));
+      if (want == '-') {
+        EXPECT_FALSE(got.has_value()) << t::to_string(states[r]) << " call " << c;
+      } else {
+        ASSERT_TRUE(got.has_value()) << t::to_string(states[r]) << " call " << c;
+        EXPECT_EQ(*got, want == 'X' ? t::error_state : want - '0')
+            << t::to_string(states[r]) << " call " << c;
+      }
+    }
+  }
+  EXPECT_EQ(t::advance_call(true), call::advance_done);
+  EXPECT_EQ(t::advance_call(false), call::advance);
+}
+
+// The conveyors' reading of advance(false) after advance(true): true from ENDGAME on, as
+// given in DORMANT (misuse either way) and WORKING.
+TEST(StateMachine, DoneStaysDoneForConveyors) {
+  for (const state s : {state::dormant, state::working}) {
+    EXPECT_FALSE(reach(s).done_pushing(false)) << t::to_string(s);
+    EXPECT_TRUE(reach(s).done_pushing(true)) << t::to_string(s);
+  }
+  for (const state s : {state::endgame, state::cleanup, state::complete}) {
+    EXPECT_TRUE(reach(s).done_pushing(false)) << t::to_string(s);
+    EXPECT_TRUE(t::done_pushing(s, false)) << t::to_string(s);
+  }
 }
 
 TEST(StateMachine, NamesAndMessages) {

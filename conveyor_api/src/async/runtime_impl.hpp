@@ -343,8 +343,7 @@ struct runtime::impl {
   void flush_if(termination::engine& e, std::uint64_t pushes, std::uint64_t& mark,
                 runtime_stats& st) {
     if (!forwards && pushes == mark) return;
-    const auto s = e.current_state();
-    if (s != termination::state::working && s != termination::state::endgame) return;
+    if (termination::refusal(e.current_state(), termination::call::flush)) return;
     mark = pushes;
     check(e.flush(), "flush", e);
     ++st.flushes;

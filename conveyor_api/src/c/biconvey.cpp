@@ -20,7 +20,8 @@
 namespace cf = convoy::facade;
 using convoy::layout_plan;
 using convoy::untyped_conveyor;
-using convoy::facade::state;
+using convoy::termination::call;
+using convoy::termination::refusal;
 
 struct biconveyor {
   biconveyor(convoy::untyped_biconveyor c, std::uint64_t o) : core(std::move(c)), options(o) {
@@ -146,8 +147,8 @@ biconvey_t* biconvey_new_tensor(size_t capacity, int order, size_t n_local, size
 int biconvey_begin(biconvey_t* b, size_t query_bytes, size_t reply_bytes,
                    void (*answer)(const void*, void*, void*), void* context) {
   if (!b) return convey_error_NULL;
-  if (b->core.current_state() != state::dormant)
-    return b->panic("biconvey_begin", convey_error_STATE);
+  if (const auto rc = refusal(b->core.current_state(), call::begin))
+    return b->translate("biconvey_begin", *rc);
   if (!answer) return b->panic("biconvey_begin", convey_error_NOFUNC);  // bale's code
   if (query_bytes == 0 || reply_bytes == 0) return b->panic("biconvey_begin", convey_error_ZERO);
   try {
@@ -206,9 +207,8 @@ int biconvey_reset(biconvey_t* b) {
 
 int biconvey_free(biconvey_t* b) {
   if (!b) return convey_OK;
-  const state s = b->core.current_state();
-  if (s != state::dormant && s != state::complete)
-    return b->panic("biconvey_free", convey_error_STATE);
+  if (const auto rc = refusal(b->core.current_state(), call::destroy))
+    return b->translate("biconvey_free", *rc);
   int rc = convey_OK;
   try {
     rc = b->core.reset();  // COMPLETE: the reply conveyor's buffers first (LIFO)

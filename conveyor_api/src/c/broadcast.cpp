@@ -8,7 +8,6 @@
 
 namespace cf = convoy::facade;
 using convoy::termination::call;
-using convoy::termination::verdict;
 
 extern "C" {
 
@@ -28,7 +27,7 @@ convey_t* convoy_convey_new_broadcast(size_t capacity, size_t n_buffers,
 int convoy_convey_broadcast(convey_t* c, const void* item) {
   static const char* const where = "convoy_convey_broadcast";
   if (!c) return convey_error_NULL;
-  if (c->state.check(call::push) != verdict::proceed) return c->panic(where, convey_error_STATE);
+  if (const auto rc = c->refuse(where, call::push)) return *rc;
   if (!item) return c->panic(where, convey_error_NULL);
   if (!c->engine) return c->panic(where, convey_error_USAGE, "not a broadcast conveyor");
   const int rc = cf::to_convey(c->engine->broadcast(item));

@@ -9,7 +9,6 @@
 #include "facade.hpp"
 
 using convoy::termination::call;
-using convoy::termination::verdict;
 
 extern "C" {
 
@@ -17,8 +16,7 @@ int convoy_convey_set_combine(convey_t* c, size_t key_offset, size_t key_bytes, 
                               size_t value_bytes, convoy_combine_fn combine) {
   static const char* const where = "convoy_convey_set_combine";
   if (!c) return convey_error_NULL;
-  if (c->state.check(call::configure) != verdict::proceed)
-    return c->panic(where, convey_error_STATE);
+  if (const auto rc = c->refuse(where, call::configure)) return *rc;
   if (std::strcmp(c->kind, "tensor") != 0 && std::strcmp(c->kind, "mesh") != 0)
     return c->panic(where, convey_error_USAGE, "combining needs a tensor or mesh conveyor");
   convoy::aggregation::combine_spec spec;

@@ -26,7 +26,6 @@
 using convoy::facade::misaligned;
 using convoy::facade::to_convey;
 using convoy::termination::call;
-using convoy::termination::verdict;
 
 extern "C" const char convey_version[] = CONVOY_VERSION_STRING;
 
@@ -142,12 +141,10 @@ const void* pull_checked(conveyor* c, const char* where, void* dest, std::int64_
     *rc = convey_error_NULL;
     return nullptr;
   }
-  const verdict legal = c->state.check(call::pull);
-  if (legal == verdict::illegal) {  // DORMANT
-    *rc = c->panic(where, convey_error_STATE);
+  if (const auto refused = c->refuse(where, call::pull)) {  // DORMANT, COMPLETE
+    *rc = *refused;
     return nullptr;
   }
-  if (legal == verdict::fail) return nullptr;  // COMPLETE
   c->held = nullptr;
   c->retaken = false;
   term::item_view v;
@@ -181,8 +178,7 @@ extern "C" {
 int convey_begin(convey_t* c, size_t item_bytes, size_t align) {
   if (!c) return convey_error_NULL;
   convoy::facade::drain_reports();
-  if (c->state.check(call::begin) != verdict::proceed)
-    return c->panic("convey_begin", convey_error_STATE);
+  if (const auto rc = c->refuse("convey_begin", call::begin)) return *rc;
   if (item_bytes == 0) return c->panic("convey_begin", convey_error_ZERO);
   if (align == 0 || (align & (align - 1)) != 0 || item_bytes % align != 0 ||
       align > CONVEY_MAX_ALIGN)
@@ -199,7 +195,6 @@ int convey_begin(convey_t* c, size_t item_bytes, size_t align) {
   c->head.align_mask = align - 1;
   c->held = nullptr;
   c->retaken = false;
-  c->state.begin();
   return convey_OK;
 }
 
@@ -209,8 +204,7 @@ int convey_push(convey_t* c, const void* item, int64_t pe) {
 
 int convoy_v1_push(convey_t* c, const void* item, int64_t pe) {
   if (!c) return convey_error_NULL;
-  if (c->state.check(call::push) != verdict::proceed)
-    return c->panic("convey_push", convey_error_STATE);
+  if (const auto rc = c->refuse("convey_push", call::push)) return *rc;
   if (!(c->options & convey_opt_RECKLESS)) {
     if (pe < 0 || pe >= c->n_pes) return c->panic("convey_push", convey_error_RANGE);
     if (!item) return c->panic("convey_push", convey_error_NULL);
@@ -230,8 +224,8 @@ int convoy_v1_lane_full(convey_t* c, uint32_t lane) {
 int convey_epush(convey_t* c, size_t bytes, const void* item, int64_t pe) {
   if (!c) return convey_error_NULL;
   if (!(c->features & convey_ELASTIC)) return c->panic("convey_epush", convey_error_RIGID);
-  if (c->state.check(call::push) != verdict::proceed) [[unlikely]]
-    return c->panic("convey_epush", convey_error_STATE);
+  if (const auto rc = c->refuse("convey_epush", call::push)) [[unlikely]]
+    return *rc;
   if (!(c->options & convey_opt_RECKLESS)) {
     if (pe < 0 || pe >= c->n_pes) [[unlikely]]
       return c->panic("convey_epush", convey_error_RANGE);
@@ -253,8 +247,10 @@ int convey_pull(convey_t* c, void* item, int64_t* from) {
 
 int convoy_v1_pull(convey_t* c, void* item, int64_t* from) {
   if (!c) return convey_error_NULL;
-  if (!item && c->state.check(call::pull) != verdict::illegal)
+  if (!item) {  // the state's code first (STATE in DORMANT), then NULL
+    if (const auto rc = c->refuse("convey_pull", call::pull); rc && *rc < 0) return *rc;
     return c->panic("convey_pull", convey_error_NULL);
+  }
   int rc = 0;
   pull_checked(c, "convey_pull", item, from, &rc);
   return rc;
@@ -272,8 +268,8 @@ int convey_epull(convey_t* c, convey_item_t* result) {
   if (!(c->features & convey_ELASTIC)) return c->panic("convey_epull", convey_error_RIGID);
   if (!result) [[unlikely]]
     return c->panic("convey_epull", convey_error_NULL);
-  if (c->state.check(call::pull) != verdict::proceed) {  // DORMANT, COMPLETE
-    result->data = nullptr;  // bale: nothing to pull, not an error (CAPI-2)
+  if (term::refusal(c->now(), call::pull)) {  // DORMANT, COMPLETE
+    result->data = nullptr;  // bale: nothing to pull, in DORMANT too, not an error (CAPI-2)
     return convey_FAIL;
   }
   c->held = nullptr;
@@ -292,9 +288,7 @@ int convey_epull(convey_t* c, convey_item_t* result) {
 
 int convey_unpull(convey_t* c) {
   if (!c) return convey_error_NULL;
-  const verdict legal = c->state.check(call::unpull);
-  if (legal == verdict::illegal) return c->panic("convey_unpull", convey_error_STATE);
-  if (legal == verdict::fail) return convey_FAIL;  // COMPLETE
+  if (const auto rc = c->refuse("convey_unpull", call::unpull)) return *rc;
   c->held = nullptr;
   // The last pull was before an advance (CAPI-7): no pull since, inline or not.
   if (c->retaken && c->head.view->pulls == c->retake_mark) return convey_FAIL;
@@ -306,14 +300,11 @@ int convey_unpull(convey_t* c) {
 int convey_advance(convey_t* c, bool done) {
   if (!c) return convey_error_NULL;
   convoy::facade::drain_reports_sometimes();
-  // After advance(true), done stays true: bale takes a false as true rather than reject
-  // it, since a PE that stops advancing could deadlock the others (CAPI-2).
-  done = done || c->state.current() != convoy::termination::state::working;
-  const verdict legal = c->state.check(done ? call::advance_done : call::advance);
-  if (legal == verdict::illegal) return c->panic("convey_advance", convey_error_STATE);
-  if (legal == verdict::fail) {  // COMPLETE
-    ++c->life[k_advances];
-    return convey_DONE;
+  // After advance(true), done stays true (CAPI-2, termination::done_pushing).
+  done = term::done_pushing(c->now(), done);
+  if (const auto rc = c->refuse("convey_advance", term::advance_call(done))) {
+    if (*rc >= 0) ++c->life[k_advances];  // COMPLETE: DONE, and counted
+    return *rc;
   }
   // An apull/epull pointer stays valid until the next pull or unpull (bale), the engine's
   // only until the next advance: put the item back, so that its buffer stays, and take it
@@ -342,20 +333,16 @@ int convey_advance(convey_t* c, bool done) {
   }
   if (rc < 0) return c->panic("convey_advance", rc);
   ++c->life[k_advances];
-  c->state.follow(rc, done);
   return rc;
 }
 
 int convey_reset(convey_t* c) {
   if (!c) return convey_error_NULL;
   convoy::facade::drain_reports();
-  const verdict legal = c->state.check(call::reset);
-  if (legal == verdict::no_op) return convey_OK;  // DORMANT
-  if (legal == verdict::illegal) return c->panic("convey_reset", convey_error_STATE);
+  if (const auto rc = c->refuse("convey_reset", call::reset)) return *rc;  // DORMANT: OK
   const int rc = guarded(c, "convey_reset", [&] { return c->ops->reset_(); });
   c->refresh_view();  // a dynamic conveyor's engine goes at reset
   if (rc < 0) return c->panic("convey_reset", rc);
-  c->state.reset();
   c->item_bytes = 0;
   c->held = nullptr;
   return convey_OK;
@@ -364,8 +351,7 @@ int convey_reset(convey_t* c) {
 int convey_free(convey_t* c) {
   if (!c) return convey_OK;
   convoy::facade::drain_reports();
-  if (c->state.check(call::destroy) != verdict::proceed)
-    return c->panic("convey_free", convey_error_STATE);
+  if (const auto rc = c->refuse("convey_free", call::destroy)) return *rc;
   try {
     // CONVOY_STATS reports the user's calls, as convey_statistic counts them (API-30).
     const auto lifetime = [c](int which) {
@@ -383,8 +369,7 @@ int convey_free(convey_t* c) {
 
 int convey_set_codec(convey_t* c, const convey_codec_t* codec, void* arg) {
   if (!c) return convey_error_NULL;
-  if (c->state.check(call::configure) != verdict::proceed)
-    return c->panic("convey_set_codec", convey_error_STATE);
+  if (const auto rc = c->refuse("convey_set_codec", call::configure)) return *rc;
   if (!(c->features & convey_THRIFTY)) return convey_FAIL;
   if (codec && !codec->plan) return convey_FAIL;  // bale: no plan, no compression
   if (codec && (!codec->compress || !codec->decompress))
@@ -395,7 +380,7 @@ int convey_set_codec(convey_t* c, const convey_codec_t* codec, void* arg) {
 }
 
 size_t convey_item_size(convey_t* c) {
-  return (c && c->state.current() != convoy::termination::state::dormant) ? c->item_bytes : 0;
+  return c ? c->item_bytes : 0;  // 0 from reset to the next begin
 }
 
 uint64_t convey_features(convey_t* c) { return c ? c->features : 0; }

@@ -36,6 +36,12 @@ int to_convey(int rc) noexcept {
 
 }  // namespace convoy::facade
 
+std::optional<int> conveyor::refuse(const char* where, convoy::termination::call c) noexcept {
+  const std::optional<int> rc = convoy::termination::refusal(now(), c);
+  if (rc && *rc < 0) return panic(where, convoy::facade::to_convey(*rc));
+  return rc;  // 0 and 1 mean the same in bale's codes (FAIL or DONE, OK)
+}
+
 int conveyor::panic(const char* where, int code, const char* detail) noexcept {
   if (code >= 0) return code;
   const unsigned bit = static_cast<unsigned>(-code);
@@ -47,7 +53,7 @@ int conveyor::panic(const char* where, int code, const char* detail) noexcept {
   try {
     std::string line = "convey: " + std::string(where) + " on PE " + std::to_string(my_pe) +
                        ": " + convey_error_string(this, code) + " (" + kind + " conveyor, state " +
-                       convoy::termination::to_string(state.current()) + ")";
+                       convoy::termination::to_string(now()) + ")";
     if (detail) line += std::string(": ") + detail;
     convoy::facade::report(this, code, line);  // once per job (CAPI-9)
   } catch (...) {

@@ -7,9 +7,10 @@
 /// begins with the convey_head_t of convoy/convey_view.h, whose view convey.h's inline
 /// push, pull and apull use (the engine's hot state, CAPI-3); it owns a
 /// convoy::untyped_conveyor, the C++ core of every conveyor, and its kind's methods
-/// (`ops`, a facade::kind). The dispatch functions (convey.cpp) check legality first
-/// (termination::conveyor_state, Maley & DeVinney 2019, sec. 3.2), then translate each call to the
-/// one engine interface (termination::conveyor_engine): names, codes, `pe`.
+/// (`ops`, a facade::kind). It keeps no state of its own: the dispatch functions
+/// (convey.cpp) ask the one table about the engine's state first (conveyor::refuse,
+/// termination::refusal; Maley & DeVinney 2019, sec. 3.2), then translate each call to
+/// the one engine interface (termination::conveyor_engine): names, codes, `pe`.
 #include <convey.h>
 #include <convey_codec.h>
 #include <convoy/convey_view.h>
@@ -24,6 +25,7 @@
 #include <limits>
 #include <memory>
 #include <new>
+#include <optional>
 #include <string>
 #include <utility>
 
@@ -111,8 +113,9 @@ namespace convoy::facade {
 class kind;
 }
 
-/// The object behind convey_t: what every kind has, the state of the calls (Maley & DeVinney 2019
-/// sec. 3.2), the counters; its kind's methods in `ops`. Not polymorphic, so that it begins
+/// The object behind convey_t: what every kind has, the counters; its kind's methods in
+/// `ops`. Its state is its engine's (now()), checked against the one table (Maley &
+/// DeVinney 2019, sec. 3.2). Not polymorphic, so that it begins
 /// with the convey_head_t that convey.h's inline calls read (convoy/convey_view.h).
 struct conveyor {
   /// `kind_name`: "tensor", "mesh", "simple", "etensor" (convoy_convey_kind).
@@ -141,8 +144,6 @@ struct conveyor {
   /// Larger items (elastic: above what travels in the engine's buffers) are handed out in
   /// their own buffer, never copied to `scratch` nor held.
   std::size_t small_max = std::numeric_limits<std::size_t>::max();
-  /// The calls' state, checked against the one table (termination::conveyor_state).
-  convoy::termination::conveyor_state state;
   std::uint64_t options;
   std::size_t item_bytes = 0;
   std::size_t align = 1;
@@ -171,6 +172,16 @@ struct conveyor {
   void refresh_view() noexcept;
   /// The view of a conveyor without an engine: no push, an empty window; never written.
   static convey_view_t closed_view;
+
+  /// The conveyor's state: its engine's (TERM-9; one state per conveyor), DORMANT while a
+  /// DYNAMIC conveyor has no engine.
+  [[nodiscard]] convoy::termination::state now() const noexcept {
+    return engine ? engine->current_state() : convoy::termination::state::dormant;
+  }
+  /// The one table's answer for call `c` now (termination::refusal) as a convey code: nothing
+  /// when the call must do its work, else what it returns (misuse reported from `where`).
+  [[nodiscard]] std::optional<int> refuse(const char* where,
+                                          convoy::termination::call c) noexcept;
 
   /// Reports `code` (negative) from `where` once per code unless QUIET; returns it.
   int panic(const char* where, int code, const char* detail = nullptr) noexcept;

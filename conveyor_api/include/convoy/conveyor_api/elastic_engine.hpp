@@ -83,6 +83,11 @@ class elastic_engine final : public termination::conveyor_engine {
     return engine_->sending() || (channel_ && !channel_->idle());
   }
 
+  /// The engine's state: the conveyor has one, the engine's (TERM-9).
+  [[nodiscard]] termination::state current_state() const noexcept override {
+    return engine_->current_state();
+  }
+
   [[nodiscard]] termination::engine* engine() noexcept { return engine_; }
   [[nodiscard]] aggregation::large_channel* channel() noexcept { return channel_.get(); }
   [[nodiscard]] std::size_t default_bytes() const noexcept { return hot_.item_bytes; }

@@ -218,7 +218,9 @@ class conveyor_engine {
   /// True while this engine holds items it has not handed to its transport, or sends are
   /// in flight: only advance() moves them on.
   [[nodiscard]] virtual bool sending() const noexcept = 0;
-  [[nodiscard]] state current_state() const noexcept { return state_.current(); }
+  /// The conveyor's state (TERM-9). An engine over another engine (the elastic engine
+  /// over a streaming one) reports the state of the one below: one state per conveyor.
+  [[nodiscard]] virtual state current_state() const noexcept { return state_.current(); }
   [[nodiscard]] int rank() const noexcept { return rank_; }
   [[nodiscard]] int n_ranks() const noexcept { return n_ranks_; }
   /// The item size given to begin (the default size of an elastic engine).

@@ -2,7 +2,14 @@
 /// @file
 /// The conveyor state machine (Maley & DeVinney 2019, sec. 3.2): the five states, which call is
 /// legal in each, and the transitions (termination/README.md, TERM-9 and TERM-10), with the return
-/// codes the engine's calls use.
+/// codes the engine's calls use. The table decides, for every kind and for the conveyors over
+/// them, both whether a call does its work and what it returns when it does not: callers
+/// start with
+///
+///     if (const auto rc = state_.refuse(call::push)) return *rc;
+///
+/// and write no state test and no state code of their own.
+#include <optional>
 
 namespace convoy::termination {
 
@@ -55,13 +62,38 @@ enum class verdict {
   illegal,  ///< misuse: returns error_state and changes nothing
 };
 
+/// The one table (TERM-9): what call `c` may do in state `s`.
+[[nodiscard]] verdict rule(state s, call c) noexcept;
+/// The table's verdict as the call's code: nothing when the call must do its work, else
+/// what it returns without doing any: error_state (illegal), 0 (fail: pull and unpull find
+/// nothing, advance is `done`), 1 (no_op: reset in DORMANT).
+[[nodiscard]] std::optional<int> refusal(state s, call c) noexcept;
+/// The conveyors' reading of advance(done) in state `s` (bale; Maley & DeVinney 2019,
+/// sec. 3.2): once a rank has called advance(true), a later advance(false) counts as
+/// advance(true) rather than being rejected, since a rank that stopped advancing could
+/// deadlock the others. The engines take `done` as given (an advance(false) after done is
+/// error_state); the C façade and the biconveyors pass what this returns.
+[[nodiscard]] constexpr bool done_pushing(state s, bool done) noexcept {
+  return done || (s != state::working && s != state::dormant);
+}
+/// The call advance(done) is for the table.
+[[nodiscard]] constexpr call advance_call(bool done) noexcept {
+  return done ? call::advance_done : call::advance;
+}
+
 /// One rank's conveyor state: the one table of legal calls (TERM-9) and the transitions,
-/// used by every engine kind (streaming, bulk) and by the conveyors over them (the C
-/// façade, biconveyors).
+/// used by every engine kind (streaming, bulk, elastic) and by the conveyors built over
+/// engines (biconveyors). The C façade reads its engine's.
 class conveyor_state {
  public:
   [[nodiscard]] state current() const noexcept { return now_; }
-  [[nodiscard]] verdict check(call c) const noexcept;
+  [[nodiscard]] verdict check(call c) const noexcept { return rule(now_, c); }
+  /// refusal() in the current state: `if (const auto rc = refuse(c)) return *rc;`.
+  [[nodiscard]] std::optional<int> refuse(call c) const noexcept { return refusal(now_, c); }
+  /// done_pushing() in the current state.
+  [[nodiscard]] bool done_pushing(bool done) const noexcept {
+    return termination::done_pushing(now_, done);
+  }
 
   /// DORMANT -> WORKING. Precondition: check(call::begin) == verdict::proceed.
   void begin() noexcept { now_ = state::working; }
@@ -73,11 +105,6 @@ class conveyor_state {
   int after_advance(bool done_pushing, bool all_delivered, bool nothing_to_pull) noexcept;
   /// COMPLETE -> DORMANT. Precondition: check(call::reset) == verdict::proceed.
   void reset() noexcept { now_ = state::dormant; }
-  /// The state an advance's status leads to (ok, near, done), for a conveyor that follows
-  /// an engine: after_advance with what the status says.
-  void follow(int status, bool done_pushing) noexcept {
-    (void)after_advance(done_pushing || status != ok, status != ok, status == done);
-  }
 
  private:
   state now_ = state::dormant;
