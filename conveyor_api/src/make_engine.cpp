@@ -18,6 +18,7 @@
 #include <string>
 #include <vector>
 
+#include "engine_build.hpp"
 #include "status_window.hpp"
 #include "trace_setup.hpp"
 
@@ -102,11 +103,8 @@ std::unique_ptr<bulk_engine> make_bulk_engine(MPI_Comm comm, const conveyor_opti
     throw error("conveyor: the bulk kind does not broadcast (use the streaming kind)");
   if (o.watchdog_seconds > 0)  // TERM-15: a stuck rank holds the others inside a collective
     throw error("conveyor: the bulk kind has no watchdog (its advance is collective)");
-  // Every rank's buffers must have one size (MPI_Alltoallv counts); rank 0's wins.
-  unsigned long long capacity = o.capacity_bytes ? o.capacity_bytes : s.capacity_bytes_or_default();
-  CONVOY_MPI_CHECK(MPI_Bcast(&capacity, 1, MPI_UNSIGNED_LONG_LONG, 0, comm));
   aggregation::bulk_exchange::options x;
-  x.capacity_bytes = static_cast<std::size_t>(capacity);
+  x.capacity_bytes = detail::agreed_engine_options(comm, o, s).capacity_bytes;
   x.memory = o.buffers;
   if (o.codec) {
     x.codec = o.codec;
@@ -141,23 +139,36 @@ std::unique_ptr<termination::engine> make_mpi_engine(MPI_Comm comm,
                                                      const conveyor_options& o,
                                                      const base::settings& s,
                                                      const transport_factory& make_transport) {
+  return detail::build_mpi_engine(comm, std::move(plan), o, s,
+                                  detail::agreed_engine_options(comm, o, s), make_transport);
+}
+
+termination::engine_options detail::agreed_engine_options(MPI_Comm comm,
+                                                          const conveyor_options& o,
+                                                          const base::settings& s) {
+  termination::engine_options opts = resolve_engine_options(o, s);
+  // The settings are rank 0's already; the options may differ between ranks. The
+  // watchdog's period travels in milliseconds.
+  unsigned long long agreed[4] = {opts.capacity_bytes,
+                                  static_cast<unsigned long long>(opts.n_buffers),
+                                  static_cast<unsigned long long>(opts.watchdog.seconds * 1000.0),
+                                  opts.watchdog.abort ? 1ULL : 0ULL};
+  CONVOY_MPI_CHECK(MPI_Bcast(agreed, 4, MPI_UNSIGNED_LONG_LONG, 0, comm));
+  opts.capacity_bytes = static_cast<std::size_t>(agreed[0]);
+  opts.n_buffers = static_cast<int>(agreed[1]);
+  opts.watchdog.seconds = static_cast<double>(agreed[2]) / 1000.0;
+  opts.watchdog.abort = agreed[3] != 0;
+  return opts;
+}
+
+std::unique_ptr<termination::engine> detail::build_mpi_engine(
+    MPI_Comm comm, std::shared_ptr<const router::route_plan> plan, const conveyor_options& o,
+    const base::settings& s, termination::engine_options opts,
+    const transport_factory& make_transport) {
   if (!plan) throw error("make_mpi_engine: null route plan");
   if (plan->n_ranks() != comm_size(comm))
     throw error("make_mpi_engine: the plan has " + std::to_string(plan->n_ranks()) +
                 " ranks, the communicator " + std::to_string(comm_size(comm)));
-  auto opts = resolve_engine_options(o, s);
-  // Buffer sizes must agree on every rank (a receive buffer holds a whole sent buffer). The
-  // settings are rank 0's already; this keeps rank 0's values if `o` differs between ranks.
-  // So must the watchdog's, whose board is collective (in milliseconds).
-  unsigned long long sizes[4] = {opts.capacity_bytes,
-                                 static_cast<unsigned long long>(opts.n_buffers),
-                                 static_cast<unsigned long long>(opts.watchdog.seconds * 1000.0),
-                                 opts.watchdog.abort ? 1ULL : 0ULL};
-  CONVOY_MPI_CHECK(MPI_Bcast(sizes, 4, MPI_UNSIGNED_LONG_LONG, 0, comm));
-  opts.capacity_bytes = static_cast<std::size_t>(sizes[0]);
-  opts.n_buffers = static_cast<int>(sizes[1]);
-  opts.watchdog.seconds = static_cast<double>(sizes[2]) / 1000.0;
-  opts.watchdog.abort = sizes[3] != 0;
   opts.watchdog.board = detail::make_status_board(comm, opts.watchdog.seconds);
   opts.trace = detail::make_trace_options(comm, s);
   int rank = 0;

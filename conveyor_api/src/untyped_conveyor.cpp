@@ -5,6 +5,7 @@
 #include <memory>
 #include <utility>
 
+#include "engine_build.hpp"
 #include "stats_report.hpp"
 
 namespace convoy {
@@ -49,7 +50,10 @@ untyped_conveyor::untyped_conveyor(MPI_Comm comm, conveyor_options options)
   plan_ = make_plan(comm_, options_, s);
   // Built once even when dynamic: construction validates everything (plan, options,
   // transport) and learns the engine's shape; a dynamic conveyor then drops it until begin.
-  engine_ = make_mpi_engine(comm_, plan_, options_, s);
+  // The buffers are agreed once here (one collective); a dynamic conveyor's later engines
+  // are built over the same agreement (engine_options_), with no further one.
+  engine_ = detail::build_mpi_engine(comm_, plan_, options_, s,
+                                     detail::agreed_engine_options(comm_, options_, s));
   learn_shape();
   if (options_.dynamic) engine_.reset();
 }
@@ -184,12 +188,13 @@ int untyped_conveyor::set_combine(const aggregation::combine_spec& spec) {
 
 void untyped_conveyor::attach() {
   if (!engine_ && options_.dynamic && plan_)
-    engine_ = make_mpi_engine(comm_, plan_, options_, *options_.settings);
+    engine_ = detail::build_mpi_engine(comm_, plan_, options_, *options_.settings, engine_options_);
 }
 
 void untyped_conveyor::detach() noexcept {
+  // Between cycles only: what `configure` may do (TERM-9).
   if (!engine_ || bulk() || !options_.dynamic ||
-      engine_->current_state() != termination::state::dormant)
+      termination::refusal(engine_->current_state(), termination::call::configure))
     return;
   try {
     termination::engine_stats life = engine_->stats(true);

@@ -44,9 +44,10 @@ class elastic_conveyor final : public kind {
     // etensor: items up to monster_bytes (bale's elastic_epush: max_size);
     // convey_new_elastic: exactly its item_bound (CAPI-6).
     bound_ = r.item_bound ? r.item_bound : r.monster_bytes;
-    // Collective, as this constructor: an invalid CONVOY_LARGE throws on every PE alike.
-    // With a client allocator, auto keeps every channel buffer in it (two-sided).
-    requested_ = base::settings::from_env(MPI_COMM_WORLD).large_or_auto();
+    // The settings the core resolved for this construction (CONVOY_LARGE checked there, on
+    // every PE alike). With a client allocator, auto keeps every channel buffer in it
+    // (two-sided).
+    requested_ = c.core.options().settings->large_or_auto();
     large_ = agg::resolve_large_kind(MPI_COMM_WORLD, requested_, memory_ != nullptr);
     c.scratch = make_aligned(std::max<std::size_t>(max_item, 64));
     if (!dynamic_) build();  // after the engine's link buffers (LIFO)
