@@ -30,6 +30,8 @@
 #include <convoy/async/detail/combiner.hpp>
 #include <convoy/async/detail/handler_entry.hpp>
 #include <convoy/async/detail/remote_fn.hpp>
+#include <convoy/async/remote_fn.hpp>
+#include <convoy/async/runtime_options.hpp>
 #include <convoy/async/task.hpp>
 #include <convoy/async/when_all.hpp>
 #include <convoy/conveyor_api/conveyor.hpp>
@@ -44,88 +46,6 @@
 #include <vector>
 
 namespace convoy::async {
-
-/// A remote call whose handler threw; the message names the rank and the handler.
-class remote_error : public convoy::error {
- public:
-  using convoy::error::error;
-};
-
-namespace detail {
-/// Throws the remote_error of a call whose handler threw (kept out of the inline path).
-[[noreturn]] void throw_remote_error(std::uint32_t id, int rank);
-/// The identifiers a call or post carries for a remote_fn that was never defined (a
-/// default-constructed one) or that another runtime defined: beyond every defined one, so
-/// that they fail the inline paths' range check and reach the slow paths, which name them.
-inline constexpr std::uint32_t k_undefined_fn = ~0u, k_foreign_fn = ~0u - 1;
-}  // namespace detail
-
-struct runtime_options {
-  /// Mesh or tensor plan, buffer size and buffers per link of the two conveyors
-  /// (steady/elastic are ignored: the runtime flushes partly filled buffers whenever no
-  /// task can run, Fischler & Uchima's "transfers are done when no further work can be done").
-  conveyor_options conveyor;
-  /// Root tasks in flight at most on this rank (run_each starts a new one only below it),
-  /// so memory stays bounded when a phase has 10^7 tasks. >= 1. The default is measured
-  /// (docs/cpp-api.md, "Coroutine tasks"): more frames than the cache holds beside
-  /// the user's data cost more than the coalescing they add.
-  std::size_t max_tasks = 1024;
-  /// A task that posts many updates without waiting serves the requests that other ranks
-  /// sent here once every this many posts (otherwise only when its own path is full, and
-  /// ranks can settle into taking turns: one serves while the other waits). >= 1.
-  std::uint32_t serve_every = 4096;
-};
-
-/// Counters of a runtime (this rank, since construction).
-struct runtime_stats {
-  std::uint64_t phases = 0, tasks = 0;
-  std::uint64_t calls = 0;           ///< calls sent as requests (`local` ones not counted)
-  std::uint64_t posts = 0;           ///< fire-and-forget requests issued (to any rank)
-  std::uint64_t handled = 0;         ///< requests from other ranks handled here
-  std::uint64_t local = 0;           ///< calls to this rank run at once, without a request
-  std::uint64_t suspensions = 0;     ///< times a task waited on a reply
-  std::uint64_t flushes = 0;         ///< partly filled buffers sent because no task could run
-  std::uint64_t peak_tasks = 0;      ///< most root tasks in flight at once
-  std::uint64_t blocked = 0;         ///< requests that found their path full at first
-  std::uint64_t blocked_rounds = 0;  ///< progress rounds spent waiting for such paths
-  std::uint64_t combinable = 0;      ///< combinable updates issued (to any rank)
-  /// Combinable updates folded into another by this rank's combining engines (at the
-  /// source or forwarding), summed at the end of each phase.
-  std::uint64_t combined = 0;
-};
-
-/// Handle of a remote function defined on every rank: R fn(A...). Valid with the runtime
-/// that defined it; calling or posting it on another (or a default-constructed handle)
-/// throws convoy::error.
-template <class R, class... A>
-class remote_fn {
- public:
-  remote_fn() = default;
-  [[nodiscard]] std::uint32_t id() const noexcept { return id_; }
-
- private:
-  friend class runtime;
-  template <class, class, class...>
-  friend class defined_fn;
-  remote_fn(std::uint32_t id, const runtime* owner) : id_(id), owner_(owner) {}
-  std::uint32_t id_ = ~0u;
-  const runtime* owner_ = nullptr;
-};
-
-/// What runtime::define returns: a remote_fn<R, A...> that also knows the function's type
-/// F, so that a call to this rank runs the function inline in the task, with no indirect
-/// call through its entry (index-gather's `coro` about 2 % faster, conveyor_api/README.md).
-/// It converts to remote_fn<R, A...> where F cannot be named (a class member holding a
-/// lambda's handle); calls through that handle are the same, a local one through the entry.
-template <class F, class R, class... A>
-class defined_fn : public remote_fn<R, A...> {
- public:
-  defined_fn() = default;
-
- private:
-  friend class runtime;
-  defined_fn(std::uint32_t id, const runtime* owner) : remote_fn<R, A...>(id, owner) {}
-};
 
 class runtime;
 
