@@ -100,6 +100,40 @@ concept combines = requires {
 template <class Kernel, class C>
 inline constexpr bool runs_on = !is_coro_channel<C> || written_as_tasks<Kernel>;
 
+/// The warm-up and timed cycles of `kernel` over the channels `raw`: one measure per timed
+/// cycle (its time from the barrier, the bytes its channels sent, what the kernel verified).
+/// A kernel that throws aborts the job: other ranks may be inside the cycle.
+template <class Kernel, class C>
+std::vector<cycle_measure> time_cycles(Kernel& kernel, std::vector<C*>& raw, const job& j,
+                                       const options& opt, const std::string& kind_name) {
+  std::vector<cycle_measure> cycles;
+  for (int rep = 0; rep < opt.warmup + opt.reps; ++rep) {
+    kernel.prepare();
+    MPI_Barrier(j.comm);
+    const double t0 = MPI_Wtime();
+    try {
+      if constexpr (runs_on<Kernel, C>) kernel.run(raw.data());
+    } catch (const std::exception& e) {
+      std::fprintf(stderr, "rank %d: %s %s: %s\n", j.rank, Kernel::name, kind_name.c_str(),
+                   e.what());
+      MPI_Abort(j.comm, 3);
+    }
+    const double t1 = MPI_Wtime();
+    cycle_measure m;
+    m.seconds = t1 - t0;
+    for (C* c : raw) m.wire += c->wire_bytes();
+    if constexpr (requires(C * c) { c->offnode_bytes(j.rank_node); }) {
+      m.offnode = 0;
+      for (C* c : raw) m.offnode += static_cast<std::int64_t>(c->offnode_bytes(j.rank_node));
+    }
+    m.verified = kernel.verify();
+    m.items = kernel.items();
+    m.payload = kernel.offrank_payload_bytes();
+    if (rep >= opt.warmup) cycles.push_back(m);
+  }
+  return cycles;
+}
+
 template <class Kernel>
 result_row run_one(const job& j, const options& opt, const std::string& kind_name,
                    std::size_t item_bytes) {
@@ -149,32 +183,7 @@ result_row run_one(const job& j, const options& opt, const std::string& kind_nam
       }
       std::vector<C*> raw;
       for (auto& c : ch) raw.push_back(c.get());
-      std::vector<cycle_measure> cycles;
-      for (int rep = 0; rep < opt.warmup + opt.reps; ++rep) {
-        kernel.prepare();
-        MPI_Barrier(j.comm);
-        const double t0 = MPI_Wtime();
-        try {
-          if constexpr (runs_on<Kernel, C>) kernel.run(raw.data());
-        } catch (const std::exception& e) {
-          // Other ranks may be inside the cycle: nothing collective can follow.
-          std::fprintf(stderr, "rank %d: %s %s: %s\n", j.rank, Kernel::name, kind_name.c_str(),
-                       e.what());
-          MPI_Abort(j.comm, 3);
-        }
-        const double t1 = MPI_Wtime();
-        cycle_measure m;
-        m.seconds = t1 - t0;
-        for (C* c : raw) m.wire += c->wire_bytes();
-        if constexpr (requires(C * c) { c->offnode_bytes(j.rank_node); }) {
-          m.offnode = 0;
-          for (C* c : raw) m.offnode += static_cast<std::int64_t>(c->offnode_bytes(j.rank_node));
-        }
-        m.verified = kernel.verify();
-        m.items = kernel.items();
-        m.payload = kernel.offrank_payload_bytes();
-        if (rep >= opt.warmup) cycles.push_back(m);
-      }
+      const std::vector<cycle_measure> cycles = time_cycles(kernel, raw, j, opt, kind_name);
       std::size_t memory = 0, buffers = 0;
       for (C* c : raw) {
         memory += c->memory_bytes();

@@ -2,6 +2,7 @@
 #include <algorithm>
 #include <convoy/base/error.hpp>
 #include <convoy/base/settings.hpp>
+#include <cstddef>
 #include <sstream>
 #include <string>
 
@@ -23,6 +24,19 @@ void not_blank(const char* name, const std::string& v, const char* what) {
 }
 
 std::string show(const std::optional<std::string>& v) { return v ? *v : std::string(); }
+
+// The one of `kinds` whose name (`name_of`) is the value, trimmed; else "<var>='<v>': must be
+// <names>" with the names in the order given.
+template <class K, std::size_t N, class NameOf>
+K parse_kind(const char* var, const std::string& v, const K (&kinds)[N], NameOf name_of) {
+  const std::string t = trimmed(v);
+  for (const K k : kinds)
+    if (t == name_of(k)) return k;
+  std::string names;
+  for (std::size_t i = 0; i < N; ++i)
+    names += std::string(i == 0 ? "" : (i + 1 == N ? " or " : ", ")) + name_of(kinds[i]);
+  detail::bad(var, v, "must be " + names);
+}
 
 }  // namespace
 
@@ -62,13 +76,8 @@ settings settings::from_values(const std::map<std::string, std::string>& values)
     s.emulate_topology = t;
   }
   if (const auto* v = get("CONVOY_EMULATE_MAP")) {
-    const std::string t = trimmed(*v);
-    if (t == "block")
-      s.emulate_map = placement::block;
-    else if (t == "cyclic")
-      s.emulate_map = placement::cyclic;
-    else
-      detail::bad("CONVOY_EMULATE_MAP", *v, "must be block or cyclic");
+    const placement maps[] = {placement::block, placement::cyclic};
+    s.emulate_map = parse_kind("CONVOY_EMULATE_MAP", *v, maps, placement_name);
   }
   if (const auto* v = get("CONVOY_BUFFER_BYTES"))
     s.capacity_bytes = parse_bytes("CONVOY_BUFFER_BYTES", *v);
@@ -79,25 +88,15 @@ settings settings::from_values(const std::map<std::string, std::string>& values)
     s.tune_file = *v;
   }
   if (const auto* v = get("CONVOY_TRANSPORT")) {
-    const std::string t = trimmed(*v);
-    bool known = false;
-    for (auto k : {transport_kind::automatic, transport_kind::mpi, transport_kind::shm,
-                   transport_kind::shm_zero_copy, transport_kind::rma})
-      if (t == transport_kind_name(k)) {
-        s.transport = k;
-        known = true;
-      }
-    if (!known) detail::bad("CONVOY_TRANSPORT", *v, "must be auto, mpi, shm, shm-zero-copy or rma");
+    const transport_kind kinds[] = {transport_kind::automatic, transport_kind::mpi,
+                                    transport_kind::shm, transport_kind::shm_zero_copy,
+                                    transport_kind::rma};
+    s.transport = parse_kind("CONVOY_TRANSPORT", *v, kinds, transport_kind_name);
   }
   if (const auto* v = get("CONVOY_LARGE")) {
-    const std::string t = trimmed(*v);
-    bool known = false;
-    for (auto k : {large_kind::automatic, large_kind::two_sided, large_kind::rendezvous})
-      if (t == large_kind_name(k)) {
-        s.large = k;
-        known = true;
-      }
-    if (!known) detail::bad("CONVOY_LARGE", *v, "must be auto, two-sided or rendezvous");
+    const large_kind kinds[] = {large_kind::automatic, large_kind::two_sided,
+                                large_kind::rendezvous};
+    s.large = parse_kind("CONVOY_LARGE", *v, kinds, large_kind_name);
   }
   if (const auto* v = get("CONVOY_WATCHDOG"))
     s.watchdog_seconds = parse_seconds("CONVOY_WATCHDOG", *v);

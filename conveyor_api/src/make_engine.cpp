@@ -143,8 +143,7 @@ std::unique_ptr<termination::engine> make_mpi_engine(MPI_Comm comm,
                                   detail::agreed_engine_options(comm, o, s), make_transport);
 }
 
-termination::engine_options detail::agreed_engine_options(MPI_Comm comm,
-                                                          const conveyor_options& o,
+termination::engine_options detail::agreed_engine_options(MPI_Comm comm, const conveyor_options& o,
                                                           const base::settings& s) {
   termination::engine_options opts = resolve_engine_options(o, s);
   // The settings are rank 0's already; the options may differ between ranks. The

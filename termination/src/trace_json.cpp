@@ -56,6 +56,33 @@ std::string trace_recorder::file_name() const {
          std::to_string(rank_) + ".json";
 }
 
+namespace {
+// An event's "args": what its kind carries.
+void write_args(std::ostream& out, const trace_event& e) {
+  switch (e.kind) {
+    case trace_kind::advance:
+      out << "\"calls\":" << e.items;
+      break;
+    case trace_kind::send:
+    case trace_kind::receive:
+      if (e.flags & trace_items) out << "\"items\":" << e.items << ',';
+      out << "\"bytes\":" << e.bytes << ",\"stage\":" << int{e.stage}
+          << ",\"full\":" << ((e.flags & trace_full) ? "true" : "false")
+          << ",\"last\":" << ((e.flags & trace_last) ? "true" : "false");
+      break;
+    case trace_kind::stall:
+      out << "\"stage\":" << int{e.stage}
+          << ",\"open\":" << ((e.flags & trace_open) ? "true" : "false");
+      break;
+    case trace_kind::stage_closed:
+      out << "\"stage\":" << int{e.stage};
+      break;
+    case trace_kind::flush:
+      break;
+  }
+}
+}  // namespace
+
 void trace_recorder::write_json(std::ostream& out) const {
   const int pid = rank_;
   const auto n_out = static_cast<int>(outs_.size());
@@ -104,27 +131,7 @@ void trace_recorder::write_json(std::ostream& out) const {
     else
       out << ",\"s\":\"t\"";
     out << ",\"args\":{";
-    switch (e.kind) {
-      case trace_kind::advance:
-        out << "\"calls\":" << e.items;
-        break;
-      case trace_kind::send:
-      case trace_kind::receive:
-        if (e.flags & trace_items) out << "\"items\":" << e.items << ',';
-        out << "\"bytes\":" << e.bytes << ",\"stage\":" << int{e.stage}
-            << ",\"full\":" << ((e.flags & trace_full) ? "true" : "false")
-            << ",\"last\":" << ((e.flags & trace_last) ? "true" : "false");
-        break;
-      case trace_kind::stall:
-        out << "\"stage\":" << int{e.stage}
-            << ",\"open\":" << ((e.flags & trace_open) ? "true" : "false");
-        break;
-      case trace_kind::stage_closed:
-        out << "\"stage\":" << int{e.stage};
-        break;
-      case trace_kind::flush:
-        break;
-    }
+    write_args(out, e);
     out << "}}" << (j + 1 < n ? ",\n" : "\n");
   }
   if (n == 0) out << "{\"name\":\"no events\",\"ph\":\"M\",\"pid\":" << pid << ",\"tid\":0}\n";

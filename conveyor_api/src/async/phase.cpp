@@ -53,9 +53,10 @@ std::string agree_on_error(MPI_Comm comm, int rank, int n_ranks, const std::stri
 
 }  // namespace
 
-void runtime::run_phase(spawner& s) {
-  auto& m = *impl_;
-  if (m.running) throw convoy::error("convoy::async: a phase is already running");
+// The phase's records, sized for the largest arguments and result defined, and both
+// conveyors begun (collective: the definitions are checked to agree first).
+void runtime::impl::open_phase() {
+  impl& m = *this;
   std::vector<std::size_t> value_sizes;
   for (const auto& c : m.combiners) value_sizes.push_back(c.entry.value_bytes);
   check_definitions(m.comm, m.handlers, value_sizes);
@@ -84,6 +85,12 @@ void runtime::run_phase(spawner& s) {
   m.held = {};
   m.pending.clear();
   m.running = true;
+}
+
+void runtime::run_phase(spawner& s) {
+  auto& m = *impl_;
+  if (m.running) throw convoy::error("convoy::async: a phase is already running");
+  m.open_phase();
   hot_.requests = m.requests.get();
   hot_.handlers = m.handlers.data();
   hot_.n_handlers = static_cast<std::uint32_t>(m.handlers.size());

@@ -53,14 +53,12 @@ struct local_call {
   }
 };
 
+// What a handler entry runs for one remote function: posts and calls of it served in a run,
+// as long as the next request is for it too (runtime.cpp, serve).
 template <class F, class R, class... A>
-handler_entry make_handler_entry(F f) {
-  handler_entry e;
-  e.args_bytes = packed_bytes<A...>;
-  if constexpr (!std::is_void_v<R>) e.result_bytes = sizeof(R);
-  e.fn = std::make_shared<F>(std::move(f));
-  e.post_run = [](void* fn, termination::engine& q, termination::item_view& out,
-                  std::size_t id_bytes, std::uint32_t id, std::uint64_t& handled) {
+struct handler_runs {
+  static int post_run(void* fn, termination::engine& q, termination::item_view& out,
+                      std::size_t id_bytes, std::uint32_t id, std::uint64_t& handled) {
     F& user_fn = *static_cast<F*>(fn);
     // The view and the count are locals (registers), written back on the way out: a store
     // through a reference in the loop would be reloaded after every update the function
@@ -82,9 +80,9 @@ handler_entry make_handler_entry(F f) {
         return 1;
       }
     }
-  };
-  e.call_run = [](void* fn, serve_context& ctx, termination::item_view& out,
-                  std::uint32_t id) -> int {
+  }
+
+  static int call_run(void* fn, serve_context& ctx, termination::item_view& out, std::uint32_t id) {
     F& user_fn = *static_cast<F*>(fn);
     termination::item_view v = out;  // a local, as in post_run
     const std::size_t at = k_token_bytes + ctx.id_bytes;
@@ -128,7 +126,17 @@ handler_entry make_handler_entry(F f) {
       out = v;
       throw;
     }
-  };
+  }
+};
+
+template <class F, class R, class... A>
+handler_entry make_handler_entry(F f) {
+  handler_entry e;
+  e.args_bytes = packed_bytes<A...>;
+  if constexpr (!std::is_void_v<R>) e.result_bytes = sizeof(R);
+  e.fn = std::make_shared<F>(std::move(f));
+  e.post_run = &handler_runs<F, R, A...>::post_run;
+  e.call_run = &handler_runs<F, R, A...>::call_run;
   e.invoke_here = [](void* fn, const std::byte* in, std::byte* out, bool& open) {
     local_call<F, R, A...>::run(*static_cast<F*>(fn), in, out, open);
   };
