@@ -34,7 +34,8 @@ if(CMAKE_NM)
   endif()
 endif()
 
-add_library(convoy_bench_harness_ext STATIC harness.cpp channels.cpp options.cpp)
+add_library(convoy_bench_harness_ext STATIC harness.cpp report.cpp channels.cpp baseline_channels.cpp
+            options.cpp)
 # SYSTEM: another library's header is not held to our warning flags.
 target_include_directories(convoy_bench_harness_ext SYSTEM PUBLIC ${ext_include})
 target_link_libraries(convoy_bench_harness_ext

@@ -24,37 +24,28 @@
 #include <algorithm>
 #include <convoy/base/error.hpp>
 #include <convoy/base/mesh_spec.hpp>
-#include <cstdio>
 #include <cstdlib>
-#include <ctime>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <map>
-#include <sstream>
 #include <string>
 #include <vector>
 
 #include "bench_runner.hpp"
 #include "cli_checks.hpp"
 #include "cli_exit.hpp"
+#include "tune_search.hpp"
 
 namespace {
 
-struct options {
-  std::string launcher;
-  int ranks = 0;
-  std::string items = "2e6";
-  int reps = 3;
-  int item_bytes = 8;
-  std::vector<std::size_t> capacities{4096, 8192, 16384, 32768, 65536, 131072, 262144};
-  std::vector<int> buffers{1, 2, 4};
-  std::vector<std::string> meshes;
-  std::vector<std::string> kinds{"simple", "tensor1", "tensor2", "tensor3"};
-  std::string bench;
-  std::string output;
-  bool dry_run = false;
-};
+using convoy::tools::tune::best;
+using convoy::tools::tune::options;
+using convoy::tools::tune::planned_runs;
+using convoy::tools::tune::tune_kinds;
+using convoy::tools::tune::tune_mesh;
+using convoy::tools::tune::tuner;
+using convoy::tools::tune::tuning_text;
 
 // auto, node,core, node,socket,core, the 1-D mesh and every 2-D and 3-D factorization
 // of the rank count with sides >= 2.
@@ -83,163 +74,6 @@ std::string checked_mesh(const std::string& spec, int ranks) {
   }
   return convoy::base::to_string(m);
 }
-
-std::vector<std::string> split_commas(const std::string& text) {
-  std::vector<std::string> out;
-  std::istringstream in(text);
-  for (std::string part; std::getline(in, part, ',');)
-    if (!part.empty()) out.push_back(part);
-  return out;
-}
-
-class tuner {
- public:
-  tuner(const options& o, std::vector<std::string> base, std::string log, int planned)
-      : o_(o), base_(std::move(base)), log_(std::move(log)), planned_(planned) {}
-
-  // Rates (items/s per rank) of `kinds` (comma separated) under `args`; 0 for a failed or
-  // unverified kind. Each (kind, args) is measured once.
-  std::map<std::string, double> measure(const std::string& kinds,
-                                        const std::vector<std::string>& args) {
-    std::string tail;
-    for (const auto& a : args) tail += " " + a;
-    std::map<std::string, double> rates;
-    std::string missing;
-    for (const auto& k : split_commas(kinds)) {
-      if (auto it = seen_.find(k + tail); it != seen_.end())
-        rates[k] = it->second;
-      else
-        missing += (missing.empty() ? "" : ",") + k;
-    }
-    if (missing.empty()) return rates;
-    std::vector<std::string> cmd = base_;
-    cmd.insert(cmd.end(), {"--kinds", missing, "--sizes", std::to_string(o_.item_bytes), "--items",
-                           o_.items, "--reps", std::to_string(o_.reps)});
-    cmd.insert(cmd.end(), args.begin(), args.end());
-    progress_.show("run " + std::to_string(++runs_) + " of at most " + std::to_string(planned_) +
-                       ": " + missing + tail,
-                   true);
-    std::map<std::string, double> got;
-    for (const auto& r : convoy::tools::run_bench(cmd, log_))
-      got[r.kind] = r.verified && r.error.empty() ? r.items_per_s_per_rank : 0;
-    progress_.clear();
-    std::cerr << "  " << missing << tail << ":";
-    for (const auto& k : split_commas(missing)) {
-      rates[k] = seen_[k + tail] = got[k];  // absent: the run failed before writing
-      std::fprintf(stderr, " %s %.3f M", k.c_str(), got[k] / 1e6);
-    }
-    std::cerr << "\n";
-    return rates;
-  }
-
- private:
-  const options& o_;
-  std::vector<std::string> base_;
-  std::string log_;
-  std::map<std::string, double> seen_;  // "kind args" -> rate
-  int planned_;                         // runs of the whole search, before repeats are skipped
-  int runs_ = 0;
-  convoy::tools::progress_line progress_{"convoy-tune: "};
-};
-
-// Runs of the search below at most (a repeated (kind, arguments) is measured once).
-int planned_runs(const options& o, std::size_t n_meshes) {
-  const auto c = static_cast<int>(o.capacities.size());
-  const auto b = static_cast<int>(o.buffers.size());
-  const int kinds = o.kinds.empty() ? 0 : c + (static_cast<int>(o.kinds.size()) - 1) * b;
-  return 2 * c + b + static_cast<int>(n_meshes) + kinds;
-}
-
-// Of `given`, the value nearest to `wanted` (the library's default): where the search
-// starts, so that it tries only what the command line allows.
-template <class T>
-T nearest(const std::vector<T>& given, T wanted) {
-  T best = given.front();
-  for (T v : given)
-    if ((v > wanted ? v - wanted : wanted - v) < (best > wanted ? best - wanted : wanted - best))
-      best = v;
-  return best;
-}
-
-struct best {
-  double rate = 0;
-  std::size_t capacity = 16384;
-  int buffers = 2;
-  std::string mesh = "auto";
-};
-
-best tune_mesh(tuner& t, const options& o, const std::vector<std::string>& meshes) {
-  best b;
-  b.capacity = nearest(o.capacities, b.capacity);
-  b.buffers = nearest(o.buffers, b.buffers);
-  b.mesh = meshes.front();
-  auto consider = [&](std::size_t cap, int buf, const std::string& mesh) {
-    const double r = t.measure("mesh", {"--mesh", mesh, "--capacity", std::to_string(cap),
-                                        "--n-buffers", std::to_string(buf)})["mesh"];
-    if (r > b.rate) b = {r, cap, buf, mesh};
-  };
-  std::cerr << "C++ API (kind mesh): buffer size, buffers per link, mesh shape, buffer size\n";
-  const best start = b;
-  for (auto c : o.capacities) consider(c, start.buffers, start.mesh);
-  for (int k : o.buffers) consider(b.capacity, k, b.mesh);
-  for (const auto& m : meshes) consider(b.capacity, b.buffers, m);
-  for (auto c : o.capacities) consider(c, b.buffers, b.mesh);
-  return b;
-}
-
-std::map<std::string, best> tune_kinds(tuner& t, const options& o) {
-  std::map<std::string, best> bests;
-  std::string all;
-  for (const auto& k : o.kinds) all += (all.empty() ? "" : ",") + k;
-  std::cerr << "convey.h kinds: buffer size, then buffers per link (tensor kinds)\n";
-  for (auto c : o.capacities) {
-    const auto rates =
-        t.measure(all, {"--convey-capacity", std::to_string(c), "--convey-buffers", "1"});
-    for (const auto& [kind, r] : rates)
-      if (r > bests[kind].rate) bests[kind] = {r, c, 1, ""};
-  }
-  for (auto& [kind, b] : bests) {
-    if (kind == "simple" || b.rate == 0) continue;  // simple has one buffer per destination
-    for (int k : o.buffers) {
-      const double r = t.measure(kind, {"--convey-capacity", std::to_string(b.capacity),
-                                        "--convey-buffers", std::to_string(k)})[kind];
-      if (r > b.rate) b = {r, b.capacity, k, ""};
-    }
-  }
-  std::erase_if(bests, [](const auto& kv) { return kv.second.rate <= 0; });
-  return bests;
-}
-
-std::string tuning_text(const options& o, const best& m, const std::map<std::string, best>& kinds) {
-  std::ostringstream s;
-  const std::time_t now = std::time(nullptr);
-  char date[64], host[256] = {};
-  std::strftime(date, sizeof date, "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&now));
-  gethostname(host, sizeof host - 1);
-  s << "# written by convoy-tune on " << date << ", host " << host << "\n"
-    << "# job: " << o.launcher << "; histogram, " << o.item_bytes << "-byte items, " << o.items
-    << " items per rank, median of " << o.reps << "\n";
-  char rate[64];
-  std::snprintf(rate, sizeof rate, "%.3f", m.rate / 1e6);
-  s << "# C++ API (kind mesh): " << rate << " M items/s per rank\n"
-    << "capacity_bytes=" << m.capacity << "\nn_buffers=" << m.buffers << "\nmesh=" << m.mesh
-    << "\n";
-  if (kinds.empty()) return s.str();
-  std::string fastest;
-  double top = 0;
-  for (const auto& [kind, b] : kinds)
-    if (b.rate > top) top = b.rate, fastest = kind;
-  s << "# convey.h kinds: the fastest (convey_new's choice), then each kind's best\n"
-    << "kind=" << fastest << "\n";
-  for (const auto& [kind, b] : kinds) {
-    std::snprintf(rate, sizeof rate, "%.3f", b.rate / 1e6);
-    s << "# " << kind << ": " << rate << " M items/s per rank\n"
-      << kind << ".capacity_bytes=" << b.capacity << "\n";
-    if (kind != "simple") s << kind << ".n_buffers=" << b.buffers << "\n";
-  }
-  return s.str();
-}
-
 std::string find_bench(const std::string& given) {
   if (!given.empty()) return given;
   const std::string here = convoy::tools::own_directory();

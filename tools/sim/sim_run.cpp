@@ -11,7 +11,9 @@
 #include <convoy/termination/engine.hpp>
 #include <cstring>
 #include <string>
-#include <unordered_map>
+
+#include "sim_oracle.hpp"
+#include "sim_prepare.hpp"
 
 namespace convoy::sim {
 
@@ -31,71 +33,10 @@ struct rank_progress {
   std::uint64_t pending_word = 0;
 };
 
-// Per rank: how many items (or replies) and the sum of their fingerprints (SIM-1, SIM-8).
-struct tally {
-  std::vector<std::uint64_t> n, sum;
-  explicit tally(int p) : n(static_cast<std::size_t>(p)), sum(static_cast<std::size_t>(p)) {}
-  void add(int at, std::uint64_t f) {
-    ++n[static_cast<std::size_t>(at)];
-    sum[static_cast<std::size_t>(at)] += f;
-  }
-};
-
-// FIFO per pair: a source numbers its items in push order, so per (source, destination)
-// they must arrive in increasing order (TERM-2). Its size grows with the pairs that
-// communicate, so large runs leave it off.
-class order_check {
- public:
-  order_check(bool on, int p, const char* what)
-      : on_(on), what_(what), last_(on ? static_cast<std::size_t>(p) : 0) {}
-  void operator()(int src, int dst, std::uint64_t seq) {
-    if (!on_) return;
-    auto [it, fresh] = last_[static_cast<std::size_t>(dst)].try_emplace(src, seq);
-    if (!fresh && it->second >= seq)
-      throw run_failure(std::string("FIFO per pair violated (SIM-1): at rank ") +
-                        std::to_string(dst) + " " + what_ + " #" + std::to_string(seq) +
-                        " from rank " + std::to_string(src) + " arrived after #" +
-                        std::to_string(it->second));
-    it->second = seq;
-  }
-
- private:
-  bool on_;
-  const char* what_;
-  std::vector<std::unordered_map<int, std::uint64_t>> last_;
-};
-
 // Items pushed and pulled in one step (the per-item costs).
 struct step_counts {
   std::uint64_t pushes = 0, pulls = 0;
 };
-
-constexpr int seq_bits = 43;  // an item's word: source << 43 | sequence number
-
-// Payload bytes after the 8-byte word are a function of the word (the item's id), so that a
-// pulled item's every byte is checked without storing what was sent (SIM-1).
-std::byte payload_byte(std::uint64_t word, std::size_t i) noexcept {
-  std::uint64_t x = word + 0x9e3779b97f4a7c15ULL * (i / 8 + 1);
-  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
-  x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
-  return static_cast<std::byte>((x ^ (x >> 31)) >> (8 * (i % 8)));
-}
-void fill_payload(std::vector<std::byte>& item, std::uint64_t word) noexcept {
-  std::memcpy(item.data(), &word, sizeof word);
-  for (std::size_t i = sizeof word; i < item.size(); ++i) item[i] = payload_byte(word, i);
-}
-bool payload_ok(const std::byte* data, std::size_t bytes, std::uint64_t word) noexcept {
-  for (std::size_t i = sizeof word; i < bytes; ++i)
-    if (data[i] != payload_byte(word, i)) return false;
-  return true;
-}
-
-aggregation::buffer_memory memory_of(const run_config& c, int ranks) {
-  const bool heap =
-      c.buffer_memory == buffer_memory_choice::heap ||
-      (c.buffer_memory == buffer_memory_choice::automatic && ranks > heap_above_ranks);
-  return heap ? aggregation::buffer_memory::heap : aggregation::buffer_memory::pages;
-}
 
 class runner {
  public:
@@ -404,53 +345,7 @@ void runner::collect(run_result& res) const {
   res.links = links_;
 }
 
-// What run() and bound_only() share: the checks, the plan, the machine, the traffic matrix,
-// the result's header and the bound.
-struct prepared {
-  std::shared_ptr<const router::route_plan> plan;
-  std::vector<int> node_of, socket_of;
-  traffic_matrix matrix;
-  run_result res;
-};
-
-prepared prepare(const run_config& c) {
-  if (c.item_bytes < 8) throw convoy::error("--item-bytes must be at least 8 (the oracle's tag)");
-  if (c.batch < 1) throw convoy::error("--batch must be at least 1");
-  if (c.items_per_rank >= (std::uint64_t{1} << 43))
-    throw convoy::error("--items must be below 2^43");
-  prepared x;
-  x.plan = make_sim_plan(c, x.node_of, x.socket_of);
-  run_result& res = x.res;
-  res.plan_name = x.plan->name();
-  res.ranks = x.plan->n_ranks();
-  res.nodes = x.node_of.empty() ? 0 : *std::max_element(x.node_of.begin(), x.node_of.end()) + 1;
-  res.stages = x.plan->n_stages();
-  res.max_hops = x.plan->max_hops();
-  res.heap_buffers = memory_of(c, res.ranks) == aggregation::buffer_memory::heap;
-  if (c.workload == workload_kind::traffic) {
-    if (c.traffic_file.empty() && !c.traffic)
-      throw convoy::error("the traffic workload needs a traffic-matrix file (--traffic FILE)");
-    if (c.traffic_file.empty() && c.traffic->rows.size() != static_cast<std::size_t>(res.ranks))
-      throw convoy::error("the traffic matrix has " + std::to_string(c.traffic->rows.size()) +
-                          " rows for " + std::to_string(res.ranks) + " ranks");
-    x.matrix = c.traffic_file.empty() ? *c.traffic : load_traffic(c.traffic_file, res.ranks);
-  } else if (!c.traffic_file.empty() || c.traffic) {
-    throw convoy::error("a traffic-matrix file belongs to the traffic workload");
-  }
-  res.bound = lower_bound(c, *x.plan, x.node_of, x.socket_of, &x.matrix);
-  return x;
-}
-
 }  // namespace
-
-run_result bound_only(const run_config& c) {
-  prepared x = prepare(c);
-  x.res.simulated = false;
-  x.res.items = c.workload == workload_kind::traffic
-                    ? x.matrix.total
-                    : c.items_per_rank * static_cast<std::uint64_t>(x.res.ranks);
-  return std::move(x.res);
-}
 
 run_result run(const run_config& c) {
   const auto t0 = std::chrono::steady_clock::now();

@@ -114,6 +114,15 @@ class mpi_transport final : public detail::book_endpoint {
  private:
   void check_open(const link_layout& layout, const std::vector<bool>& serve_out,
                   const std::vector<bool>& serve_in) const;
+  /// open()'s checks and, with a buffer source, every rank's agreement on them and on the
+  /// size of the block (collective, AGG-11); returns that size. Throws as open().
+  [[nodiscard]] std::size_t agree_on_open(const link_layout& layout,
+                                          const std::vector<bool>& serve_out,
+                                          const std::vector<bool>& serve_in,
+                                          std::exception_ptr failed_before) const;
+  /// Grabs the block from the buffer source and carves the books' buffers from it; if the
+  /// source fails on any rank, every rank gives its block back and throws (collective).
+  void take_block(std::size_t block_bytes);
   void pair_links();
   void send_ready(int out_link);
   void post_receive(int in_link, int slot);

@@ -145,6 +145,19 @@ class shm_transport final : public transport {
   [[nodiscard]] std::byte* slot_ptr(std::byte* ring, int slot) const noexcept;
   [[nodiscard]] int node_rank(int peer) const noexcept;
 
+  // The steps of open() that use this object's state; what the node ranks tell each
+  // other travels from step to step in a node_handshake.
+  struct node_handshake;
+  /// This rank's served links (checked locally) and kept windows, in h.mine; a failed
+  /// check is kept in h.local_error, to be thrown after the exchange.
+  void announce(const link_layout& layout, const std::vector<bool>& serve_out,
+                const std::vector<bool>& serve_in, node_handshake& h) const;
+  /// Takes a kept window that fits (AGG-70) or allocates one; collective over the node.
+  void adopt_window(const node_handshake& h);
+  /// Places the served rings: in-rings from `own` in this rank's segment, out-rings in
+  /// their receivers' segments (M2).
+  void map_rings(const node_handshake& h, std::byte* own);
+
   std::shared_ptr<const node_group> node_;            ///< kept with the communicator (AGG-68)
   MPI_Comm node_comm_ = MPI_COMM_NULL;                ///< node_->comm
   std::shared_ptr<detail::shm_window_pool> windows_;  ///< kept with node_comm_ (AGG-70)
