@@ -52,8 +52,7 @@ untyped_conveyor::untyped_conveyor(MPI_Comm comm, conveyor_options options)
   // transport) and learns the engine's shape; a dynamic conveyor then drops it until begin.
   // The buffers are agreed once here (one collective); a dynamic conveyor's later engines
   // are built over the same agreement (engine_options_), with no further one.
-  engine_ = detail::build_mpi_engine(comm_, plan_, options_, s,
-                                     detail::agreed_engine_options(comm_, options_, s));
+  engine_ = make_mpi_engine(comm_, plan_, options_, s);
   learn_shape();
   if (options_.dynamic) engine_.reset();
 }
