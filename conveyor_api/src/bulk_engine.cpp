@@ -188,7 +188,13 @@ void bulk_engine::count_links() noexcept {
 
 // Times the step (TERM-16: two clock reads per call) and each cycle from begin to its end.
 int bulk_engine::advance(bool done) noexcept {
-  if (const auto rc = state_.refuse(term::advance_call(done))) return *rc;
+  if (const auto rc = state_.refuse(term::advance_call(done))) {
+    if (*rc >= 0) {  // COMPLETE: done, and a call like any other (convey_ADVANCES)
+      ++now_.advances;
+      ++life_.advances;
+    }
+    return *rc;
+  }
   const auto entered = std::chrono::steady_clock::now();
   const int rc = advance_step(done);
   const auto left = std::chrono::steady_clock::now();

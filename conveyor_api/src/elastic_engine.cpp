@@ -74,7 +74,9 @@ int elastic_engine::begin(std::size_t default_bytes) {
   const int rc = engine_->begin(0);  // the engine's rigid size is unused: sizes are ours
   if (rc <= 0) return rc;
   hot_.item_bytes = default_bytes;  // no inline path: push_ok stays false, the window empty
+  hot_.pulls = 0;
   now_ = counters{};
+  channel_mark_ = channel_ ? channel_->stats() : aggregation::large_channel::statistics{};
   return rc;
 }
 
@@ -138,6 +140,7 @@ int elastic_engine::pull_slow(term::item_view& out, bool rigid) noexcept {
     }
     out = term::item_view{v.data, v.bytes - 1, v.from};
     count(&counters::pulls);
+    ++hot_.pulls;  // what the inline pull counts on the other kinds
     last_large_ = false;
     return 1;
   }
@@ -186,15 +189,15 @@ int elastic_engine::take_large(term::item_view& out, std::size_t size, std::uint
   out = term::item_view{channel_->incoming(), size, from};
   count(&counters::pulls);
   count(&counters::large_pulls);
+  ++hot_.pulls;
   last_large_ = true;
   return 1;
 }
 
 int elastic_engine::unpull() noexcept {
   const int rc = engine_->unpull();
-  if (rc > 0) {  // the item will be counted again when it is pulled again
-    --now_.pulls;
-    --life_.pulls;
+  if (rc > 0) {  // pulls count every delivery, as the engine's; large_pulls each item once
+    count(&counters::unpulls);
     if (last_large_) {
       --now_.large_pulls;
       --life_.large_pulls;
@@ -223,6 +226,12 @@ term::engine_stats elastic_engine::stats(bool cumulative) const {
   term::engine_stats s = engine_->stats(cumulative);
   s.pushes = c.pushes;  // the client's items (the engine's own count tickets as items)
   s.pulls = c.pulls;
+  s.unpulls = c.unpulls;  // the engine's own count the tickets left in line too
+  if (channel_) {  // a large item's bytes are one more message
+    const aggregation::large_channel::statistics& ch = channel_->stats();
+    s.buffers_sent += ch.sent - (cumulative ? 0 : channel_mark_.sent);
+    s.bytes_sent += ch.sent_bytes - (cumulative ? 0 : channel_mark_.sent_bytes);
+  }
   s.memory_high_water = std::max(s.memory_high_water, static_cast<std::uint64_t>(memory_bytes()));
   return s;
 }

@@ -1,8 +1,11 @@
 // untyped_conveyor: the engine of its kind plus DYNAMIC buffers and lifetime statistics.
+#include <convoy/aggregation/large_channel.hpp>
 #include <convoy/base/error.hpp>
 #include <convoy/base/settings.hpp>
 #include <convoy/conveyor_api/untyped_conveyor.hpp>
+#include <algorithm>
 #include <memory>
+#include <string>
 #include <utility>
 
 #include "engine_build.hpp"
@@ -12,8 +15,6 @@ namespace convoy {
 
 struct untyped_conveyor::report {
   detail::stats_entry entry;
-  bool calls_set = false;  // set_report_calls
-  std::uint64_t pushes = 0, pulls = 0, unpulls = 0;
 };
 
 namespace {
@@ -24,6 +25,10 @@ void add(termination::engine_stats& into, const termination::engine_stats& s) {
 
 untyped_conveyor::untyped_conveyor(MPI_Comm comm, conveyor_options options)
     : comm_(comm), options_(std::move(options)) {
+  if (options_.kind == conveyor_kind::elastic) {  // tickets must leave (sec. 4.4.1)
+    options_.elastic = true;
+    options_.steady = true;
+  }
   // API-1: the settings are resolved once per construction (unless the caller did), and
   // kept for the engines a dynamic conveyor builds at begin.
   if (!options_.settings)
@@ -33,34 +38,85 @@ untyped_conveyor::untyped_conveyor(MPI_Comm comm, conveyor_options options)
     report_ = std::make_unique<report>();
     report_->entry.serial = detail::open_stats_report(comm_, s);
     report_->entry.api = "cpp";
-    report_->entry.kind = options_.kind == conveyor_kind::bulk ? "bulk"
-                          : options_.tensor_order != 0         ? "tensor"
-                                                               : "mesh";
+    report_->entry.kind = options_.kind == conveyor_kind::bulk      ? "bulk"
+                          : options_.kind == conveyor_kind::elastic ? "elastic"
+                          : options_.tensor_order != 0              ? "tensor"
+                                                                    : "mesh";
   }
   if (options_.kind == conveyor_kind::bulk) {
-    engine_ = make_bulk_engine(comm_, options_, s);
+    auto bulk = make_bulk_engine(comm_, options_, s);
+    bulk_ = bulk.get();
+    engine_ = std::move(bulk);
     rank_ = engine_->rank();
     n_ranks_ = engine_->n_ranks();
     engine_options_.steady = options_.steady;
     engine_options_.capacity_bytes = engine_->max_item_bytes();
     max_item_bytes_ = engine_->max_item_bytes();
+    max_buffered_ = max_item_bytes_;
     max_memory_bytes_ = engine_->max_memory_bytes();
     return;
   }
   plan_ = make_plan(comm_, options_, s);
   // Built once even when dynamic: construction validates everything (plan, options,
-  // transport) and learns the engine's shape; a dynamic conveyor then drops it until begin.
-  // The buffers are agreed once here (one collective); a dynamic conveyor's later engines
-  // are built over the same agreement (engine_options_), with no further one.
-  engine_ = make_mpi_engine(comm_, plan_, options_, s);
+  // transport, channel) and learns the engine's shape; a dynamic conveyor then drops it
+  // until begin. The buffers are agreed once here (one collective); a dynamic conveyor's
+  // later engines are built over the same agreement (engine_options_), with no further one.
+  build(true);
   learn_shape();
-  if (options_.dynamic) engine_.reset();
+  if (options_.dynamic) drop();
+}
+
+// The streaming engine, and for the elastic kind the elastic engine over it with a
+// large-item channel when items can exceed a buffer (its two buffers from options.buffers,
+// taken after the engine's link buffers and given back before them: LIFO).
+void untyped_conveyor::build(bool first) {
+  const base::settings& s = *options_.settings;
+  std::unique_ptr<termination::engine> e =
+      first ? make_mpi_engine(comm_, plan_, options_, s)
+            : detail::build_mpi_engine(comm_, plan_, options_, s, engine_options_);
+  streaming_ = e.get();
+  if (options_.kind != conveyor_kind::elastic) {
+    engine_ = std::move(e);
+    return;
+  }
+  base_ = std::move(e);
+  try {
+    const std::size_t small = base_->max_item_bytes();
+    if (small < elastic_engine::min_buffered_bytes)
+      throw error("buffer_bytes " + std::to_string(engine_options_.capacity_bytes) +
+                  " is too small for elastic items (a buffer must hold a 25-byte ticket)");
+    const std::size_t bound = options_.item_bound ? options_.item_bound : small - 1;
+    std::unique_ptr<aggregation::large_channel> channel;
+    if (bound > small - 1) {
+      aggregation::mpi_large_channel::options o;
+      o.max_item_bytes = bound;
+      o.memory = options_.buffers;
+      // The setting (checked on every rank alike): automatic falls back to two-sided
+      // where MPI makes no window.
+      channel = aggregation::make_large_channel(comm_, s.large_or_auto(), o);
+    }
+    auto ee = std::make_unique<elastic_engine>(streaming_, std::move(channel), bound);
+    elastic_ = ee.get();
+    engine_ = std::move(ee);
+  } catch (...) {
+    drop();
+    throw;
+  }
+}
+
+// The engine goes, the elastic engine (and its channel) before the one below it (LIFO).
+void untyped_conveyor::drop() noexcept {
+  engine_.reset();
+  base_.reset();
+  streaming_ = nullptr;
+  elastic_ = nullptr;
 }
 
 untyped_conveyor::untyped_conveyor(std::unique_ptr<termination::engine> engine) {
   if (!engine) throw error("untyped_conveyor: null engine");
   options_.elastic = engine->options().elastic;
   options_.steady = engine->options().steady;
+  streaming_ = engine.get();
   engine_ = std::move(engine);
   learn_shape();
 }
@@ -68,13 +124,27 @@ untyped_conveyor::untyped_conveyor(std::unique_ptr<termination::engine> engine) 
 // With CONVOY_STATS, destruction is collective over the conveyor's communicator (as
 // convey_free is): the counters go to the job's document (API-30).
 untyped_conveyor::untyped_conveyor() noexcept = default;
-untyped_conveyor::~untyped_conveyor() { record_report(); }
+untyped_conveyor::~untyped_conveyor() {
+  record_report();
+  drop();
+}
 untyped_conveyor::untyped_conveyor(untyped_conveyor&&) noexcept = default;
 // The conveyor replaced is destroyed: collective with CONVOY_STATS, as the destructor.
 untyped_conveyor& untyped_conveyor::operator=(untyped_conveyor&& o) noexcept {
   if (this == &o) return *this;
   record_report();
+  drop();
   engine_ = std::move(o.engine_);
+  base_ = std::move(o.base_);
+  streaming_ = std::exchange(o.streaming_, nullptr);
+  bulk_ = std::exchange(o.bulk_, nullptr);
+  elastic_ = std::exchange(o.elastic_, nullptr);
+  retaken_ = o.retaken_;
+  retake_mark_ = o.retake_mark_;
+  retakes_now_ = o.retakes_now_;
+  retakes_life_ = o.retakes_life_;
+  message_ = std::move(o.message_);
+  max_buffered_ = o.max_buffered_;
   comm_ = o.comm_;
   options_ = std::move(o.options_);
   plan_ = std::move(o.plan_);
@@ -96,15 +166,6 @@ void untyped_conveyor::set_report_label(std::string api, std::string kind) {
   report_->entry.kind = std::move(kind);
 }
 
-void untyped_conveyor::set_report_calls(std::uint64_t pushes, std::uint64_t pulls,
-                                        std::uint64_t unpulls) {
-  if (!report_) return;
-  report_->calls_set = true;
-  report_->pushes = pushes;
-  report_->pulls = pulls;
-  report_->unpulls = unpulls;
-}
-
 // A conveyor that never began has nothing to report (nor do the candidates a layout
 // choice builds and drops); begins are collective, so every rank agrees.
 void untyped_conveyor::record_report() noexcept {
@@ -112,11 +173,6 @@ void untyped_conveyor::record_report() noexcept {
   try {
     detail::stats_entry& e = report_->entry;
     e.life = stats(true);
-    if (report_->calls_set) {
-      e.life.pushes = report_->pushes;
-      e.life.pulls = report_->pulls;
-      e.life.unpulls = report_->unpulls;
-    }
     if (e.life.begins > 0) {
       if (plan_) {
         e.mesh = plan_->mesh_sizes();
@@ -127,7 +183,7 @@ void untyped_conveyor::record_report() noexcept {
         e.stage_dimension.assign(e.life.stages.size(), -1);
       }
       e.buffer_bytes = engine_options_.capacity_bytes;
-      e.n_buffers = bulk() ? 1 : engine_options_.n_buffers;
+      e.n_buffers = options_.kind == conveyor_kind::bulk ? 1 : engine_options_.n_buffers;
       if (options_.elastic) e.item_bytes = 0;
       detail::record_stats(comm_, *options_.settings, e);
     }
@@ -145,30 +201,56 @@ void untyped_conveyor::learn_shape() {
   n_ranks_ = engine_->n_ranks();
   engine_options_ = e.options();
   max_item_bytes_ = engine_->max_item_bytes();
+  max_buffered_ = elastic_ ? elastic_->max_small_bytes() : max_item_bytes_;
   max_memory_bytes_ = engine_->max_memory_bytes();
   combine_max_bytes_ = e.combine_max_bytes();
 }
 
 int untyped_conveyor::begin(std::size_t item_bytes) {
-  if (bulk()) {  // takes its buffers itself when dynamic
-    const int rc = engine_->begin(item_bytes);
-    if (rc > 0 && report_) report_->entry.item_bytes = item_bytes;
-    return rc;
+  // The bulk kind takes its buffers itself when dynamic; a size no engine takes builds none.
+  if (!bulk_ && engine_ == nullptr) {
+    if (item_bytes > max_item_bytes_) return termination::error_size;
+    attach();
   }
-  attach();
   if (!engine_) return termination::error_state;
   const int rc = engine_->begin(item_bytes);
   if (rc < 0) detach();
-  if (rc > 0 && report_) report_->entry.item_bytes = item_bytes;
+  if (rc > 0) {
+    retaken_ = false;
+    retakes_now_ = 0;
+    if (report_) report_->entry.item_bytes = item_bytes;
+  }
+  return rc;
+}
+
+int untyped_conveyor::advance_keeping_pull(bool done) noexcept {
+  if (!engine_) return advance(done);
+  const aggregation::delivery_window& w = engine_->hot().window;
+  const bool put_back = engine_->unpull() > 0;
+  // Where the item is, when the window shows it (inline pulls); elsewhere unchecked.
+  const std::byte* const expect = put_back && w.cur < w.end ? w.cur : nullptr;
+  const int rc = engine_->advance(done);
+  if (put_back) {
+    termination::item_view v;
+    if (engine_->pull(v, false) <= 0 || (expect && v.data != expect)) {
+      message_ = "untyped_conveyor: the item kept across advance moved";
+      return termination::error_transport;
+    }
+    retaken_ = true;
+    retake_mark_ = engine_->hot().pulls;
+    ++retakes_now_;
+    ++retakes_life_;
+  }
   return rc;
 }
 
 int untyped_conveyor::set_combine(const aggregation::combine_spec& spec) {
+  if (options_.kind == conveyor_kind::bulk) return termination::error_mode;  // never combines
   if (termination::engine* e = streaming()) {
     const int rc = e->set_combine(spec);
     if (rc < 0) return rc;
   } else if (engine_ || !options_.dynamic || !plan_) {
-    return termination::error_state;  // the bulk kind, a placeholder
+    return termination::error_state;  // a placeholder
   } else if (spec.fn != nullptr && options_.elastic) {
     return termination::error_elastic;
   }
@@ -186,13 +268,12 @@ int untyped_conveyor::set_combine(const aggregation::combine_spec& spec) {
 }
 
 void untyped_conveyor::attach() {
-  if (!engine_ && options_.dynamic && plan_)
-    engine_ = detail::build_mpi_engine(comm_, plan_, options_, *options_.settings, engine_options_);
+  if (!engine_ && options_.dynamic && plan_) build(false);
 }
 
 void untyped_conveyor::detach() noexcept {
   // Between cycles only: what `configure` may do (TERM-9).
-  if (!engine_ || bulk() || !options_.dynamic ||
+  if (!engine_ || bulk_ || !options_.dynamic ||
       termination::refusal(engine_->current_state(), termination::call::configure))
     return;
   try {
@@ -203,21 +284,31 @@ void untyped_conveyor::detach() noexcept {
     }
   } catch (...) {  // statistics are lost, the buffers are not
   }
-  engine_.reset();
+  drop();
 }
 
 int untyped_conveyor::reset() {
-  if (bulk()) return engine_->reset();
   if (!engine_) return options_.dynamic && plan_ ? 1 : termination::error_state;
   const int rc = engine_->reset();
-  if (rc > 0) detach();
+  if (rc > 0) {
+    retaken_ = false;
+    detach();
+  }
   return rc;
 }
 
 termination::engine_stats untyped_conveyor::stats(bool cumulative) const {
-  if (!cumulative) return engine_ ? engine_->stats(false) : last_;
-  termination::engine_stats s = retired_;
-  if (engine_) add(s, engine_->stats(true));
+  termination::engine_stats s;
+  if (!cumulative) {
+    s = engine_ ? engine_->stats(false) : last_;
+  } else {
+    s = retired_;
+    if (engine_) add(s, engine_->stats(true));
+  }
+  // The items advance_keeping_pull took back and again are not the user's.
+  const std::uint64_t retakes = cumulative ? retakes_life_ : retakes_now_;
+  s.pulls -= std::min(s.pulls, retakes);
+  s.unpulls -= std::min(s.unpulls, retakes);
   return s;
 }
 
@@ -226,6 +317,7 @@ std::size_t untyped_conveyor::memory_bytes() const noexcept {
 }
 
 std::string untyped_conveyor::last_message() const {
+  if (!message_.empty()) return message_;
   return engine_ ? engine_->last_message() : std::string();
 }
 

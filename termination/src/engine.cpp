@@ -163,8 +163,14 @@ int engine::unpull() noexcept {
 }
 
 int engine::advance(bool done) noexcept {
-  if (const auto rc = state_.refuse(advance_call(done))) return *rc;
   auto& m = *impl_;
+  if (const auto rc = state_.refuse(advance_call(done))) {
+    if (*rc >= 0) {  // COMPLETE: done, and a call like any other
+      ++m.now.advances;
+      ++m.life.advances;
+    }
+    return *rc;
+  }
   ++m.now.advances;
   ++m.life.advances;
   if (m.post_failed) return error_transport;  // a send from push() failed (last_message)

@@ -166,6 +166,9 @@ engine_stats engine::impl::stats(bool cumulative) const {
   const std::uint64_t own = s.pushes > to_self ? s.pushes - to_self : 0;
   s.items_forwarded = sent > own ? sent - own : 0;
   s.memory_high_water = std::max(s.memory_high_water, static_cast<std::uint64_t>(e.memory_bytes()));
+  // Bytes as they went on the wire: less what a compressing transport kept off it.
+  const std::uint64_t saved = transport->saved_bytes() - (cumulative ? 0 : saved_mark);
+  s.bytes_sent = s.bytes_sent > saved ? s.bytes_sent - saved : 0;
   add_combine_counters(s);
   return s;
 }

@@ -107,6 +107,7 @@ void engine::impl::start_cycle(std::size_t item_bytes) {
   tick = 0;
   last = {};
   now = blank_counters(life);
+  saved_mark = transport->saved_bytes();
   cycle_start = std::chrono::steady_clock::now();
   ready.clear();
   e.hot_.window = {};

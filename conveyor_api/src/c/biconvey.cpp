@@ -82,10 +82,10 @@ namespace {
 // COMPRESS: THRIFTY off-node buffers with the standard codec (tensor and bulk layouts).
 untyped_conveyor make_core(const layout_plan& t, const convey_alc8r_t* alloc,
                            std::uint64_t options) {
-  cf::engine_request r;
+  cf::conveyor_request r;
   r.layout = t;
-  r.steady = true;
-  convoy::conveyor_options o = cf::engine_options_for(r, alloc, options);
+  convoy::conveyor_options o = cf::core_options(r, alloc, options);
+  o.steady = true;
   if ((options & convey_opt_COMPRESS) && t.kind != convoy::layout_kind::mesh)
     o.codec = std::make_shared<cf::c_codec>();
   return untyped_conveyor(MPI_COMM_WORLD, std::move(o));

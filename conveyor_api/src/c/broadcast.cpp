@@ -14,13 +14,12 @@ extern "C" {
 convey_t* convoy_convey_new_broadcast(size_t capacity, size_t n_buffers,
                                       const convey_alc8r_t* alloc, uint64_t options) {
   return cf::construct("convoy_convey_new_broadcast", options, [&] {
-    cf::engine_request r;
+    cf::conveyor_request r;
     r.layout = cf::tensor_layout(capacity, 1, 1, n_buffers);  // bale's checks of both
     r.layout.kind = convoy::layout_kind::mesh;
     r.layout.order = 0;
-    r.steady = (options & convey_opt_PROGRESS) != 0;
     r.broadcast = true;
-    return cf::make_streaming(r, alloc, options);
+    return cf::make_conveyor(r, alloc, options);
   });
 }
 
@@ -29,8 +28,7 @@ int convoy_convey_broadcast(convey_t* c, const void* item) {
   if (!c) return convey_error_NULL;
   if (const auto rc = c->refuse(where, call::push)) return *rc;
   if (!item) return c->panic(where, convey_error_NULL);
-  if (!c->engine) return c->panic(where, convey_error_USAGE, "not a broadcast conveyor");
-  const int rc = cf::to_convey(c->engine->broadcast(item));
+  const int rc = cf::to_convey(c->engine().broadcast(item));
   if (rc == convey_error_USAGE) return c->panic(where, rc, "not a broadcast conveyor");
   return rc >= 0 ? rc : c->panic(where, rc);  // the engine counts the broadcast as a push
 }

@@ -4,7 +4,6 @@
 #include <convoy/convey_ext.h>
 
 #include <cstdint>
-#include <cstring>
 
 #include "facade.hpp"
 
@@ -17,8 +16,6 @@ int convoy_convey_set_combine(convey_t* c, size_t key_offset, size_t key_bytes, 
   static const char* const where = "convoy_convey_set_combine";
   if (!c) return convey_error_NULL;
   if (const auto rc = c->refuse(where, call::configure)) return *rc;
-  if (std::strcmp(c->kind, "tensor") != 0 && std::strcmp(c->kind, "mesh") != 0)
-    return c->panic(where, convey_error_USAGE, "combining needs a tensor or mesh conveyor");
   convoy::aggregation::combine_spec spec;
   if (combine) {
     constexpr std::size_t most = UINT32_MAX;
@@ -41,8 +38,9 @@ int convoy_convey_set_combine(convey_t* c, size_t key_offset, size_t key_bytes, 
   } catch (...) {
     return c->panic(where, convey_error_ALLOC);
   }
-  if (rc == convoy::termination::error_elastic)
-    return c->panic(where, convey_error_USAGE, "combining needs rigid items");
+  if (rc == convoy::termination::error_elastic || rc == convoy::termination::error_mode)
+    return c->panic(where, convey_error_USAGE,
+                    "combining needs a tensor or mesh conveyor of rigid items, not a broadcast");
   if (rc < 0) return c->panic(where, convoy::facade::to_convey(rc));
   return convey_OK;
 }

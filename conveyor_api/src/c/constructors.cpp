@@ -78,10 +78,9 @@ layout_plan cf::choose(const convoy::layout_request& r, std::uint64_t options,
 
 namespace {
 
-cf::engine_request request(const layout_plan& t, std::uint64_t options) {
-  cf::engine_request r;
+cf::conveyor_request request(const layout_plan& t) {
+  cf::conveyor_request r;
   r.layout = t;
-  r.steady = (options & convey_opt_PROGRESS) != 0;
   return r;
 }
 
@@ -91,17 +90,11 @@ convey_t* build_chosen(const convoy::layout_request& lr, const convey_alc8r_t* a
   std::unique_ptr<convey_t> kept;
   cf::choose(lr, options, [&](const layout_plan& candidate) {
     kept.reset();  // the previous attempt's buffers go back first
-    if (candidate.kind == layout_kind::bulk) {
-      kept.reset(cf::make_simple(candidate.payload_bytes, alloc, options));
-    } else {
-      cf::engine_request r = request(candidate, options);
-      r.elastic = lr.elastic;
-      r.monster_bytes = lr.item_bound;
-      r.item_bound = lr.item_bound;
-      kept.reset(lr.elastic ? cf::make_elastic(r, alloc, options)
-                            : cf::make_streaming(r, alloc, options));
-    }
-    return kept->ops->max_memory_bytes_();
+    cf::conveyor_request r = request(candidate);
+    r.elastic = lr.elastic;  // never with a bulk candidate (allow_bulk = false)
+    r.item_bound = lr.item_bound;
+    kept.reset(cf::make_conveyor(r, alloc, options));
+    return kept->core.max_memory_bytes();
   });
   return kept.release();
 }
@@ -141,23 +134,25 @@ convey_t* convey_new_simple(size_t capacity, const convey_alc8r_t* alloc,
   return cf::construct("convey_new_simple", options, [&] {
     if (a2a) throw convoy::error("mpp_utilV4 all-to-all strategies are not supported: pass NULL");
     check_capacity("capacity", capacity);
-    return cf::make_simple(capacity, alloc, options);
+    layout_plan t;
+    t.kind = layout_kind::bulk;
+    t.payload_bytes = capacity;
+    return cf::make_conveyor(request(t), alloc, options);
   });
 }
 
 convey_t* convey_new_twohop(size_t capacity, size_t row_procs, const convey_alc8r_t* alloc,
                             uint64_t options) {
   return cf::construct("convey_new_twohop", options, [&] {
-    return cf::make_streaming(request(cf::tensor_layout(capacity, 2, row_procs, 2), options), alloc,
-                              options);
+    return cf::make_conveyor(request(cf::tensor_layout(capacity, 2, row_procs, 2)), alloc, options);
   });
 }
 
 convey_t* convey_new_tensor(size_t capacity, int order, size_t n_local, size_t n_buffers,
                             const convey_alc8r_t* alloc, uint64_t options) {
   return cf::construct("convey_new_tensor", options, [&] {
-    return cf::make_streaming(
-        request(cf::tensor_layout(capacity, order, n_local, n_buffers), options), alloc, options);
+    return cf::make_conveyor(request(cf::tensor_layout(capacity, order, n_local, n_buffers)), alloc,
+                             options);
   });
 }
 
@@ -165,11 +160,10 @@ convey_t* convey_new_etensor(size_t buffer_bytes, size_t monster_bytes, int orde
                              size_t n_buffers, const convey_alc8r_t* alloc, uint64_t options) {
   return cf::construct("convey_new_etensor", options, [&] {
     check_item_bound("monster_bytes", monster_bytes);
-    cf::engine_request r =
-        request(cf::tensor_layout(buffer_bytes, order, n_local, n_buffers), options);
+    cf::conveyor_request r = request(cf::tensor_layout(buffer_bytes, order, n_local, n_buffers));
     r.elastic = true;
-    r.monster_bytes = monster_bytes;
-    return cf::make_elastic(r, alloc, options);
+    r.item_bound = monster_bytes;  // bale's elastic_epush: up to max_size
+    return cf::make_conveyor(r, alloc, options);
   });
 }
 

@@ -36,7 +36,6 @@ namespace term = convoy::termination;
 }  // namespace
 
 namespace {
-enum counter { k_begins = 0, k_pushes, k_pulls, k_unpulls, k_advances, k_retakes };
 
 int internal_failure(conveyor* c, const char* where, const std::exception* e) noexcept {
   const bool mpi = e && dynamic_cast<const convoy::error*>(e) != nullptr;
@@ -59,20 +58,17 @@ int guarded(conveyor* c, const char* where, F&& call) noexcept {
 
 // Hands out the pulled item `v`: pull copies it to `dest`; apull and epull (dest ==
 // nullptr) return it in place when it is aligned as begin asked, else an aligned scratch
-// copy (CAPI-7). An elastic conveyor's in-place small item is held across advance; its
-// large items stay in their own buffer until the next pull.
+// copy (CAPI-7). An elastic item larger than the buffers' is in its own buffer until the
+// next pull.
 const void* hand_out(conveyor* c, const term::item_view& v, void* dest,
                      std::int64_t* from) noexcept {
   const void* p = v.data;
   if (dest) {
     agg::copy_item(dest, p, v.bytes);
-  } else if (v.bytes > c->small_max) {
-    // a large elastic item: in its own buffer
-  } else if (v.bytes == 0 || misaligned(p, c->align)) {
+  } else if (v.bytes <= c->core.max_buffered_item_bytes() &&
+             (v.bytes == 0 || misaligned(p, c->head.align_mask + 1))) {
     if (v.bytes) std::memcpy(c->scratch.get(), p, v.bytes);
     p = c->scratch.get();
-  } else if (!c->engine_counts) {
-    c->held = p;
   }
   if (from) *from = v.from;
   return p;
@@ -92,30 +88,16 @@ const void* pull_checked(conveyor* c, const char* where, void* dest, std::int64_
     *rc = *refused;
     return nullptr;
   }
-  c->held = nullptr;
-  c->retaken = false;
   term::item_view v;
-  const int got = c->engine->pull(v, true);
+  const int got = c->engine().pull(v, true);
   if (got <= 0) {
     // An elastic item of another size stays for epull: bale's MISFIT (CAPI-5).
     if (got < 0)
       *rc = c->panic(where, got == term::error_elastic ? convey_error_MISFIT : to_convey(got));
     return nullptr;
   }
-  if (!c->engine_counts) ++c->life[k_pulls];
   *rc = convey_OK;
   return hand_out(c, v, dest, from);
-}
-
-// The engine's count of `which` (k_pushes or k_pulls), less the pulls an advance took back
-// and pulled again; 0 for elastic conveyors (counted in life).
-std::uint64_t engine_count(const conveyor* c, counter which, bool cumulative) {
-  if (!c->engine_counts) return 0;
-  const term::engine_stats s = c->core.stats(cumulative);
-  if (which == k_pushes) return s.pushes;
-  const std::uint64_t retakes =
-      cumulative ? c->life[k_retakes] : c->life[k_retakes] - c->mark[k_retakes];
-  return s.pulls - retakes;
 }
 
 }  // namespace
@@ -130,18 +112,13 @@ int convey_begin(convey_t* c, size_t item_bytes, size_t align) {
   if (align == 0 || (align & (align - 1)) != 0 || item_bytes % align != 0 ||
       align > CONVEY_MAX_ALIGN)
     align = convoy::facade::natural_align(item_bytes);
-  const int rc = guarded(c, "convey_begin", [&] { return c->ops->begin_(item_bytes, align); });
+  const int rc = guarded(c, "convey_begin", [&] { return to_convey(c->core.begin(item_bytes)); });
   c->refresh_view();  // a dynamic conveyor's engine exists from begin
   if (rc == convey_error_OFLO && c->core.options().combine.fn)  // convoy_convey_set_combine
     return c->panic("convey_begin", rc, "the combining key or value lies beyond the item");
   if (rc < 0) return c->panic("convey_begin", rc);
-  std::memcpy(c->mark, c->life, sizeof c->life);
-  ++c->life[k_begins];
   c->item_bytes = item_bytes;
-  c->align = align;
   c->head.align_mask = align - 1;
-  c->held = nullptr;
-  c->retaken = false;
   return convey_OK;
 }
 
@@ -153,18 +130,17 @@ int convoy_v1_push(convey_t* c, const void* item, int64_t pe) {
   if (!c) return convey_error_NULL;
   if (const auto rc = c->refuse("convey_push", call::push)) return *rc;
   if (!(c->options & convey_opt_RECKLESS)) {
-    if (pe < 0 || pe >= c->n_pes) return c->panic("convey_push", convey_error_RANGE);
+    if (pe < 0 || pe >= c->core.n_ranks()) return c->panic("convey_push", convey_error_RANGE);
     if (!item) return c->panic("convey_push", convey_error_NULL);
   }
-  const int rc = to_convey(c->engine->push(item, static_cast<int>(pe)));
-  if (rc > 0 && !c->engine_counts) ++c->life[k_pushes];
+  const int rc = to_convey(c->engine().push(item, static_cast<int>(pe)));
   if (rc == convey_error_USAGE)
     return c->panic("convey_push", rc, "a broadcast conveyor: send with convoy_convey_broadcast");
   return rc >= 0 ? rc : c->panic("convey_push", rc);
 }
 
 int convoy_v1_lane_full(convey_t* c, uint32_t lane) {
-  c->engine->lane_full(lane);  // only the engine's view lets the inline push run
+  c->engine().lane_full(lane);  // only the engine's view lets the inline push run
   return convey_OK;
 }
 
@@ -174,17 +150,13 @@ int convey_epush(convey_t* c, size_t bytes, const void* item, int64_t pe) {
   if (const auto rc = c->refuse("convey_epush", call::push)) [[unlikely]]
     return *rc;
   if (!(c->options & convey_opt_RECKLESS)) {
-    if (pe < 0 || pe >= c->n_pes) [[unlikely]]
+    if (pe < 0 || pe >= c->core.n_ranks()) [[unlikely]]
       return c->panic("convey_epush", convey_error_RANGE);
     if (!item && bytes > 0) [[unlikely]]
       return c->panic("convey_epush", convey_error_NULL);
   }
   // Above the conveyor's bound: OFLO, nothing moved (CAPI-6).
-  const int rc = to_convey(c->engine->epush(item, bytes, static_cast<int>(pe)));
-  if (rc > 0) [[likely]] {
-    if (!c->engine_counts) ++c->life[k_pushes];
-    return rc;
-  }
+  const int rc = to_convey(c->engine().epush(item, bytes, static_cast<int>(pe)));
   return rc < 0 ? c->panic("convey_epush", rc) : rc;
 }
 
@@ -219,12 +191,9 @@ int convey_epull(convey_t* c, convey_item_t* result) {
     result->data = nullptr;  // bale: nothing to pull, in DORMANT too, not an error (CAPI-2)
     return convey_FAIL;
   }
-  c->held = nullptr;
-  c->retaken = false;
   term::item_view v;
-  const int rc = to_convey(c->engine->pull(v, false));
+  const int rc = to_convey(c->engine().pull(v, false));
   if (rc > 0) {
-    if (!c->engine_counts) ++c->life[k_pulls];
     result->data = const_cast<void*>(hand_out(c, v, nullptr, nullptr));
     result->bytes = v.bytes;
     result->from = v.from;
@@ -236,12 +205,10 @@ int convey_epull(convey_t* c, convey_item_t* result) {
 int convey_unpull(convey_t* c) {
   if (!c) return convey_error_NULL;
   if (const auto rc = c->refuse("convey_unpull", call::unpull)) return *rc;
-  c->held = nullptr;
-  // The last pull was before an advance (CAPI-7): no pull since, inline or not.
-  if (c->retaken && c->head.view->pulls == c->retake_mark) return convey_FAIL;
-  const int rc = to_convey(c->engine->unpull());
-  if (rc > 0) ++c->life[k_unpulls];
-  return rc < 0 ? c->panic("convey_unpull", rc) : rc;
+  // Nothing pulled since the last advance (CAPI-7), inline or not: FAIL, as bale.
+  const int rc = c->core.unpull();
+  if (rc == term::error_unpull) return convey_FAIL;
+  return rc < 0 ? c->panic("convey_unpull", to_convey(rc)) : rc;
 }
 
 int convey_advance(convey_t* c, bool done) {
@@ -249,49 +216,29 @@ int convey_advance(convey_t* c, bool done) {
   convoy::facade::drain_reports_sometimes();
   // After advance(true), done stays true (CAPI-2, termination::done_pushing).
   done = term::done_pushing(c->now(), done);
-  if (const auto rc = c->refuse("convey_advance", term::advance_call(done))) {
-    if (*rc >= 0) ++c->life[k_advances];  // COMPLETE: DONE, and counted
+  // COMPLETE: the engine answers DONE and counts the call.
+  if (const auto rc = c->refuse("convey_advance", term::advance_call(done)); rc && *rc < 0)
     return *rc;
-  }
-  // An apull/epull pointer stays valid until the next pull or unpull (bale), the engine's
-  // only until the next advance: put the item back, so that its buffer stays, and take it
-  // again. It is first in line, so the same bytes come back in the same place (CAPI-7).
-  // Pulls may be inline, unseen here: the last pull goes back whenever the engine can
-  // still unpull it (elastic conveyors: when an apull or epull pointer is held).
-  const bool put_back = (c->engine_counts || c->held) && c->core.unpull() > 0;
-  const convey_window_t& w = c->head.view->window;
-  const void* const expect = !put_back          ? nullptr
-                             : c->engine_counts ? (w.cur < w.end ? w.cur : nullptr)
-                                                : c->held;
+  // An apull/epull pointer stays valid until the next pull or unpull (bale): the core
+  // keeps the last pulled item in place across the advance (CAPI-7).
   const int rc = guarded(c, "convey_advance", [&] {
-    const int code = to_convey(c->engine->advance(done));
+    const int code = to_convey(c->core.advance_keeping_pull(done));
     if (code == convey_error_COMMS && !(c->options & convey_opt_QUIET))
-      convoy::facade::print_once("PE " + std::to_string(c->my_pe) + ": " +
-                                 c->engine->last_message());
+      convoy::facade::print_once("PE " + std::to_string(c->core.rank()) + ": " +
+                                 c->core.last_message());
     return code;
   });
-  if (put_back) {
-    term::item_view v;
-    if (c->core.pull(v, false) <= 0 || (expect && v.data != expect))
-      return c->panic("convey_advance", convey_error_INTERNAL, "the held item moved");
-    c->retaken = true;
-    c->retake_mark = c->head.view->pulls;
-    if (c->engine_counts) ++c->life[k_retakes];
-  }
-  if (rc < 0) return c->panic("convey_advance", rc);
-  ++c->life[k_advances];
-  return rc;
+  return rc < 0 ? c->panic("convey_advance", rc) : rc;
 }
 
 int convey_reset(convey_t* c) {
   if (!c) return convey_error_NULL;
   convoy::facade::drain_reports();
   if (const auto rc = c->refuse("convey_reset", call::reset)) return *rc;  // DORMANT: OK
-  const int rc = guarded(c, "convey_reset", [&] { return c->ops->reset_(); });
+  const int rc = guarded(c, "convey_reset", [&] { return to_convey(c->core.reset()); });
   c->refresh_view();  // a dynamic conveyor's engine goes at reset
   if (rc < 0) return c->panic("convey_reset", rc);
   c->item_bytes = 0;
-  c->held = nullptr;
   return convey_OK;
 }
 
@@ -300,14 +247,7 @@ int convey_free(convey_t* c) {
   convoy::facade::drain_reports();
   if (const auto rc = c->refuse("convey_free", call::destroy)) return *rc;
   try {
-    // CONVOY_STATS reports the user's calls, as convey_statistic counts them (API-30).
-    const auto lifetime = [c](int which) {
-      return static_cast<std::uint64_t>(std::max<std::int64_t>(0, convey_statistic(c, which)));
-    };
-    c->core.set_report_calls(lifetime(convey_PUSHES + convey_CUMULATIVE),
-                             lifetime(convey_PULLS + convey_CUMULATIVE),
-                             lifetime(convey_UNPULLS + convey_CUMULATIVE));
-    delete c;
+    delete c;  // with CONVOY_STATS, the core's counters go to the job's document (API-30)
   } catch (...) {
     return convey_error_INTERNAL;
   }
@@ -322,8 +262,8 @@ int convey_set_codec(convey_t* c, const convey_codec_t* codec, void* arg) {
   if (codec && (!codec->compress || !codec->decompress))
     return c->panic("convey_set_codec", convey_error_NOFUNC,
                     "a codec with plan needs compress and decompress");
-  const int rc = guarded(c, "convey_set_codec", [&] { return c->ops->set_codec_(codec, arg); });
-  return rc < 0 ? c->panic("convey_set_codec", rc) : rc;
+  c->codec->set(codec, arg);  // the transports or the exchange plan it at the next begin
+  return convey_OK;
 }
 
 size_t convey_item_size(convey_t* c) {
@@ -335,21 +275,23 @@ uint64_t convey_features(convey_t* c) { return c ? c->features : 0; }
 int64_t convey_statistic(convey_t* c, int which) {
   if (!c) return 0;
   if (which < 0 || which >= 2 * convey_CUMULATIVE) return -1;
-  const bool cumulative = which >= convey_CUMULATIVE;
-  const int base = which % convey_CUMULATIVE;
-  if (base <= convey_ADVANCES) {
-    const auto b = static_cast<std::size_t>(base);
-    std::uint64_t n = cumulative ? c->life[b] : c->life[b] - c->mark[b];
-    if (base == convey_PUSHES || base == convey_PULLS) {
-      try {
-        n += engine_count(c, base == convey_PUSHES ? k_pushes : k_pulls, cumulative);
-      } catch (...) {
-        return -1;
-      }
+  try {
+    const term::engine_stats s = c->core.stats(which >= convey_CUMULATIVE);
+    std::uint64_t n = 0;
+    switch (which % convey_CUMULATIVE) {
+      case convey_BEGINS: n = s.begins; break;
+      case convey_PUSHES: n = s.pushes; break;
+      case convey_PULLS: n = s.pulls; break;
+      case convey_UNPULLS: n = s.unpulls; break;
+      case convey_ADVANCES: n = s.advances; break;
+      case convey_COMMS: n = s.buffers_sent; break;  // a large elastic item's bytes: one more
+      case convey_SYNCS: n = s.collectives; break;   // the simple kind's; 0 for the others
+      default: n = s.bytes_sent; break;              // BYTES, as sent (compressed)
     }
     return static_cast<int64_t>(n);
+  } catch (...) {
+    return -1;
   }
-  return c->ops->comm_statistic_(base, cumulative);
 }
 
 // ---- convoy/convey_ext.h ----
@@ -358,9 +300,9 @@ const char* convoy_convey_kind(convey_t* c) { return c ? c->kind : ""; }
 int convoy_convey_order(convey_t* c) { return c ? c->order : 0; }
 size_t convoy_convey_n_local(convey_t* c) { return c ? c->n_local : 0; }
 size_t convoy_convey_buffer_bytes(convey_t* c) { return c ? c->payload_bytes : 0; }
-size_t convoy_convey_memory_bytes(convey_t* c) { return c ? c->ops->memory_bytes_() : 0; }
-size_t convoy_convey_max_memory_bytes(convey_t* c) { return c ? c->ops->max_memory_bytes_() : 0; }
-int64_t convoy_convey_n_pes(convey_t* c) { return c ? c->n_pes : 0; }
-int64_t convoy_convey_my_pe(convey_t* c) { return c ? c->my_pe : -1; }
+size_t convoy_convey_memory_bytes(convey_t* c) { return c ? c->core.memory_bytes() : 0; }
+size_t convoy_convey_max_memory_bytes(convey_t* c) { return c ? c->core.max_memory_bytes() : 0; }
+int64_t convoy_convey_n_pes(convey_t* c) { return c ? c->core.n_ranks() : 0; }
+int64_t convoy_convey_my_pe(convey_t* c) { return c ? c->core.rank() : -1; }
 
 }  // extern "C"

@@ -8,8 +8,12 @@
 #include <convoy/router/forwarding.hpp>
 #include <convoy/termination/conveyor_engine.hpp>
 #include <cstddef>
+#include <algorithm>
 #include <cstdint>
+#include <memory>
+#include <string>
 #include <type_traits>
+#include <utility>
 
 #include "facade.hpp"
 
@@ -56,18 +60,72 @@ static_assert(offsetof(conveyor, head) == 0,
 
 convey_view_t conveyor::closed_view{};
 
-conveyor::conveyor(const char* kind_name, std::uint64_t opts) : options(opts), kind(kind_name) {
+conveyor::conveyor(const char* kind_name, std::uint64_t opts, convoy::untyped_conveyor&& c)
+    : core(std::move(c)), kind(kind_name), options(opts) {
   head.view = &closed_view;
-  my_pe = convoy::facade::world_rank();
-  n_pes = convoy::facade::world_size();
 }
 
 conveyor::~conveyor() = default;
 
 void conveyor::refresh_view() noexcept {
-  engine = ops ? ops->engine_() : nullptr;
   // The engine's hot state is the view (the static_asserts above); the C code reads it
   // through convey_view_t, never through the C++ types. A kind without an inline path
-  // (elastic) keeps it closed: every call reaches the library.
-  head.view = engine ? reinterpret_cast<convey_view_t*>(&engine->hot()) : &closed_view;
+  // (elastic) never opens it: every call reaches the library.
+  term::conveyor_engine* e = core.engine();
+  head.view = e ? reinterpret_cast<convey_view_t*>(&e->hot()) : &closed_view;
 }
+
+// ---- Construction: every kind through the core (untyped_conveyor) ----
+
+namespace convoy::facade {
+
+conveyor_options core_options(const conveyor_request& r, const convey_alc8r_t* alloc,
+                              std::uint64_t options) {
+  conveyor_options o = r.layout.options();
+  if (r.elastic) {
+    o.kind = conveyor_kind::elastic;
+    o.item_bound = r.item_bound;
+  }
+  o.steady = (options & convey_opt_PROGRESS) != 0;
+  o.broadcast = r.broadcast;
+  o.dynamic = (options & convey_opt_DYNAMIC) != 0;
+  o.buffers = make_buffer_source(alloc);
+  return o;
+}
+
+::conveyor* make_conveyor(const conveyor_request& r, const convey_alc8r_t* alloc,
+                          std::uint64_t options) {
+  const layout_plan& t = r.layout;
+  const char* name = r.elastic                      ? "etensor"
+                     : t.kind == layout_kind::bulk ? "simple"
+                     : t.kind == layout_kind::mesh ? "mesh"
+                                                    : "tensor";
+  conveyor_options o = core_options(r, alloc, options);
+  // THRIFTY (sec. 3.6): off-node buffers through a c_codec, on tensor and bulk layouts.
+  const bool compress = (options & convey_opt_COMPRESS) != 0;
+  const bool thrifty = compress && !r.elastic && t.kind != layout_kind::mesh;
+  std::shared_ptr<c_codec> codec;
+  if (thrifty) {
+    codec = std::make_shared<c_codec>();
+    o.codec = codec;
+  }
+  auto c = std::make_unique<::conveyor>(name, options, untyped_conveyor(MPI_COMM_WORLD, o));
+  c->codec = std::move(codec);
+  if (thrifty) c->features |= convey_THRIFTY;
+  if (r.elastic) c->features |= convey_ELASTIC;
+  if (c->core.engine_options().steady) c->features |= convey_STEADY;
+  c->order = t.kind == layout_kind::mesh   ? c->core.plan()->max_hops()
+             : t.kind == layout_kind::bulk ? 1
+                                           : t.order;
+  c->n_local = t.kind == layout_kind::tensor && t.order >= 2 ? t.n_local : 1;
+  c->payload_bytes = t.payload_bytes;
+  c->scratch = make_aligned(std::max<std::size_t>(c->core.max_buffered_item_bytes(), 64));
+  if (compress && !thrifty && !r.elastic && (options & convey_opt_ALERT) && c->core.rank() == 0)
+    print_once(std::string("warning: ") + name + " conveyors do not compress; buffers are sent" +
+               " uncompressed");
+  c->core.set_report_label("convey", name);  // CONVOY_STATS (API-30)
+  c->refresh_view();
+  return c.release();
+}
+
+}  // namespace convoy::facade

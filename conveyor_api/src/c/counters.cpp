@@ -81,15 +81,10 @@ int convoy_convey_pe_stats(convey_t* c, int cumulative, convoy_pe_stats_t* out) 
   if (out->size < offsetof(convoy_pe_stats_t, pushes)) return convey_error_USAGE;
   term::engine_stats s;
   if (!stats_of(c, cumulative != 0, s)) return convey_error_ALLOC;
-  const int flag = cumulative ? convey_CUMULATIVE : 0;
   convoy_pe_stats_t r{};
   r.begins = s.begins;
-  // The user's pushes and pulls, as convey_statistic counts them (elastic conveyors, pulls
-  // an advance took back and pulled again).
-  r.pushes = static_cast<std::uint64_t>(
-      std::max<std::int64_t>(0, convey_statistic(c, convey_PUSHES + flag)));
-  r.pulls = static_cast<std::uint64_t>(
-      std::max<std::int64_t>(0, convey_statistic(c, convey_PULLS + flag)));
+  r.pushes = s.pushes;  // the user's, as convey_statistic counts them (the core's counters)
+  r.pulls = s.pulls;
   r.advances = s.advances;
   r.items_forwarded = s.items_forwarded;
   r.credit_stalls = s.credit_stalls;

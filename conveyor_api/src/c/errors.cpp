@@ -51,7 +51,7 @@ int conveyor::panic(const char* where, int code, const char* detail) noexcept {
   }
   if (options & convey_opt_QUIET) return code;
   try {
-    std::string line = "convey: " + std::string(where) + " on PE " + std::to_string(my_pe) +
+    std::string line = "convey: " + std::string(where) + " on PE " + std::to_string(core.rank()) +
                        ": " + convey_error_string(this, code) + " (" + kind + " conveyor, state " +
                        convoy::termination::to_string(now()) + ")";
     if (detail) line += std::string(": ") + detail;

@@ -5,12 +5,12 @@
 ///
 /// A convey_t is a `struct conveyor` (global namespace, as the C header declares it). It
 /// begins with the convey_head_t of convoy/convey_view.h, whose view convey.h's inline
-/// push, pull and apull use (the engine's hot state, CAPI-3); it owns a
-/// convoy::untyped_conveyor, the C++ core of every conveyor, and its kind's methods
-/// (`ops`, a facade::kind). It keeps no state of its own: the dispatch functions
-/// (convey.cpp) ask the one table about the engine's state first (conveyor::refuse,
-/// termination::refusal; Maley & DeVinney 2019, sec. 3.2), then translate each call to
-/// the one engine interface (termination::conveyor_engine): names, codes, `pe`.
+/// push, pull and apull use (the engine's hot state, CAPI-3), and owns a
+/// convoy::untyped_conveyor, the C++ core of every conveyor, built for every kind by
+/// make_conveyor. It keeps no state of its own: the dispatch functions (convey.cpp) ask
+/// the one table about the core's state first (conveyor::refuse, termination::refusal;
+/// Maley & DeVinney 2019, sec. 3.2), then translate each call to the core or its engine
+/// (termination::conveyor_engine): names, codes, `pe`.
 #include <convey.h>
 #include <convey_codec.h>
 #include <convoy/convey_view.h>
@@ -22,7 +22,6 @@
 #include <convoy/termination/engine.hpp>
 #include <cstddef>
 #include <cstdint>
-#include <limits>
 #include <memory>
 #include <new>
 #include <optional>
@@ -109,17 +108,16 @@ aligned_bytes make_aligned(std::size_t bytes);
 
 }  // namespace convoy::facade
 
-namespace convoy::facade {
-class kind;
-}
-
-/// The object behind convey_t: what every kind has, the counters; its kind's methods in
-/// `ops`. Its state is its engine's (now()), checked against the one table (Maley &
-/// DeVinney 2019, sec. 3.2). Not polymorphic, so that it begins
-/// with the convey_head_t that convey.h's inline calls read (convoy/convey_view.h).
+/// The object behind convey_t: the C view, the conveyor (the C++ core, which owns its
+/// engine, its counters, DYNAMIC buffers and bale's rule that an apull'ed item outlives an
+/// advance) and what bale's calls need to translate to it: option and feature bits, the
+/// layout it reports, an aligned scratch item. No state and no counters of its own: its
+/// state is the core's (now()), checked against the one table (Maley & DeVinney 2019, sec.
+/// 3.2). Not polymorphic, so that it begins with the convey_head_t that convey.h's inline
+/// calls read (convoy/convey_view.h).
 struct conveyor {
-  /// `kind_name`: "tensor", "mesh", "simple", "etensor" (convoy_convey_kind).
-  conveyor(const char* kind_name, std::uint64_t options);
+  /// Built by convoy::facade::make_conveyor.
+  conveyor(const char* kind_name, std::uint64_t options, convoy::untyped_conveyor&& core);
   ~conveyor();
   conveyor(const conveyor&) = delete;
   conveyor& operator=(const conveyor&) = delete;
@@ -127,57 +125,21 @@ struct conveyor {
   /// First: the inline calls' view (the engine's hot state, or closed_view) and apull's
   /// alignment. Kept by refresh_view() and begin.
   convey_head_t head{};
-  /// The engine conveyor.
+  /// The conveyor: every call goes to it or, through the one engine interface
+  /// (termination::conveyor_engine), to its engine (null while DORMANT without one).
   convoy::untyped_conveyor core;
-  /// The kind's methods: construction, begin, reset, statistics, codec (called by the
-  /// dispatch functions only when legal).
-  std::unique_ptr<convoy::facade::kind> ops;
-  /// The engine every push, pull, unpull and advance goes to, through the one engine
-  /// interface (the core's; an elastic conveyor's elastic engine over it). Null while a
-  /// DYNAMIC conveyor has no engine. Kept by refresh_view().
-  convoy::termination::conveyor_engine* engine = nullptr;
-  /// Pushes and pulls are counted by the engine (the core keeps the counts of DYNAMIC
-  /// engines), and an advance puts the last pull back whenever the engine can unpull it
-  /// (pulls may be inline, unseen here). False for elastic conveyors, whose engine goes
-  /// at a DYNAMIC reset: `life` counts their calls, and `held` says what to put back.
-  bool engine_counts = true;
-  /// Larger items (elastic: above what travels in the engine's buffers) are handed out in
-  /// their own buffer, never copied to `scratch` nor held.
-  std::size_t small_max = std::numeric_limits<std::size_t>::max();
-  std::uint64_t options;
-  std::size_t item_bytes = 0;
-  std::size_t align = 1;
-  std::int64_t n_pes = 1;
-  /// Lifetime counters of BEGINS..UNPULLS, ADVANCES, and the pulls an advance took back
-  /// and pulled again (CAPI-7: not the user's); their values at the last begin.
-  std::uint64_t life[6] = {0, 0, 0, 0, 0, 0};
-  std::uint64_t mark[6] = {0, 0, 0, 0, 0, 0};
-  /// An aligned copy of the last apull'ed item when the engine's was misaligned
-  /// (max_item bytes).
-  convoy::facade::aligned_bytes scratch;
-  /// Elastic conveyors: the pointer the last apull/epull returned when it points into the
-  /// core's buffers (no pull or unpull since), else null. bale keeps it valid until the next
-  /// pull or unpull; the engine only until the next advance, so advance puts the item back
-  /// and takes it again (CAPI-7). Other kinds: advance does so whenever the engine can
-  /// unpull, since their pulls may be inline.
-  const void* held = nullptr;
-  /// The last pull was taken back and pulled again by an advance, and no pull came since
-  /// (the engine's pull count is still retake_mark): an unpull now fails, as it would after
-  /// an advance without a held item.
-  bool retaken = false;
-  std::uint64_t retake_mark = 0;
+  /// The engine, whose state now() has passed the table; never null then.
+  [[nodiscard]] convoy::termination::conveyor_engine& engine() noexcept { return *core.engine(); }
 
-  /// Sets `engine` (the kind's) and points head.view at its hot state, or at closed_view
-  /// without an engine. After construction, begin, reset.
+  /// Points head.view at the engine's hot state, or at closed_view without an engine.
+  /// After construction, begin, reset.
   void refresh_view() noexcept;
   /// The view of a conveyor without an engine: no push, an empty window; never written.
   static convey_view_t closed_view;
 
   /// The conveyor's state: its engine's (TERM-9; one state per conveyor), DORMANT while a
   /// DYNAMIC conveyor has no engine.
-  [[nodiscard]] convoy::termination::state now() const noexcept {
-    return engine ? engine->current_state() : convoy::termination::state::dormant;
-  }
+  [[nodiscard]] convoy::termination::state now() const noexcept { return core.current_state(); }
   /// The one table's answer for call `c` now (termination::refusal) as a convey code: nothing
   /// when the call must do its work, else what it returns (misuse reported from `where`).
   [[nodiscard]] std::optional<int> refuse(const char* where,
@@ -186,82 +148,44 @@ struct conveyor {
   /// Reports `code` (negative) from `where` once per code unless QUIET; returns it.
   int panic(const char* where, int code, const char* detail = nullptr) noexcept;
 
-  const char* kind;
-  std::uint64_t features = 0;
-  std::int64_t my_pe = 0;
+  const char* kind;            ///< "tensor", "mesh", "simple", "etensor" (convoy_convey_kind)
+  std::uint64_t options;       ///< convey_opt_* bits
+  std::uint64_t features = 0;  ///< convey_ELASTIC, convey_STEADY, convey_THRIFTY
+  /// THRIFTY: the codec the core compresses with; convey_set_codec swaps the C codec in it.
+  std::shared_ptr<convoy::facade::c_codec> codec;
+  /// The layout reported by convoy/convey_ext.h: route order, group size, bale's capacity
+  /// (buffer payload bytes).
   int order = 1;
   std::size_t n_local = 1;
-  std::size_t payload_bytes = 0;  ///< bale's capacity (convoy_convey_buffer_bytes)
-  std::uint64_t suppressed = 0;   ///< bit k: code -k already printed
+  std::size_t payload_bytes = 0;
+  /// An aligned copy of the last apull'ed item when the engine's was misaligned (items up
+  /// to core.max_buffered_item_bytes(); larger elastic items are in their own buffer).
+  convoy::facade::aligned_bytes scratch;
+  std::size_t item_bytes = 0;     ///< the current begin's (convey_item_size), 0 after reset
+  std::uint64_t suppressed = 0;  ///< bit k: code -k already printed
 };
 
 namespace convoy::facade {
 
-/// A kind's methods over its conveyor `c` (set up by the kind's constructor): what differs
-/// between kinds — construction, begin and reset (DYNAMIC engines, codecs), statistics.
-/// Every push, pull, unpull and advance goes to the engine interface (conveyor::engine).
-/// Called by the dispatch functions only when legal.
-class kind {
- public:
-  explicit kind(::conveyor& conv) noexcept : c(conv) {}
-  virtual ~kind() = default;
-  kind(const kind&) = delete;
-  kind& operator=(const kind&) = delete;
-
-  /// Returns convey_OK or a negative convey code; on failure nothing changed.
-  virtual int begin_(std::size_t item_bytes, std::size_t align) = 0;
-  /// Returns convey_OK or negative.
-  virtual int reset_() = 0;
-  /// The engine the calls go to (conveyor::engine): the core's, unless the kind wraps it.
-  [[nodiscard]] virtual convoy::termination::conveyor_engine* engine_() noexcept {
-    return c.core.engine();
-  }
-  /// Returns OK, FAIL (not THRIFTY) or negative.
-  virtual int set_codec_(const convey_codec_t*, void*) { return convey_FAIL; }
-  /// COMMS, SYNCS, BYTES counted by the kind.
-  [[nodiscard]] virtual std::int64_t comm_statistic_(int which, bool cumulative) const noexcept = 0;
-  [[nodiscard]] virtual std::size_t memory_bytes_() const noexcept { return c.core.memory_bytes(); }
-  [[nodiscard]] virtual std::size_t max_memory_bytes_() const noexcept {
-    return c.core.max_memory_bytes();
-  }
-
- protected:
-  ::conveyor& c;
-};
-
-/// A new conveyor of kind `K`: `K(conveyor&, args...)` sets it up.
-template <class K, class... A>
-::conveyor* make_kind(const char* kind_name, std::uint64_t options, A&&... args) {
-  auto c = std::make_unique<::conveyor>(kind_name, options);
-  c->ops = std::make_unique<K>(*c, std::forward<A>(args)...);
-  c->core.set_report_label("convey", kind_name);  // CONVOY_STATS (API-30)
-  c->refresh_view();
-  return c.release();
-}
-
-}  // namespace convoy::facade
-
-namespace convoy::facade {
-
-/// What the engine-backed constructors ask for.
-struct engine_request {
-  convoy::layout_plan layout;     ///< route, capacity (payload bytes), n_buffers
-  bool steady = false;            ///< PROGRESS
-  bool elastic = false;           ///< etensor / convey_new_elastic
-  std::size_t monster_bytes = 0;  ///< elastic: items above a buffer up to this travel apart
-  /// elastic: largest item epush accepts (CAPI-6); 0: monster_bytes (etensor, as bale)
+/// What a constructor of convey.h asks for: a layout (tensor, mesh or bulk) and the
+/// elastic and broadcast kinds' parameters. The convey_opt_* bits add the rest.
+struct conveyor_request {
+  convoy::layout_plan layout;  ///< route, capacity (payload bytes), n_buffers
+  bool elastic = false;        ///< etensor / convey_new_elastic (not bulk)
+  /// elastic: the largest item epush accepts (CAPI-6: etensor's monster_bytes,
+  /// convey_new_elastic's item_bound); 0: the largest that fits a buffer
   std::size_t item_bound = 0;
   bool broadcast = false;  ///< convoy_convey_new_broadcast
 };
 
-/// Builders (collective). Throw convoy::error with a message naming the problem.
-::conveyor* make_simple(std::size_t capacity, const convey_alc8r_t* alloc, std::uint64_t options);
-::conveyor* make_streaming(const engine_request& r, const convey_alc8r_t* alloc,
-                           std::uint64_t options);
-::conveyor* make_elastic(const engine_request& r, const convey_alc8r_t* alloc,
-                         std::uint64_t options);
-/// The engine kinds' conveyor_options for `r` (layout, steady, elastic, DYNAMIC, allocator).
-convoy::conveyor_options engine_options_for(const engine_request& r, const convey_alc8r_t* alloc,
-                                            std::uint64_t options);
+/// The core's options for `r` under bale's option bits: the layout's, PROGRESS (steady),
+/// DYNAMIC, the allocator's buffer source, the elastic kind and its bound, broadcast.
+convoy::conveyor_options core_options(const conveyor_request& r, const convey_alc8r_t* alloc,
+                                      std::uint64_t options);
+/// A conveyor for `r` (collective): the core built from core_options (THRIFTY with a
+/// c_codec for tensor and bulk layouts under COMPRESS), the view set. Throws convoy::error
+/// with a message naming the problem.
+::conveyor* make_conveyor(const conveyor_request& r, const convey_alc8r_t* alloc,
+                          std::uint64_t options);
 
 }  // namespace convoy::facade

@@ -93,6 +93,7 @@ class compressing_transport final : public transport {
     std::uint64_t restored = 0;     ///< compressed buffers received and restored
   };
   [[nodiscard]] const statistics& stats() const noexcept { return stats_; }
+  [[nodiscard]] std::uint64_t saved_bytes() const noexcept override { return stats_.saved_bytes; }
   /// Links (out + in) that compress.
   [[nodiscard]] std::size_t n_compressing_links() const noexcept;
   [[nodiscard]] transport& inner() noexcept { return *inner_; }

@@ -158,6 +158,9 @@ class transport {
   [[nodiscard]] virtual std::size_t memory_bytes() const noexcept = 0;
   /// Bytes it will hold at most with the layout it was opened with.
   [[nodiscard]] virtual std::size_t max_memory_bytes() const noexcept = 0;
+  /// Bytes of posted buffers that did not go on the wire over the transport's lifetime
+  /// (compression); 0 for the transports that send what they are given.
+  [[nodiscard]] virtual std::uint64_t saved_bytes() const noexcept { return 0; }
 };
 
 }  // namespace convoy::aggregation

@@ -35,6 +35,10 @@ struct elastic_stats {
 
 class elastic_engine final : public termination::conveyor_engine {
  public:
+  /// The least engine item size the elastic kind (untyped_conveyor) is built with: a
+  /// ticket's 24 bytes, its kind byte, and one byte more.
+  static constexpr std::size_t min_buffered_bytes = 26;
+
   /// Over `engine` (not owned; elastic and steady) and `channel` (may be null when no item
   /// can be larger than a buffer). Items up to `max_item_bytes` are accepted (0: up to
   /// the largest that fits a buffer). Throws convoy::error if the engine is not elastic
@@ -95,7 +99,9 @@ class elastic_engine final : public termination::conveyor_engine {
   [[nodiscard]] std::size_t max_item_bytes() const noexcept override { return bound_; }
   /// Largest item that travels inside the engine (larger ones go through the channel).
   [[nodiscard]] std::size_t max_small_bytes() const noexcept { return small_max_; }
-  /// The engine's counters, with this conveyor's pushes and pulls (small and large).
+  /// The engine's counters, with this conveyor's pushes, pulls and unpulls (small and
+  /// large; the engine's count tickets and their returns too) and the channel's messages
+  /// and bytes in buffers_sent and bytes_sent.
   [[nodiscard]] termination::engine_stats stats(bool cumulative = false) const override;
   /// Counters since begin or over the lifetime (the channel's: lifetime only).
   [[nodiscard]] elastic_stats detailed_stats(bool cumulative = false) const;
@@ -107,7 +113,7 @@ class elastic_engine final : public termination::conveyor_engine {
 
  private:
   struct counters {
-    std::uint64_t pushes = 0, pulls = 0, large_pushes = 0, large_pulls = 0, waits = 0;
+    std::uint64_t pushes = 0, pulls = 0, unpulls = 0, large_pushes = 0, large_pulls = 0, waits = 0;
   };
   void check_fit(termination::engine* engine, const aggregation::large_channel* channel) const;
   [[nodiscard]] int push_slow(const void* item, int dest) noexcept override {
@@ -135,6 +141,7 @@ class elastic_engine final : public termination::conveyor_engine {
   int held_from_ = -1;
   std::uint64_t held_seq_ = 0;
   counters now_, life_;
+  aggregation::large_channel::statistics channel_mark_;  // the channel's at begin
   std::string channel_message_;
 };
 

@@ -35,7 +35,12 @@ enum class conveyor_kind {
   /// exchanged all at once by MPI_Alltoallv; advance is collective while WORKING or
   /// ENDGAME. Rigid items only. Ignores the route fields (mesh, dim_order, tensor_order,
   /// n_local), n_buffers and steady_period; capacity_bytes is one per-rank buffer.
-  bulk
+  bulk,
+  /// Elastic items of any size up to `item_bound` (elastic_engine; Maley & DeVinney 2019,
+  /// sec. 4.4.1): an item that fits a buffer travels in the streaming engine, a larger one
+  /// sends a ticket there and its bytes through a large-item channel (CONVOY_LARGE). Always
+  /// elastic and steady. Route fields as the streaming kind.
+  elastic
 };
 
 /// How a conveyor is laid over the ranks and buffered. Zero/empty fields take their value
@@ -59,7 +64,9 @@ struct conveyor_options {
   int n_buffers = 0;      ///< buffers per link (0: setting or 2)
   bool steady = false;    ///< never hold an item indefinitely (Maley & DeVinney 2019, sec. 3.6)
   int steady_period = 1;  ///< advance() calls a partly filled buffer may wait
-  bool elastic = false;   ///< items carry their own size
+  bool elastic = false;   ///< items carry their own size (the elastic kind sets it)
+  /// The elastic kind: largest item accepted; 0: the largest that fits a buffer.
+  std::size_t item_bound = 0;
   /// The engine, and so every link buffer, exists only from begin() to reset() (bale's
   /// convey_opt_DYNAMIC); untyped_conveyor builds it at begin and drops it at reset.
   bool dynamic = false;

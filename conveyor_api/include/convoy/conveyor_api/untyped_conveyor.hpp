@@ -1,11 +1,13 @@
 #pragma once
 /// @file
 /// A conveyor of untyped items: the item size is set at begin() (or carried by each item,
-/// elastic). It owns the engine of its kind (conveyor_options::kind: the streaming engine,
-/// or the bulk-synchronous bulk_engine), calls it through the one engine interface
+/// elastic). It builds the engine of its kind (conveyor_options::kind: the streaming
+/// engine, the bulk-synchronous bulk_engine, or the elastic_engine over a streaming engine
+/// and a large-item channel), calls it through the one engine interface
 /// (termination/conveyor_engine.hpp), and adds what a conveyor needs around it: DYNAMIC
 /// buffers (the engine exists only from begin to reset, statistics kept across), the
-/// allocator hook and custom transports (conveyor_options). It is the core of
+/// allocator hook and custom transports (conveyor_options), and bale's rule that a pulled
+/// item stays where it is across advance (advance_keeping_pull). It is the core of
 /// convoy::conveyor<T>, of biconveyors and of the C façade's conveyors.
 ///
 /// Calls return the engine's codes (termination/engine.hpp: positive success, 0 ordinary
@@ -16,11 +18,14 @@
 #include <mpi.h>
 
 #include <convoy/conveyor_api/bulk_engine.hpp>
+#include <convoy/conveyor_api/elastic_engine.hpp>
 #include <convoy/conveyor_api/options.hpp>
 #include <convoy/termination/engine.hpp>
+#include <convoy/termination/state_machine.hpp>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 
 namespace convoy {
@@ -47,7 +52,8 @@ class untyped_conveyor {
   int begin(std::size_t item_bytes);
   /// Combining from the next begin on (termination::engine::set_combine; `spec.fn` null:
   /// off), kept for the engines a dynamic conveyor builds. DORMANT, streaming kind only.
-  /// Returns 1, error_state (not DORMANT, the bulk kind, a placeholder) or error_elastic.
+  /// Returns 1, error_state (not DORMANT, a placeholder), error_mode (the bulk kind, a
+  /// broadcast conveyor) or error_elastic (elastic items).
   int set_combine(const aggregation::combine_spec& spec);
 
   /// Dynamic conveyors, collective: builds the engine now (its link buffers from
@@ -65,29 +71,42 @@ class untyped_conveyor {
   [[nodiscard]] int push(const void* item, int dest) noexcept {
     if (engine_) [[likely]]
       return engine_->template push<N>(item, dest);
-    return termination::error_state;
+    return without_engine(termination::call::push);
   }
   /// Broadcast to every rank (a conveyor built with options.broadcast; else error_mode).
   [[nodiscard]] int broadcast(const void* item) noexcept {
-    return engine_ ? engine_->broadcast(item) : termination::error_state;
+    return engine_ ? engine_->broadcast(item) : without_engine(termination::call::push);
   }
   /// Elastic push (bulk kind: error_elastic).
   [[nodiscard]] int epush(const void* item, std::size_t bytes, int dest) noexcept {
-    return engine_ ? engine_->epush(item, bytes, dest) : termination::error_state;
+    return engine_ ? engine_->epush(item, bytes, dest) : without_engine(termination::call::push);
   }
   [[nodiscard]] int pull(termination::item_view& out, bool rigid = true) noexcept {
     if (engine_) [[likely]]
       return engine_->pull(out, rigid);
-    return termination::error_state;
+    return without_engine(termination::call::pull);
   }
+  /// After advance_keeping_pull() took the last pull back and pulled it again, with no
+  /// pull since: error_unpull, as after an advance without one.
   [[nodiscard]] int unpull() noexcept {
-    return engine_ ? engine_->unpull() : termination::error_state;
+    if (!engine_) return without_engine(termination::call::unpull);
+    if (retaken_ && engine_->hot().pulls == retake_mark_) return termination::error_unpull;
+    return engine_->unpull();
   }
   /// The bulk kind's is collective while WORKING or ENDGAME (API-18).
   [[nodiscard]] int advance(bool done) noexcept {
-    return engine_ ? engine_->advance(done) : termination::error_state;
+    return engine_ ? engine_->advance(done)
+                   : without_engine(done ? termination::call::advance_done
+                                         : termination::call::advance);
   }
-  int flush() noexcept { return engine_ ? engine_->flush() : termination::error_state; }
+  /// advance(done) that keeps the item of the last pull where it is, valid until the next
+  /// pull or unpull (bale's apull contract; conveyor_api/README.md, CAPI-7): if the engine
+  /// can still unpull it, it is put back first in line, so that its buffer stays, and taken
+  /// again after the advance. The take-back counts as neither a pull nor an unpull.
+  [[nodiscard]] int advance_keeping_pull(bool done) noexcept;
+  int flush() noexcept {
+    return engine_ ? engine_->flush() : without_engine(termination::call::flush);
+  }
 
   /// COMPLETE -> DORMANT, collective (DORMANT: does nothing), then detach().
   int reset();
@@ -102,8 +121,11 @@ class untyped_conveyor {
   [[nodiscard]] std::size_t item_bytes() const noexcept {
     return engine_ ? engine_->item_bytes() : 0;
   }
-  /// Largest item (payload bytes) that fits in a buffer.
+  /// Largest item (payload bytes) accepted: what fits in a buffer; the elastic kind's bound.
   [[nodiscard]] std::size_t max_item_bytes() const noexcept { return max_item_bytes_; }
+  /// Largest item that travels in the engine's buffers (the elastic kind hands larger ones
+  /// out in their own buffer); max_item_bytes() for the other kinds.
+  [[nodiscard]] std::size_t max_buffered_item_bytes() const noexcept { return max_buffered_; }
   /// Counters since the last begin (between a dynamic reset and the next begin: the last
   /// cycle's) or over the conveyor's lifetime, retired engines included.
   [[nodiscard]] termination::engine_stats stats(bool cumulative = false) const;
@@ -125,18 +147,15 @@ class untyped_conveyor {
   [[nodiscard]] const termination::conveyor_engine* engine() const noexcept {
     return engine_.get();
   }
-  /// The engine when it is the streaming kind (its plan, options, transport), else null.
-  [[nodiscard]] termination::engine* streaming() noexcept {
-    return dynamic_cast<termination::engine*>(engine_.get());
-  }
-  [[nodiscard]] const termination::engine* streaming() const noexcept {
-    return dynamic_cast<const termination::engine*>(engine_.get());
-  }
-  /// The engine when it is the bulk kind (saved_bytes(), its exchange), else null.
-  [[nodiscard]] bulk_engine* bulk() noexcept { return dynamic_cast<bulk_engine*>(engine_.get()); }
-  [[nodiscard]] const bulk_engine* bulk() const noexcept {
-    return dynamic_cast<const bulk_engine*>(engine_.get());
-  }
+  /// The streaming engine (its plan, options, transport): the engine of the streaming kind,
+  /// the one under the elastic kind's; null for the bulk kind and without an engine.
+  [[nodiscard]] termination::engine* streaming() noexcept { return streaming_; }
+  [[nodiscard]] const termination::engine* streaming() const noexcept { return streaming_; }
+  /// The engine of the bulk kind (saved_bytes(), its exchange), else null.
+  [[nodiscard]] bulk_engine* bulk() noexcept { return bulk_; }
+  [[nodiscard]] const bulk_engine* bulk() const noexcept { return bulk_; }
+  /// The engine of the elastic kind (its channel, detailed_stats()), else null.
+  [[nodiscard]] elastic_engine* elastic() noexcept { return elastic_; }
   /// Text of the engine's last transport failure, empty if none.
   [[nodiscard]] std::string last_message() const;
 
@@ -144,16 +163,30 @@ class untyped_conveyor {
   /// that made it ("cpp" unless set: "convey", "biconvey") and its kind (default "mesh",
   /// "tensor" or "bulk"). No effect without CONVOY_STATS.
   void set_report_label(std::string api, std::string kind);
-  /// The user's pushes, pulls and unpulls over the lifetime, for the CONVOY_STATS document,
-  /// when a wrapper counts them otherwise than the engine (the C façade: elastic conveyors,
-  /// pulls an advance took back and pulled again). Set just before destruction.
-  void set_report_calls(std::uint64_t pushes, std::uint64_t pulls, std::uint64_t unpulls);
 
  private:
+  /// The one table's code for call `c` of a conveyor without an engine: DORMANT's.
+  [[nodiscard]] static int without_engine(termination::call c) noexcept {
+    return termination::refusal(termination::state::dormant, c).value_or(termination::error_state);
+  }
+  void build(bool first);
+  void drop() noexcept;
   void learn_shape();
   void record_report() noexcept;
 
   std::unique_ptr<termination::conveyor_engine> engine_;  // first: the hot path loads it
+  // The elastic kind's streaming engine, under engine_ (destroyed after it).
+  std::unique_ptr<termination::engine> base_;
+  termination::engine* streaming_ = nullptr;  // engine_ or base_, by kind
+  bulk_engine* bulk_ = nullptr;
+  elastic_engine* elastic_ = nullptr;
+  // advance_keeping_pull: the last pull was taken back and again at hot().pulls ==
+  // retake_mark_; take-backs this cycle and over the lifetime (not the user's calls).
+  bool retaken_ = false;
+  std::uint64_t retake_mark_ = 0;
+  std::uint64_t retakes_now_ = 0, retakes_life_ = 0;
+  std::string message_;  // a failure of the core's own (advance_keeping_pull)
+  std::size_t max_buffered_ = 0;
   MPI_Comm comm_ = MPI_COMM_NULL;
   conveyor_options options_;
   std::shared_ptr<const router::route_plan> plan_;
