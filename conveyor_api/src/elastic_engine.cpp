@@ -227,7 +227,7 @@ term::engine_stats elastic_engine::stats(bool cumulative) const {
   s.pushes = c.pushes;  // the client's items (the engine's own count tickets as items)
   s.pulls = c.pulls;
   s.unpulls = c.unpulls;  // the engine's own count the tickets left in line too
-  if (channel_) {  // a large item's bytes are one more message
+  if (channel_) {         // a large item's bytes are one more message
     const aggregation::large_channel::statistics& ch = channel_->stats();
     s.buffers_sent += ch.sent - (cumulative ? 0 : channel_mark_.sent);
     s.bytes_sent += ch.sent_bytes - (cumulative ? 0 : channel_mark_.sent_bytes);

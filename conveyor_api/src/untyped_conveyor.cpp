@@ -1,9 +1,9 @@
 // untyped_conveyor: the engine of its kind plus DYNAMIC buffers and lifetime statistics.
+#include <algorithm>
 #include <convoy/aggregation/large_channel.hpp>
 #include <convoy/base/error.hpp>
 #include <convoy/base/settings.hpp>
 #include <convoy/conveyor_api/untyped_conveyor.hpp>
-#include <algorithm>
 #include <memory>
 #include <string>
 #include <utility>

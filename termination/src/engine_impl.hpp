@@ -97,7 +97,7 @@ struct engine::impl final : link_layer {
   };
   std::vector<link_slot> out_slots, in_slots;
   std::vector<std::uint8_t> out_stalled;  // per out-link: its last open found no free buffer
-  std::uint64_t saved_mark = 0;  // the transport's saved_bytes() at begin
+  std::uint64_t saved_mark = 0;           // the transport's saved_bytes() at begin
   std::uint64_t self_items = 0;           // items pushed to this rank over the lifetime, folded
   std::chrono::steady_clock::time_point cycle_start{};
   // The watchdog's view of this rank (TERM-15); null when it is off.

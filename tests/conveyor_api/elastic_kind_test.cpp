@@ -32,7 +32,8 @@ std::size_t size_of_item(int src, int dst, std::uint32_t k) {
                     : (std::size_t{k} * 13 + static_cast<std::size_t>(src + dst)) % 50;
 }
 std::byte byte_of(int src, std::uint32_t k, std::size_t i) {
-  return static_cast<std::byte>((static_cast<std::size_t>(src) * 131 + std::size_t{k} * 17 + i * 7) & 0xff);
+  return static_cast<std::byte>(
+      (static_cast<std::size_t>(src) * 131 + std::size_t{k} * 17 + i * 7) & 0xff);
 }
 
 // A buffer_source that records its grabs and whether releases were LIFO.

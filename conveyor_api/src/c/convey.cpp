@@ -11,13 +11,13 @@
 #include <convoy/convey_ext.h>
 #include <convoy/version.h>
 
-#include <algorithm>
 #include <convoy/aggregation/packing.hpp>
 #include <convoy/base/error.hpp>
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
 #include <exception>
+#include <iterator>
 #include <new>
 #include <type_traits>
 
@@ -99,6 +99,17 @@ const void* pull_checked(conveyor* c, const char* where, void* dest, std::int64_
   *rc = convey_OK;
   return hand_out(c, v, dest, from);
 }
+
+// convey_BEGINS .. convey_BYTES in the core's counters. COMMS: a large elastic item's
+// bytes are one more; SYNCS: the simple kind's collectives, 0 for the others; BYTES: as
+// sent (compressed).
+using counter = std::uint64_t term::engine_stats::*;
+constexpr counter k_statistic[] = {
+    &term::engine_stats::begins,      &term::engine_stats::pushes,
+    &term::engine_stats::pulls,       &term::engine_stats::unpulls,
+    &term::engine_stats::advances,    &term::engine_stats::buffers_sent,
+    &term::engine_stats::collectives, &term::engine_stats::bytes_sent};
+static_assert(std::size(k_statistic) == convey_CUMULATIVE);
 
 }  // namespace
 
@@ -277,18 +288,7 @@ int64_t convey_statistic(convey_t* c, int which) {
   if (which < 0 || which >= 2 * convey_CUMULATIVE) return -1;
   try {
     const term::engine_stats s = c->core.stats(which >= convey_CUMULATIVE);
-    std::uint64_t n = 0;
-    switch (which % convey_CUMULATIVE) {
-      case convey_BEGINS: n = s.begins; break;
-      case convey_PUSHES: n = s.pushes; break;
-      case convey_PULLS: n = s.pulls; break;
-      case convey_UNPULLS: n = s.unpulls; break;
-      case convey_ADVANCES: n = s.advances; break;
-      case convey_COMMS: n = s.buffers_sent; break;  // a large elastic item's bytes: one more
-      case convey_SYNCS: n = s.collectives; break;   // the simple kind's; 0 for the others
-      default: n = s.bytes_sent; break;              // BYTES, as sent (compressed)
-    }
-    return static_cast<int64_t>(n);
+    return static_cast<int64_t>(s.*k_statistic[which % convey_CUMULATIVE]);
   } catch (...) {
     return -1;
   }

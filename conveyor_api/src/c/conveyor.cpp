@@ -3,12 +3,12 @@
 // every field checked here against the C++ type it stands for.
 #include <convoy/convey_view.h>
 
+#include <algorithm>
 #include <convoy/aggregation/delivery_window.hpp>
 #include <convoy/aggregation/send_lanes.hpp>
 #include <convoy/router/forwarding.hpp>
 #include <convoy/termination/conveyor_engine.hpp>
 #include <cstddef>
-#include <algorithm>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -96,10 +96,10 @@ conveyor_options core_options(const conveyor_request& r, const convey_alc8r_t* a
 ::conveyor* make_conveyor(const conveyor_request& r, const convey_alc8r_t* alloc,
                           std::uint64_t options) {
   const layout_plan& t = r.layout;
-  const char* name = r.elastic                      ? "etensor"
+  const char* name = r.elastic                     ? "etensor"
                      : t.kind == layout_kind::bulk ? "simple"
                      : t.kind == layout_kind::mesh ? "mesh"
-                                                    : "tensor";
+                                                   : "tensor";
   conveyor_options o = core_options(r, alloc, options);
   // THRIFTY (sec. 3.6): off-node buffers through a c_codec, on tensor and bulk layouts.
   const bool compress = (options & convey_opt_COMPRESS) != 0;

@@ -142,8 +142,7 @@ struct conveyor {
   [[nodiscard]] convoy::termination::state now() const noexcept { return core.current_state(); }
   /// The one table's answer for call `c` now (termination::refusal) as a convey code: nothing
   /// when the call must do its work, else what it returns (misuse reported from `where`).
-  [[nodiscard]] std::optional<int> refuse(const char* where,
-                                          convoy::termination::call c) noexcept;
+  [[nodiscard]] std::optional<int> refuse(const char* where, convoy::termination::call c) noexcept;
 
   /// Reports `code` (negative) from `where` once per code unless QUIET; returns it.
   int panic(const char* where, int code, const char* detail = nullptr) noexcept;
@@ -161,7 +160,7 @@ struct conveyor {
   /// An aligned copy of the last apull'ed item when the engine's was misaligned (items up
   /// to core.max_buffered_item_bytes(); larger elastic items are in their own buffer).
   convoy::facade::aligned_bytes scratch;
-  std::size_t item_bytes = 0;     ///< the current begin's (convey_item_size), 0 after reset
+  std::size_t item_bytes = 0;    ///< the current begin's (convey_item_size), 0 after reset
   std::uint64_t suppressed = 0;  ///< bit k: code -k already printed
 };
 

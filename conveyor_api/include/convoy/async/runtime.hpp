@@ -23,6 +23,11 @@
 /// the order they were issued (the request conveyor is FIFO per pair, and a rank handles the
 /// requests it pulls in order), so a rank's posts to an owner are applied before any later
 /// call or read of that rank to the same owner is answered.
+///
+/// One header, a little over 400 lines: call_awaiter and runtime's inline templates refer
+/// to each other (the awaiter's hot path is the runtime's, and call() makes awaiters), so
+/// they are declared and defined together; the options, the function handles and the
+/// combiner are in headers of their own.
 #include <mpi.h>
 
 #include <array>
