@@ -83,8 +83,9 @@ void untyped_conveyor::build(bool first) {
   try {
     const std::size_t small = base_->max_item_bytes();
     if (small < elastic_engine::min_buffered_bytes)
-      throw error("buffer_bytes " + std::to_string(engine_options_.capacity_bytes) +
-                  " is too small for elastic items (a buffer must hold a 25-byte ticket)");
+      throw error("buffers of " + std::to_string(base_->options().capacity_bytes) +
+                  " bytes (items up to " + std::to_string(small) +
+                  " bytes) are too small for elastic items (a buffer must hold a 25-byte ticket)");
     const std::size_t bound = options_.item_bound ? options_.item_bound : small - 1;
     std::unique_ptr<aggregation::large_channel> channel;
     if (bound > small - 1) {
@@ -128,7 +129,9 @@ untyped_conveyor::~untyped_conveyor() {
   record_report();
   drop();
 }
-untyped_conveyor::untyped_conveyor(untyped_conveyor&&) noexcept = default;
+untyped_conveyor::untyped_conveyor(untyped_conveyor&& o) noexcept : untyped_conveyor() {
+  *this = std::move(o);
+}
 // The conveyor replaced is destroyed: collective with CONVOY_STATS, as the destructor.
 untyped_conveyor& untyped_conveyor::operator=(untyped_conveyor&& o) noexcept {
   if (this == &o) return *this;
