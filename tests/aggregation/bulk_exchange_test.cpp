@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "convoy_test/mpi.hpp"
-#include "counting_source.hpp"
+#include <convoy_test/counting_source.hpp>
 #include "error_of.hpp"
 #include "test_codecs.hpp"
 

@@ -8,7 +8,7 @@
 #include <cstdint>
 #include <string>
 
-#include "counting_source.hpp"
+#include <convoy_test/counting_source.hpp>
 #include "error_of.hpp"
 
 namespace {

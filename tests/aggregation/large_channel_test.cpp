@@ -17,7 +17,7 @@
 #include <vector>
 
 #include "convoy_test/mpi.hpp"
-#include "counting_source.hpp"
+#include <convoy_test/counting_source.hpp>
 #include "error_of.hpp"
 
 namespace agg = convoy::aggregation;

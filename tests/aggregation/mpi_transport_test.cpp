@@ -13,7 +13,7 @@
 #include <vector>
 
 #include "convoy_test/mpi.hpp"
-#include "counting_source.hpp"
+#include <convoy_test/counting_source.hpp>
 #include "error_of.hpp"
 #include "traffic_drive.hpp"
 #include "transport_driver.hpp"

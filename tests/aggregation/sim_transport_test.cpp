@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "counting_source.hpp"
+#include <convoy_test/counting_source.hpp>
 #include "error_of.hpp"
 #include "transport_driver.hpp"
 

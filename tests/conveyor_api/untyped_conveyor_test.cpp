@@ -7,6 +7,7 @@
 #include <convoy/conveyor_api/conveyor.hpp>
 #include <convoy/conveyor_api/layout_choice.hpp>
 #include <convoy/topology/machine.hpp>
+#include <convoy_test/counting_source.hpp>
 #include <convoy_test/mpi.hpp>
 #include <cstdint>
 #include <cstdlib>
@@ -21,25 +22,6 @@ using convoy::untyped_conveyor;
 using convoy_test::world_rank;
 using convoy_test::world_size;
 namespace term = convoy::termination;
-
-// A buffer_source that records its grabs and checks that releases are LIFO.
-class counting_source final : public convoy::aggregation::buffer_source {
- public:
-  std::byte* grab(std::size_t bytes) override {
-    auto* p = static_cast<std::byte*>(::operator new(bytes));
-    live.push_back(p);
-    ++grabs;
-    return p;
-  }
-  void release(std::byte* block) noexcept override {
-    if (live.empty() || live.back() != block) lifo = false;
-    std::erase(live, block);
-    ::operator delete(block);
-  }
-  std::vector<std::byte*> live;
-  int grabs = 0;
-  bool lifo = true;
-};
 
 // One cycle of `n` 8-byte items per rank to (i + me) % p, checked for exactly once and source.
 void cycle(untyped_conveyor& c, int n) {
@@ -77,7 +59,7 @@ void cycle(untyped_conveyor& c, int n) {
 // API-10, API-11: a dynamic conveyor holds its engine (and link buffers from the hook) only
 // from begin to reset; statistics add up across engines.
 TEST(UntypedConveyor, DynamicWithAllocatorHook) {
-  auto source = std::make_shared<counting_source>();
+  auto source = std::make_shared<convoy_test::counting_source>();
   conveyor_options o;
   o.capacity_bytes = 512;
   o.dynamic = true;
@@ -89,7 +71,8 @@ TEST(UntypedConveyor, DynamicWithAllocatorHook) {
     EXPECT_GT(c.max_memory_bytes(), 0u);
     EXPECT_EQ(c.current_state(), term::state::dormant);
     EXPECT_TRUE(source->live.empty());
-    const int grabs_at_construction = source->grabs;  // the validating engine's
+    const int grabs_at_construction =
+        static_cast<int>(source->sizes.size());  // the validating engine's
     for (int k = 0; k < 3; ++k) {
       cycle(c, 500);
       EXPECT_EQ(c.engine(), nullptr);
@@ -98,13 +81,13 @@ TEST(UntypedConveyor, DynamicWithAllocatorHook) {
     }
     // Every engine takes its MPI links' buffers in one grab (AGG-11): one per cycle, if any.
     const int per_engine = grabs_at_construction;
-    EXPECT_EQ(source->grabs, per_engine * 4);
+    EXPECT_EQ(static_cast<int>(source->sizes.size()), per_engine * 4);
     const term::engine_stats life = c.stats(true);
     EXPECT_EQ(life.begins, 3u);
     EXPECT_EQ(life.pushes, 1500u);
     EXPECT_EQ(c.reset(), 1);  // DORMANT: nothing to do
   }
-  EXPECT_TRUE(source->lifo);
+  EXPECT_TRUE(source->errors.empty()) << "blocks given back out of LIFO order";
   EXPECT_TRUE(source->live.empty());
 }
 
@@ -139,7 +122,7 @@ TEST(UntypedConveyor, SettingsResolvedOncePerConstruction) {
 
 // API-11: without DYNAMIC the hook's buffers live as long as the conveyor.
 TEST(UntypedConveyor, AllocatorHookForTheLifetime) {
-  auto source = std::make_shared<counting_source>();
+  auto source = std::make_shared<convoy_test::counting_source>();
   conveyor_options o;
   o.capacity_bytes = 400;
   o.buffers = source;
@@ -150,7 +133,7 @@ TEST(UntypedConveyor, AllocatorHookForTheLifetime) {
     EXPECT_EQ(source->live.size(), held);
   }
   EXPECT_TRUE(source->live.empty());
-  EXPECT_TRUE(source->lifo);
+  EXPECT_TRUE(source->errors.empty()) << "blocks given back out of LIFO order";
 }
 
 // API-12: a custom transport factory is used for every engine, dynamic ones included.
