@@ -63,7 +63,8 @@ untyped_conveyor::untyped_conveyor(MPI_Comm comm, conveyor_options options)
   // later engines are built over the same agreement (engine_options_), with no further one.
   build(true);
   learn_shape();
-  if (options_.dynamic) drop();
+  rebuilds_ = options_.dynamic;
+  if (rebuilds_) drop();
 }
 
 // The streaming engine, and for the elastic kind the elastic engine over it with a
@@ -141,6 +142,7 @@ untyped_conveyor& untyped_conveyor::operator=(untyped_conveyor&& o) noexcept {
   base_ = std::move(o.base_);
   streaming_ = std::exchange(o.streaming_, nullptr);
   bulk_ = std::exchange(o.bulk_, nullptr);
+  rebuilds_ = o.rebuilds_;
   elastic_ = std::exchange(o.elastic_, nullptr);
   retaken_ = o.retaken_;
   retake_mark_ = o.retake_mark_;
@@ -210,12 +212,12 @@ void untyped_conveyor::learn_shape() {
 }
 
 int untyped_conveyor::begin(std::size_t item_bytes) {
-  // The bulk kind takes its buffers itself when dynamic; a size no engine takes builds none.
-  if (!bulk_ && engine_ == nullptr) {
+  // A DYNAMIC conveyor builds its engine here, unless no engine takes the size.
+  if (rebuilds_ && engine_ == nullptr) {
     if (item_bytes > max_item_bytes_) return termination::error_size;
     attach();
   }
-  if (!engine_) return termination::error_state;
+  if (!engine_) return termination::error_state;  // a placeholder
   const int rc = engine_->begin(item_bytes);
   if (rc < 0) detach();
   if (rc > 0) {
@@ -252,7 +254,7 @@ int untyped_conveyor::set_combine(const aggregation::combine_spec& spec) {
   if (termination::engine* e = streaming()) {
     const int rc = e->set_combine(spec);
     if (rc < 0) return rc;
-  } else if (engine_ || !options_.dynamic || !plan_) {
+  } else if (engine_ || !rebuilds_) {
     return termination::error_state;  // a placeholder
   } else if (spec.fn != nullptr && options_.elastic) {
     return termination::error_elastic;
@@ -271,12 +273,12 @@ int untyped_conveyor::set_combine(const aggregation::combine_spec& spec) {
 }
 
 void untyped_conveyor::attach() {
-  if (!engine_ && options_.dynamic && plan_) build(false);
+  if (!engine_ && rebuilds_) build(false);
 }
 
 void untyped_conveyor::detach() noexcept {
   // Between cycles only: what `configure` may do (TERM-9).
-  if (!engine_ || bulk_ || !options_.dynamic ||
+  if (!engine_ || !rebuilds_ ||
       termination::refusal(engine_->current_state(), termination::call::configure))
     return;
   try {
@@ -291,7 +293,7 @@ void untyped_conveyor::detach() noexcept {
 }
 
 int untyped_conveyor::reset() {
-  if (!engine_) return options_.dynamic && plan_ ? 1 : termination::error_state;
+  if (!engine_) return rebuilds_ ? 1 : termination::error_state;  // DORMANT, or a placeholder
   const int rc = engine_->reset();
   if (rc > 0) {
     retaken_ = false;

@@ -180,6 +180,9 @@ class untyped_conveyor {
   termination::engine* streaming_ = nullptr;  // engine_ or base_, by kind
   bulk_engine* bulk_ = nullptr;
   elastic_engine* elastic_ = nullptr;
+  // DYNAMIC streaming and elastic kinds: an engine is built at every begin and dropped at
+  // reset (the bulk kind's engine takes and gives back its buffers itself).
+  bool rebuilds_ = false;
   // advance_keeping_pull: the last pull was taken back and again at hot().pulls ==
   // retake_mark_; take-backs this cycle and over the lifetime (not the user's calls).
   bool retaken_ = false;
