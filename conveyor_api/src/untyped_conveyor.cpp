@@ -256,8 +256,10 @@ int untyped_conveyor::set_combine(const aggregation::combine_spec& spec) {
     if (rc < 0) return rc;
   } else if (engine_ || !rebuilds_) {
     return termination::error_state;  // a placeholder
-  } else if (spec.fn != nullptr && options_.elastic) {
+  } else if (spec.fn != nullptr && options_.elastic) {  // what the engine would say
     return termination::error_elastic;
+  } else if (spec.fn != nullptr && options_.broadcast) {
+    return termination::error_mode;
   }
   // The combining tables count in max_memory_bytes from now on (or no longer); a dynamic
   // conveyor's next engine will hold them as its dropped one would have.
