@@ -57,14 +57,6 @@ static void run_cycle(convey_t* c, int64_t me, int64_t P, int64_t* next) {
             (long long)n_of(r));
 }
 
-static void add_u64(void* into, const void* from) {
-  uint64_t a, b;
-  memcpy(&a, into, 8);
-  memcpy(&b, from, 8);
-  a += b;
-  memcpy(into, &a, 8);
-}
-
 int main(int argc, char** argv) {
   uint64_t options = 0, item[3] = {0, 0, 0};
   int64_t P, me, *next;
@@ -95,7 +87,7 @@ int main(int argc, char** argv) {
   }
   H_EXPECT_RC(convey_reset(c), convey_OK);
   /* Broadcast does not combine, whether an engine exists now or not (DYNAMIC); off is. */
-  H_EXPECT_RC(convoy_convey_set_combine(c, 8, 8, 0, 8, add_u64), convey_error_USAGE);
+  H_EXPECT_RC(convoy_convey_set_combine(c, 8, 8, 0, 8, h_add_u64), convey_error_USAGE);
   H_EXPECT_RC(convoy_convey_set_combine(c, 0, 0, 0, 0, NULL), convey_OK);
   H_EXPECT_RC(convey_free(c), convey_OK);
 

@@ -19,14 +19,6 @@
 
 enum { n_updates = 20000, keys_per_pe = 64 };
 
-static void add_u64(void* into, const void* from) {
-  uint64_t a, b;
-  memcpy(&a, into, 8);
-  memcpy(&b, from, 8);
-  a += b;
-  memcpy(into, &a, 8);
-}
-
 /* Update i of PE `src`: its global key and its value. */
 static uint64_t key_of(int64_t src, int64_t i, int64_t n_pes) {
   const uint64_t x = h_mix((uint64_t)src * 7919u + (uint64_t)i);
@@ -121,7 +113,7 @@ int main(int argc, char** argv) {
 
   /* Combining on: values add up, fewer items arrive; the memory bound counts the tables. */
   plain_bytes = convoy_convey_max_memory_bytes(c);
-  H_EXPECT_RC(convoy_convey_set_combine(c, 8, 8, 0, 8, add_u64), convey_OK);
+  H_EXPECT_RC(convoy_convey_set_combine(c, 8, 8, 0, 8, h_add_u64), convey_OK);
   H_CHECK(convoy_convey_max_memory_bytes(c) > plain_bytes,
           "combining: max memory %zu bytes, as much as without combining tables (%zu)",
           convoy_convey_max_memory_bytes(c), plain_bytes);
@@ -144,17 +136,17 @@ int main(int argc, char** argv) {
           (unsigned long long)pulled, (unsigned long long)expected);
 
   /* Errors: NULL, sizes, overlap, not DORMANT; a key beyond the item fails at begin. */
-  H_EXPECT_RC(convoy_convey_set_combine(NULL, 8, 8, 0, 8, add_u64), convey_error_NULL);
-  H_EXPECT_RC(convoy_convey_set_combine(c, 8, 0, 0, 8, add_u64), convey_error_USAGE);
-  H_EXPECT_RC(convoy_convey_set_combine(c, 8, 8, 0, 0, add_u64), convey_error_USAGE);
-  H_EXPECT_RC(convoy_convey_set_combine(c, 4, 8, 0, 8, add_u64), convey_error_USAGE);
-  H_EXPECT_RC(convoy_convey_set_combine(c, 0, 8, 0, 8, add_u64), convey_error_USAGE);
-  H_EXPECT_RC(convoy_convey_set_combine(c, (size_t)1 << 33, 8, 0, 8, add_u64), convey_error_USAGE);
-  H_EXPECT_RC(convoy_convey_set_combine(c, 40, 8, 0, 8, add_u64), convey_OK);
+  H_EXPECT_RC(convoy_convey_set_combine(NULL, 8, 8, 0, 8, h_add_u64), convey_error_NULL);
+  H_EXPECT_RC(convoy_convey_set_combine(c, 8, 0, 0, 8, h_add_u64), convey_error_USAGE);
+  H_EXPECT_RC(convoy_convey_set_combine(c, 8, 8, 0, 0, h_add_u64), convey_error_USAGE);
+  H_EXPECT_RC(convoy_convey_set_combine(c, 4, 8, 0, 8, h_add_u64), convey_error_USAGE);
+  H_EXPECT_RC(convoy_convey_set_combine(c, 0, 8, 0, 8, h_add_u64), convey_error_USAGE);
+  H_EXPECT_RC(convoy_convey_set_combine(c, (size_t)1 << 33, 8, 0, 8, h_add_u64), convey_error_USAGE);
+  H_EXPECT_RC(convoy_convey_set_combine(c, 40, 8, 0, 8, h_add_u64), convey_OK);
   H_EXPECT_RC(convey_begin(c, 24, 8), convey_error_OFLO);
-  H_EXPECT_RC(convoy_convey_set_combine(c, 8, 8, 0, 8, add_u64), convey_OK);
+  H_EXPECT_RC(convoy_convey_set_combine(c, 8, 8, 0, 8, h_add_u64), convey_OK);
   H_EXPECT_RC(convey_begin(c, 24, 8), convey_OK);
-  H_EXPECT_RC(convoy_convey_set_combine(c, 8, 8, 0, 8, add_u64), convey_error_STATE);
+  H_EXPECT_RC(convoy_convey_set_combine(c, 8, 8, 0, 8, h_add_u64), convey_error_STATE);
   while (convey_advance(c, 1) != convey_DONE) {
   }
   H_EXPECT_RC(convey_reset(c), convey_OK);
@@ -162,7 +154,7 @@ int main(int argc, char** argv) {
 
   s = convey_new_simple(4096, NULL, NULL, 0);
   if (s) {
-    H_EXPECT_RC(convoy_convey_set_combine(s, 8, 8, 0, 8, add_u64), convey_error_USAGE);
+    H_EXPECT_RC(convoy_convey_set_combine(s, 8, 8, 0, 8, h_add_u64), convey_error_USAGE);
     H_EXPECT_RC(convey_free(s), convey_OK);
   }
   if (me == 0) printf("combine on %lld PEs: %s\n", (long long)P, h_failures ? "FAIL" : "PASS");

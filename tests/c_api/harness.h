@@ -45,6 +45,15 @@ static inline void h_fail(const char* file, int line, const char* fmt, ...) {
              convey_error_string(NULL, h_rc_), (int)(want), convey_error_string(NULL, (want))); \
   } while (0)
 
+/* A combining function (convoy_convey_set_combine): adds the 8-byte value `from` into `into`. */
+static inline void h_add_u64(void* into, const void* from) {
+  uint64_t a, b;
+  memcpy(&a, into, 8);
+  memcpy(&b, from, 8);
+  a += b;
+  memcpy(into, &a, 8);
+}
+
 static inline uint64_t h_mix(uint64_t x) {
   x += UINT64_C(0x9E3779B97F4A7C15);
   x = (x ^ (x >> 30)) * UINT64_C(0xBF58476D1CE4E5B9);
