@@ -188,13 +188,12 @@ void bulk_engine::count_links() noexcept {
 
 // Times the step (TERM-16: two clock reads per call) and each cycle from begin to its end.
 int bulk_engine::advance(bool done) noexcept {
-  if (const auto rc = state_.refuse(term::advance_call(done))) {
-    if (*rc >= 0) {  // COMPLETE: done, and a call like any other (convey_ADVANCES)
-      ++now_.advances;
-      ++life_.advances;
-    }
-    return *rc;
+  const auto refused = state_.refuse(term::advance_call(done));
+  if (!refused || *refused >= 0) {  // COMPLETE's done counts as a call like any other
+    ++now_.advances;
+    ++life_.advances;
   }
+  if (refused) return *refused;
   const auto entered = std::chrono::steady_clock::now();
   const int rc = advance_step(done);
   const auto left = std::chrono::steady_clock::now();
@@ -212,8 +211,6 @@ int bulk_engine::advance(bool done) noexcept {
 }
 
 int bulk_engine::advance_step(bool done) noexcept {
-  ++now_.advances;
-  ++life_.advances;
   hot_.window.pulled = false;
   if (finished_) return finish();
   done_ = done_ || done;

@@ -41,7 +41,7 @@ elastic_engine::~elastic_engine() = default;
 void elastic_engine::check_fit(term::engine* engine,
                                const aggregation::large_channel* channel) const {
   if (!engine) throw error("elastic_engine: null engine");
-  if (!engine->options().elastic || !engine->options().steady)
+  if (engine->options().mode != term::item_mode::elastic || !engine->options().steady)
     throw error(
         "elastic_engine: the engine must be elastic and steady (tickets must leave "
         "even if their buffer never fills)");

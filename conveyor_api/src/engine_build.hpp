@@ -12,6 +12,10 @@
 
 namespace convoy::detail {
 
+/// The engine's item mode for `o`: elastic (`o.elastic`, which the elastic kind sets),
+/// broadcast (`o.broadcast`) or rigid. Throws convoy::error when both are set.
+[[nodiscard]] termination::item_mode item_mode_of(const conveyor_options& o);
+
 /// resolve_engine_options(o, s) made the same on every rank of `comm` (collective: one
 /// MPI_Bcast): the buffer size and count (a receive buffer holds a whole sent buffer; the
 /// bulk kind's MPI_Alltoallv counts need one size) and the watchdog's period and mode (its

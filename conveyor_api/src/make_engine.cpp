@@ -75,6 +75,14 @@ std::shared_ptr<const router::route_plan> make_plan(MPI_Comm comm, const conveyo
   return make_plan(comm, o, *settings_of(comm, o));
 }
 
+termination::item_mode detail::item_mode_of(const conveyor_options& o) {
+  if (o.elastic && o.broadcast)
+    throw error("conveyor: broadcast needs rigid items, not elastic ones");
+  return o.elastic     ? termination::item_mode::elastic
+         : o.broadcast ? termination::item_mode::broadcast
+                       : termination::item_mode::rigid;
+}
+
 termination::engine_options resolve_engine_options(const conveyor_options& o,
                                                    const base::settings& s) {
   termination::engine_options e;
@@ -82,9 +90,8 @@ termination::engine_options resolve_engine_options(const conveyor_options& o,
   e.n_buffers = o.n_buffers ? o.n_buffers : s.n_buffers_or_default();
   e.steady = o.steady;
   e.steady_period = o.steady_period;
-  e.elastic = o.elastic;
+  e.mode = detail::item_mode_of(o);
   e.combine = o.combine;
-  e.broadcast = o.broadcast;
   e.combine_cache_entries =
       o.combine_cache_entries != 0 ? o.combine_cache_entries : s.combine_cache.value_or(0);
   if (s.combine_min_hit) e.combine_gate.min_hit_per_1024 = *s.combine_min_hit;
@@ -193,7 +200,8 @@ std::unique_ptr<termination::engine> detail::build_mpi_engine(
   if (squeeze) {
     // The engine owns the transport, so the pointer outlives every call.
     squeeze->set_item_size_source([engine = e.get()] {
-      return engine->options().elastic ? std::size_t{0} : engine->item_bytes();
+      return termination::carries_size(engine->options().mode) ? std::size_t{0}
+                                                               : engine->item_bytes();
     });
     if (o.on_compressing) o.on_compressing(*squeeze);
   }

@@ -116,7 +116,8 @@ void untyped_conveyor::drop() noexcept {
 
 untyped_conveyor::untyped_conveyor(std::unique_ptr<termination::engine> engine) {
   if (!engine) throw error("untyped_conveyor: null engine");
-  options_.elastic = engine->options().elastic;
+  options_.elastic = engine->options().mode == termination::item_mode::elastic;
+  options_.broadcast = engine->options().mode == termination::item_mode::broadcast;
   options_.steady = engine->options().steady;
   streaming_ = engine.get();
   engine_ = std::move(engine);
@@ -256,10 +257,9 @@ int untyped_conveyor::set_combine(const aggregation::combine_spec& spec) {
     if (rc < 0) return rc;
   } else if (engine_ || !rebuilds_) {
     return termination::error_state;  // a placeholder
-  } else if (spec.fn != nullptr && options_.elastic) {  // what the engine would say
-    return termination::error_elastic;
-  } else if (spec.fn != nullptr && options_.broadcast) {
-    return termination::error_mode;
+  } else if (const auto rc =
+                 termination::combine_refusal(engine_options_.mode, spec.fn != nullptr)) {
+    return *rc;  // what the engine would say
   }
   // The combining tables count in max_memory_bytes from now on (or no longer); a dynamic
   // conveyor's next engine will hold them as its dropped one would have.

@@ -35,13 +35,10 @@ void check_options(const router::route_plan& plan, int rank, const engine_option
     throw convoy::error("engine: capacity_bytes " + std::to_string(o.capacity_bytes) +
                         " is above the 1 GiB limit");
   if (o.steady_period < 1) throw convoy::error("engine: steady_period must be >= 1");
-  if (o.combine.fn != nullptr && o.elastic)
-    throw convoy::error("engine: combining needs rigid items, not elastic ones");
-  if (o.broadcast && o.elastic)
-    throw convoy::error("engine: broadcast needs rigid items, not elastic ones");
-  if (o.broadcast && o.combine.fn != nullptr)
-    throw convoy::error("engine: a broadcast engine cannot combine");
-  if (o.broadcast && !plan.broadcast_tree())
+  if (combine_refusal(o.mode, o.combine.fn != nullptr))
+    throw convoy::error(std::string("engine: combining needs rigid items, not ") +
+                        to_string(o.mode) + " ones");
+  if (o.mode == item_mode::broadcast && !plan.broadcast_tree())
     throw convoy::error("engine: broadcast along '" + plan.name() +
                         "' would deliver duplicates (it moves along one dimension on two "
                         "stages); use a mesh or tensor order 1 or 2");
@@ -65,13 +62,25 @@ engine::engine(std::shared_ptr<const router::route_plan> plan, int rank,
 
 engine::~engine() = default;
 
+const char* to_string(item_mode m) noexcept {
+  switch (m) {
+    case item_mode::rigid:
+      return "rigid";
+    case item_mode::elastic:
+      return "elastic";
+    case item_mode::broadcast:
+      return "broadcast";
+  }
+  return "?";
+}
+
 conveyor_engine::~conveyor_engine() = default;
 
 std::size_t engine::max_item_bytes() const noexcept { return impl_->max_item_bytes; }
 
 int engine::begin(std::size_t item_bytes) {
   if (const auto rc = state_.refuse(call::begin)) return *rc;
-  if (item_bytes == 0 && !options_.elastic) return error_size;
+  if (item_bytes == 0 && !carries_size(options_.mode)) return error_size;
   if (item_bytes > max_item_bytes()) return error_size;
   if (options_.combine.fn != nullptr) {
     if (const char* why = aggregation::combine_spec_problem(options_.combine, item_bytes)) {
@@ -82,7 +91,7 @@ int engine::begin(std::size_t item_bytes) {
   hot_.item_bytes = item_bytes;
   impl_->start_cycle(item_bytes);
   state_.begin();
-  hot_.push_ok = !options_.elastic && !options_.broadcast && hot_.first_hops != nullptr;
+  hot_.push_ok = options_.mode == item_mode::rigid && hot_.first_hops != nullptr;
   ++impl_->now.begins;
   ++impl_->life.begins;
   if (impl_->watch) impl_->watch_step(false);
@@ -92,8 +101,14 @@ int engine::begin(std::size_t item_bytes) {
 int engine::push_slow(const void* item, int dest) noexcept {
   if (const auto rc = state_.refuse(call::push)) [[unlikely]]
     return *rc;
-  if (options_.elastic) return epush(item, hot_.item_bytes, dest);
-  if (options_.broadcast) return error_mode;
+  switch (options_.mode) {
+    case item_mode::elastic:
+      return epush(item, hot_.item_bytes, dest);
+    case item_mode::broadcast:
+      return error_mode;
+    case item_mode::rigid:
+      break;
+  }
   if (static_cast<unsigned>(dest) >= static_cast<unsigned>(n_ranks())) [[unlikely]]
     return error_rank;
   if (!item) [[unlikely]]
@@ -102,7 +117,7 @@ int engine::push_slow(const void* item, int dest) noexcept {
 }
 
 int engine::broadcast(const void* item) noexcept {
-  if (!options_.broadcast) return error_mode;
+  if (options_.mode != item_mode::broadcast) return error_mode;
   if (const auto rc = state_.refuse(call::push)) return *rc;
   if (!item) return error_argument;
   return impl_->broadcast_item(item);
@@ -119,7 +134,7 @@ void engine::lane_full(std::uint32_t lane) noexcept {
 }
 
 int engine::epush(const void* item, std::size_t bytes, int dest) noexcept {
-  if (!options_.elastic) return error_elastic;
+  if (options_.mode != item_mode::elastic) return error_elastic;
   if (const auto rc = state_.refuse(call::push)) return *rc;
   if (static_cast<unsigned>(dest) >= static_cast<unsigned>(n_ranks())) return error_rank;
   if (!item && bytes) return error_argument;
@@ -164,15 +179,12 @@ int engine::unpull() noexcept {
 
 int engine::advance(bool done) noexcept {
   auto& m = *impl_;
-  if (const auto rc = state_.refuse(advance_call(done))) {
-    if (*rc >= 0) {  // COMPLETE: done, and a call like any other
-      ++m.now.advances;
-      ++m.life.advances;
-    }
-    return *rc;
+  const auto refused = state_.refuse(advance_call(done));
+  if (!refused || *refused >= 0) {  // COMPLETE's done counts as a call like any other
+    ++m.now.advances;
+    ++m.life.advances;
   }
-  ++m.now.advances;
-  ++m.life.advances;
+  if (refused) return *refused;
   if (m.post_failed) return error_transport;  // a send from push() failed (last_message)
   if (m.trace) [[unlikely]]
     m.trace->advance_enter();

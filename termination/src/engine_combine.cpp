@@ -27,8 +27,7 @@ void engine::impl::setup_combining() {
 
 int engine::set_combine(const agg::combine_spec& spec) noexcept {
   if (const auto rc = state_.refuse(call::configure)) return *rc;
-  if (spec.fn != nullptr && options_.elastic) return error_elastic;
-  if (spec.fn != nullptr && options_.broadcast) return error_mode;
+  if (const auto rc = combine_refusal(options_.mode, spec.fn != nullptr)) return *rc;
   impl_->take_combine_counters(impl_->life);
   options_.combine = spec;
   impl_->comb.reset();

@@ -31,14 +31,14 @@ engine::impl::impl(engine& owner, std::unique_ptr<agg::transport> t)
       transport(std::move(t)),
       route(owner.plan_, owner.rank_),
       lanes(tag_bytes_per_out_link(route), owner.options_.capacity_bytes, owner.options_.n_buffers,
-            owner.options_.elastic),
+            carries_size(owner.options_.mode)),
       counting(route.n_stages(), stages_of(route.out_links()), stages_of(route.in_links())) {
   agg::link_layout layout;
   layout.rank = e.rank_;
   layout.n_ranks = e.plan_->n_ranks();
   layout.capacity_bytes = e.options_.capacity_bytes;
   layout.n_buffers = e.options_.n_buffers;
-  layout.growable = !e.options_.elastic;
+  layout.growable = !carries_size(e.options_.mode);
   for (const auto& l : route.out_links()) layout.out_links.push_back({l.stage, l.peer});
   const auto& in_ends = route.in_links();
   ins.resize(in_ends.size() + 1);
@@ -66,7 +66,7 @@ engine::impl::impl(engine& owner, std::unique_ptr<agg::transport> t)
                    (elastic() ? agg::size_field_bytes : 0);
   first_hops = route.first_hop_table(e.options_.route_table_max_ranks);
   setup_combining();
-  if (e.options_.broadcast)
+  if (e.options_.mode == item_mode::broadcast)
     setup_broadcast();
   else if (!first_hops.empty() && !elastic())
     use_step_tables();

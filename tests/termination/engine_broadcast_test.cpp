@@ -95,7 +95,7 @@ class broadcast_checker {
 };
 
 engine_options broadcasting(engine_options o) {
-  o.broadcast = true;
+  o.mode = convoy::termination::item_mode::broadcast;
   return o;
 }
 
@@ -249,9 +249,14 @@ TEST(EngineBroadcast, MisuseIsNamed) {
     EXPECT_NE(std::string(ex.what()).find("tensor order 3"), std::string::npos) << ex.what();
     EXPECT_NE(std::string(ex.what()).find("duplicates"), std::string::npos) << ex.what();
   }
-  engine_options elastic = broadcasting(small_buffers());
-  elastic.elastic = true;
-  EXPECT_THROW(simulation(mesh_plan({2}), elastic, 3), convoy::error);
+  engine_options combining = broadcasting(small_buffers());
+  combining.combine = {0, 8, 8, 8, [](void*, const void*) {}};
+  try {
+    simulation c(mesh_plan({2}), combining, 3);
+    ADD_FAILURE() << "a combining broadcast accepted";
+  } catch (const convoy::error& ex) {
+    EXPECT_NE(std::string(ex.what()).find("not broadcast ones"), std::string::npos) << ex.what();
+  }
 }
 
 }  // namespace

@@ -317,7 +317,7 @@ TEST(EngineCombine, MisuseIsNamed) {
   EXPECT_EQ(e.current_state(), convoy::termination::state::dormant);
   EXPECT_EQ(e.begin(16), 1);
   engine_options elastic = combining(layouts[0], small_buffers());
-  elastic.elastic = true;
+  elastic.mode = convoy::termination::item_mode::elastic;
   EXPECT_THROW(simulation(mesh_plan({2}), elastic, 3), convoy::error);
   kv_layout overlap = layouts[0];
   overlap.value_offset = 4;
@@ -350,7 +350,7 @@ TEST(EngineCombine, SetCombineBetweenCycles) {
   ASSERT_EQ(busy.at(0).begin(16), 1);
   EXPECT_EQ(busy.at(0).set_combine(spec_of(layouts[0])), convoy::termination::error_state);
   engine_options elastic = small_buffers();
-  elastic.elastic = true;
+  elastic.mode = convoy::termination::item_mode::elastic;
   simulation el(mesh_plan({2}), elastic, 3);
   EXPECT_EQ(el.at(0).set_combine(spec_of(layouts[0])), convoy::termination::error_elastic);
   EXPECT_EQ(el.at(0).set_combine({0, 8, 8, 8, nullptr}), 1);  // off is always fine

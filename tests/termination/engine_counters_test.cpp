@@ -132,7 +132,8 @@ TEST(EngineCounters, PerLinkCountsMatchTheRoutes) {
     for (pattern pat : patterns)
       for (std::uint64_t seed = 1; seed <= 6; ++seed) {
         engine_options o = small_buffers(seed % 2 ? 1 : 2, seed % 3 ? 128 : 512);
-        o.elastic = seed % 3 == 0;
+        o.mode = seed % 3 == 0 ? convoy::termination::item_mode::elastic
+                               : convoy::termination::item_mode::rigid;
         simulation sim(plan, o, seed);
         workload all(static_cast<std::size_t>(sim.n_ranks()));
         for (int cycle = 0; cycle < 2; ++cycle) {

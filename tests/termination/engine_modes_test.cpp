@@ -120,7 +120,7 @@ TEST(EngineModes, BufferOfTheNextCycleArrivesBeforeBegin) {
 // a rigid pull of an item of another size fails with error_elastic and leaves it first.
 void elastic_run(const plan_ptr& plan, std::uint64_t seed, int route_table_max_ranks) {
   engine_options o = small(256, 2);
-  o.elastic = true;
+  o.mode = convoy::termination::item_mode::elastic;
   o.route_table_max_ranks = route_table_max_ranks;
   simulation sim(plan, o, seed);
   const int p = sim.n_ranks();
@@ -198,7 +198,7 @@ TEST(EngineModes, ElasticItemsUsedDirectly) {
 
 TEST(EngineModes, ElasticMisuse) {
   engine_options o = small(128, 2);
-  o.elastic = true;
+  o.mode = convoy::termination::item_mode::elastic;
   simulation sim(mesh_plan({2}), o, 3);
   simulation rigid(mesh_plan({2}), small(128, 2), 3);
   auto& e = sim.at(0);
@@ -245,7 +245,8 @@ TEST(EngineModes, SteadyPeriodCountsAdvances) {
 // one, each once (found by the model-based test: the new item came back instead).
 void unpull_after_loopback_post(bool elastic, bool by_flush) {
   engine_options o = small(64, 2);
-  o.elastic = elastic;
+  o.mode =
+      elastic ? convoy::termination::item_mode::elastic : convoy::termination::item_mode::rigid;
   simulation sim(mesh_plan({1}), o, 1);
   auto& e = sim.at(0);
   ASSERT_EQ(e.begin(4), 1);

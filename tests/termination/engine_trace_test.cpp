@@ -106,7 +106,8 @@ TEST(EngineTrace, SendsFullAndPartialAndItemsReceivedAreTheCounters) {  // TERM-
   const plan_ptr plan = mesh_plan({3, 2});
   for (bool elastic : {false, true}) {
     engine_options o = small_buffers(2, 256);
-    o.elastic = elastic;
+    o.mode =
+        elastic ? convoy::termination::item_mode::elastic : convoy::termination::item_mode::rigid;
     expect_trace_matches_counters(elastic ? "elastic" : "rigid", plan, o, [](simulation& sim) {
       const workload wl = make_workload(pattern::uniform, sim.n_ranks(), 200, sim.rng());
       return run_cycle(sim, wl, 24);

@@ -110,8 +110,7 @@ void model_runner::misuse(int r) {
 void model_runner::rank_step(int r) {
   const rank_model& m = model_->at(r);
   const int w = uniform(0, 99);
-  const bool elastic = setup_.options.elastic;
-  const bool rigid = elastic ? uniform(0, 9) < 4 : uniform(0, 9) != 0;
+  const bool rigid = elastic() ? uniform(0, 9) < 4 : uniform(0, 9) != 0;
   switch (m.st) {
     case state::dormant:
       if (w < 60 && m.cycle + 1 < static_cast<int>(planned_.size()))
@@ -158,7 +157,7 @@ void model_runner::steady_check() {
     if (model_->owed(c) == 0) return;
     std::shuffle(order.begin(), order.end(), rng_);
     for (int r : order) {
-      pull_burst(r, 64, !setup_.options.elastic);
+      pull_burst(r, 64, !elastic());
       do_advance(r, false);
       do_deliver(uniform(0, 8));
     }
@@ -181,7 +180,7 @@ void model_runner::drain_rank(int r, int target) {
     }
     for (int k = uniform(1, 8); k > 0 && quota > 0 && !failed(); --k) {
       const int dest = uniform(0, p_ - 1);
-      const int rc = setup_.options.elastic && uniform(0, 1)
+      const int rc = elastic() && uniform(0, 1)
                          ? do_epush(r, dest,
                                     static_cast<std::size_t>(
                                         uniform(0, static_cast<int>(model_->max_item_bytes()))),
@@ -191,7 +190,7 @@ void model_runner::drain_rank(int r, int target) {
       --quota;
     }
   }
-  pull_burst(r, uniform(0, 32), !setup_.options.elastic || uniform(0, 3) == 0);
+  pull_burst(r, uniform(0, 32), !elastic() || uniform(0, 3) == 0);
   if (failed()) return;
   do_advance(r, m.st != state::working || quota == 0);
 }

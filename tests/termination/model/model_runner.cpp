@@ -31,11 +31,11 @@ void model_runner::build() {
     if (eng(r).max_item_bytes() != max_item) fail("max_item_bytes differs between ranks");
   // An independent bound: a buffer holds its header, then tag (<= 8 bytes), size field
   // (elastic) and payload.
-  const std::size_t room = setup_.options.capacity_bytes - 16 - (setup_.options.elastic ? 4 : 0);
+  const std::size_t room = setup_.options.capacity_bytes - 16 - (elastic() ? 4 : 0);
   if (max_item > room || max_item + 8 < room)
     fail("max_item_bytes " + std::to_string(max_item) + " is not within 8 bytes of " +
          std::to_string(room));
-  model_ = std::make_unique<contract>(p_, setup_.options.elastic, max_item);
+  model_ = std::make_unique<contract>(p_, elastic(), max_item);
   held_.assign(static_cast<std::size_t>(p_), held{});
   self_pull_posted_.assign(static_cast<std::size_t>(p_), false);
   quota_.assign(static_cast<std::size_t>(p_), 0);
@@ -43,7 +43,7 @@ void model_runner::build() {
   // 1-3 begin..reset cycles, each with its item size (elastic: the default size, 0 allowed).
   const int cycles = uniform(1, 3);
   for (int c = 0; c < cycles; ++c) {
-    const int lo = setup_.options.elastic ? 0 : 1;
+    const int lo = elastic() ? 0 : 1;
     const int hi = static_cast<int>(max_item);
     const int w = uniform(0, 9);
     planned_.push_back(static_cast<std::size_t>(w < 5   ? uniform(lo, std::min(hi, 16))
@@ -180,7 +180,7 @@ int model_runner::do_pull(int r, bool rigid) {
 
 void model_runner::note_post(int r, int rc) {
   const rank_model& m = model_->at(r);
-  if (rc >= 0 && setup_.options.elastic && m.can_unpull != undo::none && m.last.src == r)
+  if (rc >= 0 && elastic() && m.can_unpull != undo::none && m.last.src == r)
     self_pull_posted_[static_cast<std::size_t>(r)] = true;
 }
 
@@ -265,7 +265,7 @@ std::size_t model_runner::random_epush_bytes() {
 std::size_t model_runner::bad_begin_bytes() {
   const std::size_t max = model_->max_item_bytes();
   const std::size_t bad[] = {0, max + 1, max + 1000, SIZE_MAX, std::size_t{1} << 32};
-  return bad[uniform(setup_.options.elastic ? 1 : 0, 4)];
+  return bad[uniform(elastic() ? 1 : 0, 4)];
 }
 
 std::string model_runner::trace_text(std::size_t last) const {

@@ -61,6 +61,9 @@ class model_runner {
   [[nodiscard]] const std::string& label() const noexcept { return setup_.label; }
 
  private:
+  [[nodiscard]] bool elastic() const noexcept {
+    return setup_.options.mode == convoy::termination::item_mode::elastic;
+  }
   // Checked calls: each calls engine r, records the call, and checks the result, the
   // state and the counters against the model. They return the engine's result.
   int do_begin(int r, std::size_t bytes);

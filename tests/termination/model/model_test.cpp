@@ -167,7 +167,7 @@ TEST(KnownBug, ElasticUnpullAfterLoopbackPost) {
   convoy::aggregation::sim_network net(1, 1);
   t::engine_options o;
   o.capacity_bytes = 64;
-  o.elastic = true;
+  o.mode = t::item_mode::elastic;
   t::engine e(plan, 0, net.endpoint(0), o);
   ASSERT_EQ(e.begin(1), 1);
   const unsigned char first = 10, second = 20;

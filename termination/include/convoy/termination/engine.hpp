@@ -25,6 +25,7 @@
 #include <convoy/router/forwarding.hpp>
 #include <convoy/router/route_plan.hpp>
 #include <convoy/termination/conveyor_engine.hpp>
+#include <convoy/termination/item_mode.hpp>
 #include <convoy/termination/state_machine.hpp>
 #include <convoy/termination/trace.hpp>
 #include <convoy/termination/watchdog.hpp>
@@ -47,9 +48,10 @@ struct engine_options {
   /// sent once it has waited `steady_period` advance() calls without filling up.
   bool steady = false;
   int steady_period = 1;
-  /// Items carry their own size (elastic); begin()'s item_bytes is then the default size
-  /// that a rigid pull() accepts.
-  bool elastic = false;
+  /// Rigid, elastic (items carry their own size) or broadcast items (item_mode.hpp).
+  /// Broadcast needs a plan with a broadcast tree (route_plan::broadcast_tree(): not
+  /// tensor order 3).
+  item_mode mode = item_mode::rigid;
   /// Plans over at most this many ranks get a per-destination table of first hops
   /// (8 bytes per rank, counted in memory_bytes()), so that push() makes no virtual call.
   /// Above it, push() asks the route plan for every item.
@@ -61,18 +63,13 @@ struct engine_options {
   /// lane whose open buffer already holds a record with the same destination and the same
   /// key bytes is folded into that record's value instead of being appended, at the source
   /// and at every forwarding rank. Pulls then see one item per (destination, key) and
-  /// buffer, in no particular order, with `from` unspecified. Rigid items only; begin()
-  /// checks `combine` against its item size.
+  /// buffer, in no particular order, with `from` unspecified. Rigid mode only
+  /// (combine_refusal); begin() checks `combine` against its item size.
   aggregation::combine_spec combine;
   /// When a lane stops combining because too few of its offers hit (AGG-155).
   aggregation::combine_gate::policy combine_gate;
   /// Slots of a lane's combining table at most (4 bytes each, AGG-151).
   std::size_t combine_max_slots = 4096;
-  /// Broadcast (BCAST-1..6): every item of a cycle is sent with broadcast() and reaches
-  /// every rank, this one included, along the tree of ROUTE-26; push() returns
-  /// error_mode. Rigid items, no combining; the plan must have a broadcast tree
-  /// (route_plan::broadcast_tree(): not tensor order 3).
-  bool broadcast = false;
   /// Entries of the hold-back cache in front of each combining out-link lane (TERM-27,
   /// AGG-157..160), rounded down to a power of two; 0: none. Each costs 12 + item bytes.
   std::size_t combine_cache_entries = 0;
@@ -139,8 +136,8 @@ class engine final : public conveyor_engine {
   /// only. begin() checks the spec against the item size (error_size, last_message()).
   /// Every rank must give the same spec before the same begin: the forwarded tags change
   /// with it (ROUTE-25). The combined counts of the last cycle move to the lifetime ones.
-  /// Returns 1, error_state (not DORMANT), error_elastic (an elastic engine, spec.fn set) or
-  /// error_mode (a broadcast engine, spec.fn set).
+  /// Returns 1, error_state (not DORMANT), or combine_refusal's code (an elastic or
+  /// broadcast engine, spec.fn set).
   int set_combine(const aggregation::combine_spec& spec) noexcept;
   [[nodiscard]] const router::route_plan& plan() const noexcept { return *plan_; }
   /// Largest item (payload bytes) that fits in a buffer on every stage.
