@@ -27,7 +27,7 @@ struct options {
   std::uint64_t seed = 1;
   double skew = 0;  ///< Zipf exponent of the histogram's keys; 0: uniform (bench/zipf.hpp)
   /// C++ API kinds (mesh-*): 0 or empty take the library defaults (environment, tune file).
-  std::size_t capacity_bytes = 0;
+  std::size_t buffer_bytes = 0;
   int n_buffers = 0;
   std::string mesh;  ///< spec of kind "mesh" (default auto)
   /// Kind combine: hold-back cache entries per lane (0: CONVOY_COMBINE_CACHE, else none).

@@ -121,7 +121,7 @@ result_row run_kind(const convoy::bench::options& opt, const convoy::bench::job&
     convoy::conveyor_options o;
     o.broadcast = true;
     o.mesh = opt.mesh;
-    o.capacity_bytes = opt.capacity_bytes;
+    o.buffer_bytes = opt.buffer_bytes;
     o.n_buffers = opt.n_buffers;
     if (kind == "broadcaster:core-first") o.dim_order = core_first(o);
     convoy::broadcaster<std::uint64_t> b(j.comm, o);

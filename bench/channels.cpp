@@ -201,7 +201,7 @@ void convey_channel::fail(const char* call, int rc) const {
 engine_channel::engine_channel(MPI_Comm comm, const kind_spec& k, const options& opt) {
   conveyor_options o;
   o.mesh = k.mesh;
-  o.capacity_bytes = opt.capacity_bytes;
+  o.buffer_bytes = opt.buffer_bytes;
   o.n_buffers = opt.n_buffers;
   if (k.combine) {
     o.combine = {0, 8, 8, 8, convoy::aggregation::combine_add<std::uint64_t>};
@@ -238,7 +238,7 @@ std::size_t engine_channel::buffers() const {
 coro_channel::coro_channel(MPI_Comm comm, const kind_spec& k, const options& opt) {
   async::runtime_options o;
   o.conveyor.mesh = k.mesh;
-  o.conveyor.capacity_bytes = opt.capacity_bytes;
+  o.conveyor.buffer_bytes = opt.buffer_bytes;
   o.conveyor.n_buffers = opt.n_buffers;
   if (k.tasks != 0) o.max_tasks = k.tasks;
   each_ = k.each;
@@ -257,7 +257,7 @@ std::size_t coro_channel::buffers() const {
 }
 
 std::size_t coro_channel::buffer_bytes() const {
-  return rt_->request_engine().options().capacity_bytes;
+  return rt_->request_engine().options().buffer_bytes;
 }
 
 void engine_channel::fail(const char* call, int rc) const {

@@ -274,7 +274,7 @@ class engine_channel {
   void reset();
   [[nodiscard]] std::size_t memory_bytes() const { return e_->max_memory_bytes(); }
   [[nodiscard]] std::size_t buffers() const;
-  [[nodiscard]] std::size_t buffer_bytes() const { return e_->options().capacity_bytes; }
+  [[nodiscard]] std::size_t buffer_bytes() const { return e_->options().buffer_bytes; }
   [[nodiscard]] std::uint64_t wire_bytes() const { return e_->stats().bytes_sent; }
   /// Bytes sent since begin to ranks whose node (`rank_node`) is not this rank's, headers
   /// included: the per-link counters summed over the off-node links.

@@ -238,7 +238,7 @@ struct kind_state {
       memory = most * 8;
     } else if (kind == "conveyor") {
       convoy::conveyor_options co;
-      co.capacity_bytes = opt.capacity_bytes;
+      co.buffer_bytes = opt.buffer_bytes;
       co.n_buffers = opt.n_buffers;
       conv = std::make_unique<convoy::conveyor<std::uint64_t>>(MPI_COMM_WORLD, co);
     } else if (kind == "alltoallv") {

@@ -116,7 +116,7 @@ result_row run_kind(const convoy::bench::options& opt, const convoy::bench::job&
   const std::uint64_t n = std::min<std::uint64_t>(
       opt.items, std::max<std::size_t>(2, (std::size_t{256} << 20) / bytes));
   convoy::conveyor_options o;
-  o.capacity_bytes = opt.capacity_bytes;
+  o.buffer_bytes = opt.buffer_bytes;
   o.n_buffers = opt.n_buffers;
   o.elastic = o.steady = true;
   auto engine = convoy::make_mpi_engine(MPI_COMM_WORLD, o);

@@ -122,7 +122,7 @@ void add_options(CLI::App& app, options& o, bool write_here) {
       "random stream (default 1)");
   count_option(
       app, "--capacity", 1, 1ULL << 31,
-      [&o](std::uint64_t v) { o.capacity_bytes = static_cast<std::size_t>(v); },
+      [&o](std::uint64_t v) { o.buffer_bytes = static_cast<std::size_t>(v); },
       "bytes per buffer, C++ API kinds (default: library)");
   count_option(
       app, "--n-buffers", 1, 1024, [&o](std::uint64_t v) { o.n_buffers = static_cast<int>(v); },

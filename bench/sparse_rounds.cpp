@@ -130,7 +130,7 @@ result_row run_kind(const convoy::bench::options& opt, const convoy::bench::job&
   std::size_t memory = 0;
   if (kind == "conveyor") {
     convoy::conveyor_options co;
-    co.capacity_bytes = opt.capacity_bytes;
+    co.buffer_bytes = opt.buffer_bytes;
     co.n_buffers = opt.n_buffers;
     conv = std::make_unique<convoy::conveyor<std::uint64_t>>(MPI_COMM_WORLD, co);
   } else if (kind == "append") {

@@ -68,7 +68,7 @@ struct options {
   int tensor = 0;
   int n_local = 1;
   long long ranks = -1;
-  std::size_t capacity_bytes = 8192;
+  std::size_t buffer_bytes = 8192;
   int n_buffers = 2;
   long long rank = 0;
 };
@@ -84,7 +84,7 @@ void add_options(CLI::App& app, options& o) {
       ->check(CLI::Range(1, std::numeric_limits<int>::max()));
   app.add_option("--ranks", o.ranks, "ranks of --tensor")
       ->check(CLI::Range(1LL, static_cast<long long>(std::numeric_limits<int>::max())));
-  app.add_option("--capacity", o.capacity_bytes, "bytes per buffer (default 8192)")
+  app.add_option("--capacity", o.buffer_bytes, "bytes per buffer (default 8192)")
       ->check(CLI::Range(std::size_t{1},
                          static_cast<std::size_t>(std::numeric_limits<std::int32_t>::max())));
   app.add_option("--buffers", o.n_buffers, "buffers per link (default 2)")
@@ -180,9 +180,9 @@ int main(int argc, char** argv) {  // NOLINT(bugprone-exception-escape)
     for (int s = 0; s < plan->n_stages(); ++s)
       std::cout << "tag_bytes " << s << " " << plan->tag_bytes(s) << "\n";
     std::cout << "# memory = sum over stages (out + in peers) x " << o.n_buffers << " buffers x "
-              << o.capacity_bytes << " bytes\n";
+              << o.buffer_bytes << " bytes\n";
     std::cout << "memory_bytes_per_rank "
-              << convoy::router::link_buffer_bytes(*plan, rank, o.capacity_bytes, o.n_buffers)
+              << convoy::router::link_buffer_bytes(*plan, rank, o.buffer_bytes, o.n_buffers)
               << "\n";
     return 0;
   } catch (const usage_error& e) {

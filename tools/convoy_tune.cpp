@@ -2,11 +2,11 @@
 // and writes the fastest choices as the defaults of convey_new() and the C++ API
 // (docs/cluster.md, "Tuning a new machine"):
 //
-//   capacity_bytes=N      # C++ API (kind mesh): bytes per buffer
+//   buffer_bytes=N      # C++ API (kind mesh): bytes per buffer
 //   n_buffers=K           #   buffers per link
 //   mesh=SPEC             #   mesh shape
 //   kind=tensor2          # the fastest convey.h kind (convey_new's choice)
-//   tensor2.capacity_bytes=N   # that kind's own best buffer size
+//   tensor2.buffer_bytes=N   # that kind's own best buffer size
 //   tensor2.n_buffers=K        # and buffers per link (tensor kinds)
 //
 // to $CONVOY_TUNE_FILE if set, else ~/.config/convoy/tune.conf (or -o FILE). Readers

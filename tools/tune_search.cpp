@@ -129,8 +129,7 @@ std::string tuning_text(const options& o, const best& m, const std::map<std::str
   char rate[64];
   std::snprintf(rate, sizeof rate, "%.3f", m.rate / 1e6);
   s << "# C++ API (kind mesh): " << rate << " M items/s per rank\n"
-    << "capacity_bytes=" << m.capacity << "\nn_buffers=" << m.buffers << "\nmesh=" << m.mesh
-    << "\n";
+    << "buffer_bytes=" << m.capacity << "\nn_buffers=" << m.buffers << "\nmesh=" << m.mesh << "\n";
   if (kinds.empty()) return s.str();
   std::string fastest;
   double top = 0;
@@ -141,7 +140,7 @@ std::string tuning_text(const options& o, const best& m, const std::map<std::str
   for (const auto& [kind, b] : kinds) {
     std::snprintf(rate, sizeof rate, "%.3f", b.rate / 1e6);
     s << "# " << kind << ": " << rate << " M items/s per rank\n"
-      << kind << ".capacity_bytes=" << b.capacity << "\n";
+      << kind << ".buffer_bytes=" << b.capacity << "\n";
     if (kind != "simple") s << kind << ".n_buffers=" << b.buffers << "\n";
   }
   return s.str();

@@ -19,15 +19,14 @@ static_assert(appends_disp == completed_disp + sizeof(std::uint64_t));
 
 }  // namespace
 
-append_buffer::append_buffer(MPI_Comm comm, std::size_t capacity_bytes)
-    : capacity_(capacity_bytes) {
+append_buffer::append_buffer(MPI_Comm comm, std::size_t buffer_bytes) : capacity_(buffer_bytes) {
   if (comm == MPI_COMM_NULL) throw convoy::error("append_buffer: communicator is MPI_COMM_NULL");
   // A capacity too large on any rank throws on every rank (none waits in the reduction).
   const auto bytes = base::agree(comm, [&] {
-    if (capacity_bytes > (std::size_t{1} << 62))
-      throw convoy::error("append_buffer: capacity " + std::to_string(capacity_bytes) +
+    if (buffer_bytes > (std::size_t{1} << 62))
+      throw convoy::error("append_buffer: capacity " + std::to_string(buffer_bytes) +
                           " bytes is beyond 2^62");
-    return static_cast<unsigned long long>(capacity_bytes);
+    return static_cast<unsigned long long>(buffer_bytes);
   });
   // Same length on every rank (Dinan & Flajslik 2014, sec. 2.1): checked, so that a mistake is an
   // error on every rank rather than silent truncation at the wrong place.
@@ -40,7 +39,7 @@ append_buffer::append_buffer(MPI_Comm comm, std::size_t capacity_bytes)
     throw convoy::error("append_buffer: capacity must be the same on every rank (between " +
                         std::to_string(least) + " and " + std::to_string(most[0]) +
                         " bytes given)");
-  window_ = std::make_unique<detail::rma_window>(comm, data_disp + capacity_bytes);
+  window_ = std::make_unique<detail::rma_window>(comm, data_disp + buffer_bytes);
   rank_ = window_->rank();
   n_ranks_ = window_->n_ranks();
 }

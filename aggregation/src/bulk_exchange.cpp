@@ -27,18 +27,18 @@ std::size_t region_of(std::size_t capacity, bool compress) {
 }
 }  // namespace
 
-std::size_t bulk_exchange::footprint(std::size_t capacity_bytes, int n_ranks,
+std::size_t bulk_exchange::footprint(std::size_t buffer_bytes, int n_ranks,
                                      bool compress) noexcept {
-  return 2 * static_cast<std::size_t>(n_ranks) * region_of(capacity_bytes, compress);
+  return 2 * static_cast<std::size_t>(n_ranks) * region_of(buffer_bytes, compress);
 }
 
 bulk_exchange::bulk_exchange(MPI_Comm comm, options o)
-    : capacity_(o.capacity_bytes),
+    : capacity_(o.buffer_bytes),
       memory_(std::move(o.memory)),
       room_for_codec_(o.codec != nullptr),
       codec_(std::move(o.codec)) {
   if (comm == MPI_COMM_NULL) throw error("bulk_exchange: MPI_COMM_NULL");
-  if (capacity_ == 0) throw error("bulk_exchange: capacity_bytes must be positive");
+  if (capacity_ == 0) throw error("bulk_exchange: buffer_bytes must be positive");
   CONVOY_MPI_CHECK(MPI_Comm_size(comm, &n_ranks_));
   CONVOY_MPI_CHECK(MPI_Comm_rank(comm, &rank_));
   region_ = region_of(capacity_, room_for_codec_);

@@ -92,7 +92,7 @@ compressing_transport::stage_plan compressing_transport::plan_for(int stage,
   stage_plan sp;
   const auto tag = static_cast<std::size_t>(stage_tag_bytes_[static_cast<std::size_t>(stage)]);
   const std::size_t packet = tag + item_bytes;
-  const std::size_t cap = layout_.capacity_bytes;
+  const std::size_t cap = layout_.buffer_bytes;
   if (!codec_ || item_bytes == 0 || cap <= header_bytes + compressed_prefix_bytes) return sp;
   sp.c = cargo{tag, item_bytes, packet, (cap - header_bytes - compressed_prefix_bytes) / packet};
   sp.layout = codec_layout{8, packet, 0, 0, 0};
@@ -115,7 +115,7 @@ void compressing_transport::replan(std::uint32_t epoch) {
 
 void compressing_transport::ensure_scratch() {
   if (!scratch_in_.empty()) return;
-  const std::size_t bytes = 2 * layout_.capacity_bytes + 2 * max_codec_align;
+  const std::size_t bytes = 2 * layout_.buffer_bytes + 2 * max_codec_align;
   scratch_in_.assign(bytes, std::byte{0});
   scratch_out_.assign(bytes, std::byte{0});
 }
@@ -191,7 +191,7 @@ void compressing_transport::restore(received& r, buffer_header& h) {
     throw error("compressing_transport: truncated compressed buffer");
   std::memcpy(prefix, r.data + header_bytes, compressed_prefix_bytes);
   const std::size_t payload = prefix[0], packet = prefix[1];
-  if (packet <= tag || payload % packet != 0 || payload > layout_.capacity_bytes - header_bytes)
+  if (packet <= tag || payload % packet != 0 || payload > layout_.buffer_bytes - header_bytes)
     throw error("compressing_transport: malformed compressed buffer (payload " +
                 std::to_string(payload) + ", packet " + std::to_string(packet) + ")");
   if (!codec_)
@@ -218,7 +218,7 @@ void compressing_transport::restore(received& r, buffer_header& h) {
   // AGG-129: into a buffer of our own; the inner one may end where the compressed bytes do.
   block mem;
   if (spare_.empty()) {
-    mem.reset(static_cast<std::byte*>(::operator new(layout_.capacity_bytes, k_block_align)));
+    mem.reset(static_cast<std::byte*>(::operator new(layout_.buffer_bytes, k_block_align)));
   } else {
     mem = std::move(spare_.back());
     spare_.pop_back();
@@ -250,13 +250,13 @@ void compressing_transport::release(const received& r) {
 
 std::size_t compressing_transport::memory_bytes() const noexcept {
   return inner_->memory_bytes() + scratch_in_.size() + scratch_out_.size() +
-         (held_.size() + spare_.size()) * layout_.capacity_bytes;
+         (held_.size() + spare_.size()) * layout_.buffer_bytes;
 }
 
 std::size_t compressing_transport::max_memory_bytes() const noexcept {
   const std::size_t held = layout_.in_links.size() * static_cast<std::size_t>(layout_.n_buffers);
-  return inner_->max_memory_bytes() + 2 * (2 * layout_.capacity_bytes + 2 * max_codec_align) +
-         held * layout_.capacity_bytes;
+  return inner_->max_memory_bytes() + 2 * (2 * layout_.buffer_bytes + 2 * max_codec_align) +
+         held * layout_.buffer_bytes;
 }
 
 }  // namespace convoy::aggregation

@@ -91,12 +91,12 @@ void validate_layout(const link_layout& layout, const char* who) {
   if (layout.rank < 0 || layout.rank >= layout.n_ranks)
     throw convoy::error(w + ": rank " + std::to_string(layout.rank) + " out of range [0, " +
                         std::to_string(layout.n_ranks) + ")");
-  if (layout.capacity_bytes < sizeof(buffer_header))
-    throw convoy::error(w + ": capacity_bytes " + std::to_string(layout.capacity_bytes) +
+  if (layout.buffer_bytes < sizeof(buffer_header))
+    throw convoy::error(w + ": buffer_bytes " + std::to_string(layout.buffer_bytes) +
                         " is smaller than the buffer header (" +
                         std::to_string(sizeof(buffer_header)) + " bytes)");
-  if (layout.capacity_bytes > static_cast<std::size_t>(INT_MAX))
-    throw convoy::error(w + ": capacity_bytes " + std::to_string(layout.capacity_bytes) +
+  if (layout.buffer_bytes > static_cast<std::size_t>(INT_MAX))
+    throw convoy::error(w + ": buffer_bytes " + std::to_string(layout.buffer_bytes) +
                         " exceeds INT_MAX");
   if (layout.n_buffers < 1)
     throw convoy::error(w + ": n_buffers " + std::to_string(layout.n_buffers) + " < 1");
@@ -140,11 +140,11 @@ void slot_buffers::manage_outside() noexcept {
   memory_bytes_ = 0;
 }
 
-void slot_buffers::init_slots(int n_links, int n_buffers, std::size_t capacity_bytes,
+void slot_buffers::init_slots(int n_links, int n_buffers, std::size_t buffer_bytes,
                               std::vector<bool> serve) {
   n_links_ = n_links;
   n_ = n_buffers;
-  capacity_ = capacity_bytes;
+  capacity_ = buffer_bytes;
   serve_ = std::move(serve);
   serve_.resize(static_cast<std::size_t>(n_links), false);
   const auto slots = static_cast<std::size_t>(n_links) * static_cast<std::size_t>(n_buffers);
@@ -158,7 +158,7 @@ void slot_buffers::init_slots(int n_links, int n_buffers, std::size_t capacity_b
   memory_bytes_ = 0;
   std::size_t served_links = 0;
   for (int l = 0; l < n_links; ++l) served_links += serve_[static_cast<std::size_t>(l)] ? 1 : 0;
-  max_memory_bytes_ = served_links * static_cast<std::size_t>(n_buffers) * capacity_bytes;
+  max_memory_bytes_ = served_links * static_cast<std::size_t>(n_buffers) * buffer_bytes;
 }
 
 void slot_buffers::allocate_link(int link) {
@@ -181,10 +181,10 @@ void slot_buffers::allocate_link(int link) {
 // ---------------------------------------------------------------------------------------
 // send_book
 
-void send_book::init(int n_links, int n_buffers, std::size_t capacity_bytes,
-                     std::vector<bool> serve, int credit_window) {
+void send_book::init(int n_links, int n_buffers, std::size_t buffer_bytes, std::vector<bool> serve,
+                     int credit_window) {
   window_ = credit_window > 0 ? credit_window : n_buffers;
-  init_slots(n_links, n_buffers, capacity_bytes, std::move(serve));
+  init_slots(n_links, n_buffers, buffer_bytes, std::move(serve));
   const auto slots = static_cast<std::size_t>(n_links) * static_cast<std::size_t>(n_buffers);
   reset_vector(state_, slots, state::free);
   reset_vector(queue_slots_, slots, -1);
@@ -280,9 +280,9 @@ void send_book::add_credits(int link, int n, const char* who) {
 // ---------------------------------------------------------------------------------------
 // recv_book
 
-void recv_book::init(int n_links, int n_buffers, std::size_t capacity_bytes,
+void recv_book::init(int n_links, int n_buffers, std::size_t buffer_bytes,
                      std::vector<bool> serve) {
-  init_slots(n_links, n_buffers, capacity_bytes, std::move(serve));
+  init_slots(n_links, n_buffers, buffer_bytes, std::move(serve));
   const auto slots = static_cast<std::size_t>(n_links) * static_cast<std::size_t>(n_buffers);
   reset_vector(state_, slots, state::free);
   reset_vector(order_slots_, slots, -1);

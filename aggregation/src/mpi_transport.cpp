@@ -77,7 +77,7 @@ void mpi_transport::post_receive(int in_link, int slot) {
   MPI_Request& req =
       req_[recv_base() + static_cast<std::size_t>(in_link) * static_cast<std::size_t>(n_) +
            static_cast<std::size_t>(slot)];
-  CONVOY_MPI_CHECK(MPI_Irecv(in_.buffer(in_link, slot), static_cast<int>(in_.capacity_bytes()),
+  CONVOY_MPI_CHECK(MPI_Irecv(in_.buffer(in_link, slot), static_cast<int>(in_.buffer_bytes()),
                              MPI_BYTE, k.peer, data_tag(k.stage), comm_, &req));
   // Receives of one (source, tag, communicator) match messages in the order they were
   // posted (MPI non-overtaking), so the order of expect() is the link's send order.

@@ -147,8 +147,8 @@ void mpi_transport::open(const link_layout& layout, std::vector<bool> serve_out,
   window_ = std::max(n_, credit_window_);  // AGG-67
   const auto n = static_cast<std::size_t>(n_);
   const std::size_t n_out = layout.out_links.size(), n_in = layout.in_links.size();
-  out_.init(static_cast<int>(n_out), n_, layout.capacity_bytes, serve_out, window_);
-  in_.init(static_cast<int>(n_in), n_, layout.capacity_bytes, serve_in);
+  out_.init(static_cast<int>(n_out), n_, layout.buffer_bytes, serve_out, window_);
+  in_.init(static_cast<int>(n_in), n_, layout.buffer_bytes, serve_in);
   if (memory_) take_block(block_bytes);
   n_out_ = n_out;
   n_in_ = n_in;
@@ -199,7 +199,7 @@ std::size_t mpi_transport::agree_on_open(const link_layout& layout,
       std::size_t links = 0;
       for (const auto* serve : {&serve_out, &serve_in})
         for (const bool b : *serve) links += b ? 1 : 0;
-      block_bytes = links * n * detail::slice_bytes(layout.capacity_bytes);
+      block_bytes = links * n * detail::slice_bytes(layout.buffer_bytes);
     }
     // One grab of the same size everywhere: [0] the bytes, [1] some rank failed.
     unsigned long long mine[2] = {block_bytes, failure ? 1ull : 0ull}, all[2] = {0, 0};

@@ -35,8 +35,8 @@ std::uint64_t key(int stage, int source) {
 
 }  // namespace
 
-std::size_t rma_transport::record_bytes(std::size_t capacity_bytes) noexcept {
-  return line + detail::slice_bytes(capacity_bytes);
+std::size_t rma_transport::record_bytes(std::size_t buffer_bytes) noexcept {
+  return line + detail::slice_bytes(buffer_bytes);
 }
 
 rma_transport::rma_transport(MPI_Comm comm, std::size_t ring_bytes_per_stage)
@@ -80,7 +80,7 @@ void rma_transport::open(const link_layout& layout) {
   });
   // Then one reduction: stages, ring size, and that every rank has the same capacity and
   // n_buffers (maxima of x and of ~x give max and min).
-  const std::size_t record = record_bytes(layout.capacity_bytes);
+  const std::size_t record = record_bytes(layout.buffer_bytes);
   std::size_t ring = asked_ring_bytes_ != 0
                          ? detail::slice_bytes(asked_ring_bytes_)
                          : 4 * static_cast<std::size_t>(std::max(layout.n_buffers, 1)) * record;
@@ -88,15 +88,15 @@ void rma_transport::open(const link_layout& layout) {
   const unsigned long long all = ~0ULL;
   std::array<unsigned long long, 6> mine{static_cast<unsigned long long>(stages),
                                          ring,
-                                         layout.capacity_bytes,
-                                         all - layout.capacity_bytes,
+                                         layout.buffer_bytes,
+                                         all - layout.buffer_bytes,
                                          static_cast<unsigned long long>(layout.n_buffers),
                                          all - static_cast<unsigned long long>(layout.n_buffers)};
   std::array<unsigned long long, 6> most{};
   CONVOY_MPI_CHECK(MPI_Allreduce(mine.data(), most.data(), static_cast<int>(mine.size()),
                                  MPI_UNSIGNED_LONG_LONG, MPI_MAX, comm_));
   if (most[2] != all - most[3] || most[4] != all - most[5])
-    throw convoy::error("rma_transport: the ranks disagree on capacity_bytes or n_buffers");
+    throw convoy::error("rma_transport: the ranks disagree on buffer_bytes or n_buffers");
   layout_ = layout;
   n_stages_ = static_cast<int>(most[0]);
   ring_bytes_ = static_cast<std::size_t>(most[1]);
@@ -155,9 +155,9 @@ void rma_transport::post(int out_link, std::byte* buffer, std::size_t bytes) {
   if (it == l.slots.end())
     throw convoy::error("rma_transport: post() of a buffer that is not out-link " +
                         std::to_string(out_link) + "'s acquired buffer");
-  if (bytes < sizeof(buffer_header) || bytes > layout_.capacity_bytes)
+  if (bytes < sizeof(buffer_header) || bytes > layout_.buffer_bytes)
     throw convoy::error("rma_transport: post() of " + std::to_string(bytes) +
-                        " bytes, outside [header, capacity_bytes]");
+                        " bytes, outside [header, buffer_bytes]");
   it->st = out_slot::state::queued;
   it->bytes = bytes;
   l.queue.push_back(static_cast<int>(it - l.slots.begin()));
@@ -271,7 +271,7 @@ bool rma_transport::poll(received& out) {
       const int source = static_cast<int>(kind >> 32);
       const auto it = in_link_of_.find(key(st, source));
       if ((kind & 0xffffffffu) != kind_data || it == in_link_of_.end() ||
-          size > layout_.capacity_bytes)
+          size > layout_.buffer_bytes)
         throw convoy::error("rma_transport: a record from rank " + std::to_string(source) +
                             " on stage " + std::to_string(st) + " matches no in-link");
       rec.bytes = line + detail::slice_bytes(size);

@@ -10,8 +10,8 @@ void loopback_pool::aligned_delete::operator()(std::byte* p) const noexcept {
   ::operator delete (p, std::align_val_t{64});
 }
 
-loopback_pool::loopback_pool(std::size_t capacity_bytes, int n_buffers)
-    : capacity_bytes_(capacity_bytes), buffers_(static_cast<std::size_t>(n_buffers)) {
+loopback_pool::loopback_pool(std::size_t buffer_bytes, int n_buffers)
+    : buffer_bytes_(buffer_bytes), buffers_(static_cast<std::size_t>(n_buffers)) {
   for (int k = 0; k < n_buffers; ++k) free_.push_back(n_buffers - 1 - k);
 }
 
@@ -24,7 +24,7 @@ std::byte* loopback_pool::take(int& slot) noexcept {
   // On first use: a rank that never sends to itself holds no loopback buffer.
   if (!b) {
     b.reset(static_cast<std::byte*>(
-        ::operator new (capacity_bytes_, std::align_val_t{64}, std::nothrow)));
+        ::operator new (buffer_bytes_, std::align_val_t{64}, std::nothrow)));
     if (!b) {
       slot = -1;
       return nullptr;
@@ -35,14 +35,14 @@ std::byte* loopback_pool::take(int& slot) noexcept {
   return b.get();
 }
 
-send_lanes::send_lanes(const std::vector<int>& tag_bytes, std::size_t capacity_bytes, int n_buffers,
+send_lanes::send_lanes(const std::vector<int>& tag_bytes, std::size_t buffer_bytes, int n_buffers,
                        bool elastic)
     : n_out_(static_cast<int>(tag_bytes.size())),
-      capacity_bytes_(capacity_bytes),
+      buffer_bytes_(buffer_bytes),
       elastic_(elastic),
       lanes_(tag_bytes.size() + 1),
       opened_at_(tag_bytes.size() + 1, 0),
-      pool_(capacity_bytes, n_buffers) {
+      pool_(buffer_bytes, n_buffers) {
   for (std::size_t k = 0; k < tag_bytes.size(); ++k)
     lanes_[k].tag_bytes = static_cast<std::uint32_t>(tag_bytes[k]);
 }
@@ -76,7 +76,7 @@ bool send_lanes::open(int lane, transport& t, std::uint64_t tick) noexcept {
     if (!b || room < header_bytes + record) return false;
   }
   l.buf = b;
-  l.limit = static_cast<std::uint32_t>((room == 0 ? capacity_bytes_ : room) - record);
+  l.limit = static_cast<std::uint32_t>((room == 0 ? buffer_bytes_ : room) - record);
   return true;
 }
 
@@ -84,7 +84,7 @@ bool send_lanes::grow(int lane, transport& t) noexcept {
   if (lane == n_out_ || elastic_) return false;
   send_lane& l = (*this)[lane];
   const std::size_t record = std::max<std::size_t>(l.record_bytes, 8);
-  if (l.used + record > capacity_bytes_) return false;  // full at capacity: post it
+  if (l.used + record > buffer_bytes_) return false;  // full at capacity: post it
   std::size_t room = 0;
   std::byte* b = t.grow(lane, l.buf, l.used, l.used + record, room);
   if (!b || room < l.used + record) return false;

@@ -20,8 +20,8 @@ constexpr std::size_t staging_alignment = 4096;
 
 }  // namespace
 
-std::size_t shm_transport::ring_bytes(std::size_t capacity_bytes, int n_buffers) noexcept {
-  return shm::offsets(capacity_bytes, n_buffers).total;
+std::size_t shm_transport::ring_bytes(std::size_t buffer_bytes, int n_buffers) noexcept {
+  return shm::offsets(buffer_bytes, n_buffers).total;
 }
 
 int shm_transport::node_rank(int peer) const noexcept {
@@ -33,7 +33,7 @@ int shm_transport::node_rank(int peer) const noexcept {
 bool shm_transport::on_node(int peer) const noexcept { return node_rank(peer) >= 0; }
 
 std::byte* shm_transport::slot_ptr(std::byte* ring, int slot) const noexcept {
-  return ring + shm::offsets(layout_.capacity_bytes, n_).slots +
+  return ring + shm::offsets(layout_.buffer_bytes, n_).slots +
          static_cast<std::size_t>(slot) * slot_bytes_;
 }
 
@@ -48,7 +48,7 @@ std::byte* shm_transport::acquire(int out_link) noexcept {
   if (filling_ == shm_filling::staged && o.staged_slot >= 0) return nullptr;
   if (o.n_free == 0) {
     // Take back what the receiver freed (acquire pairs with its release-store, M1).
-    const shm::ring_offsets off = shm::offsets(layout_.capacity_bytes, n_);
+    const shm::ring_offsets off = shm::offsets(layout_.buffer_bytes, n_);
     const std::uint64_t tail =
         shm::counter(o.base + off.freed_tail).load(std::memory_order_acquire);
     const std::uint64_t* entries = shm::words(o.base + off.freed_entries);
@@ -116,17 +116,17 @@ void shm_transport::post(int out_link, std::byte* buffer, std::size_t bytes) {
     throw convoy::error(
         "shm_transport: post of a buffer that is not an acquired, unposted buffer of out-link " +
         std::to_string(out_link));
-  if (bytes < sizeof(buffer_header) || bytes > layout_.capacity_bytes)
+  if (bytes < sizeof(buffer_header) || bytes > layout_.buffer_bytes)
     throw convoy::error("shm_transport: post of " + std::to_string(bytes) + " bytes on out-link " +
                         std::to_string(out_link) + "; must be in [" +
                         std::to_string(sizeof(buffer_header)) + ", " +
-                        std::to_string(layout_.capacity_bytes) + "]");
+                        std::to_string(layout_.buffer_bytes) + "]");
   if (buffer != staging) {
     std::memcpy(buffer, staging, bytes);
     o.staged_slot = -1;
   }
   out_state_[l * n + slot] = slot_state::posted;
-  const shm::ring_offsets off = shm::offsets(layout_.capacity_bytes, n_);
+  const shm::ring_offsets off = shm::offsets(layout_.buffer_bytes, n_);
   std::uint64_t* entry = shm::words(o.base + off.posted_entries) + 2 * (o.posted % n);
   entry[0] = slot;
   entry[1] = bytes;
@@ -138,7 +138,7 @@ void shm_transport::post(int out_link, std::byte* buffer, std::size_t bytes) {
 bool shm_transport::poll(received& out) {
   if (!opened_ || served_in_.empty()) return false;
   const auto n = static_cast<std::size_t>(n_);
-  const shm::ring_offsets off = shm::offsets(layout_.capacity_bytes, n_);
+  const shm::ring_offsets off = shm::offsets(layout_.buffer_bytes, n_);
   const std::size_t m = served_in_.size();
   for (std::size_t k = 0; k < m; ++k) {
     const std::size_t pos = (cursor_ + k) % m;
@@ -150,7 +150,7 @@ bool shm_transport::poll(received& out) {
     }
     const std::uint64_t* entry = shm::words(i.base + off.posted_entries) + 2 * (i.taken % n);
     const std::uint64_t slot = entry[0], bytes = entry[1];
-    if (slot >= n || bytes < sizeof(buffer_header) || bytes > layout_.capacity_bytes ||
+    if (slot >= n || bytes < sizeof(buffer_header) || bytes > layout_.buffer_bytes ||
         held_[static_cast<std::size_t>(link) * n + slot])
       throw convoy::error("shm_transport: corrupt ring of in-link " + std::to_string(link) +
                           ": entry " + std::to_string(i.taken) + " names slot " +
@@ -183,7 +183,7 @@ void shm_transport::release(const received& r) {
   const auto l = static_cast<std::size_t>(r.in_link);
   held_[l * n + static_cast<std::size_t>(r.slot)] = false;
   in_ring& i = in_[l];
-  const shm::ring_offsets off = shm::offsets(layout_.capacity_bytes, n_);
+  const shm::ring_offsets off = shm::offsets(layout_.buffer_bytes, n_);
   shm::words(i.base + off.freed_entries)[i.freed % n] = static_cast<std::uint64_t>(r.slot);
   ++i.freed;
   // Our reads of the slot happen before the sender's next write to it (M1).

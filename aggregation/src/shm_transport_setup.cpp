@@ -29,7 +29,7 @@ constexpr const char* who = "shm_transport";
 // pool (AGG-70): the next serial, the number of kept windows and their serials.
 struct announcement {
   bool ok = false;
-  std::size_t capacity_bytes = 0;
+  std::size_t buffer_bytes = 0;
   int n_buffers = 0;
   std::vector<std::pair<int, int>> outs, ins;
   std::uint64_t next = 0;           // the serial its window pool would give a new window
@@ -63,7 +63,7 @@ std::vector<announcement> exchange(MPI_Comm node_comm, int node_n, const std::ve
     const int* p = all.data() + displs[static_cast<std::size_t>(r)];
     announcement& a = ann[static_cast<std::size_t>(r)];
     a.ok = p[0] != 0;
-    a.capacity_bytes = static_cast<std::size_t>(p[1]);
+    a.buffer_bytes = static_cast<std::size_t>(p[1]);
     a.n_buffers = p[2];
     p += 5;
     for (int i = 0; i < all[static_cast<std::size_t>(displs[static_cast<std::size_t>(r)]) + 3];
@@ -106,10 +106,10 @@ ring_index check_links(const std::vector<announcement>& ann, const std::vector<i
         throw convoy::error(text + ": the receiver does not serve it through shared memory");
       const announcement& a = ann[static_cast<std::size_t>(s)];
       const announcement& b = ann[static_cast<std::size_t>(r)];
-      if (a.capacity_bytes != b.capacity_bytes || a.n_buffers != b.n_buffers)
+      if (a.buffer_bytes != b.buffer_bytes || a.n_buffers != b.n_buffers)
         throw convoy::error(
-            text + ": the ends disagree on capacity_bytes (" + std::to_string(a.capacity_bytes) +
-            " vs " + std::to_string(b.capacity_bytes) + ") or n_buffers (" +
+            text + ": the ends disagree on buffer_bytes (" + std::to_string(a.buffer_bytes) +
+            " vs " + std::to_string(b.buffer_bytes) + ") or n_buffers (" +
             std::to_string(a.n_buffers) + " vs " + std::to_string(b.n_buffers) + ")");
     }
   for (int r = 0; r < node_n; ++r)
@@ -228,9 +228,9 @@ void shm_transport::open(const link_layout& layout, std::vector<bool> serve_out,
   // 4. The window: every rank hosts its in-rings (M2), with a line of slack to align.
   layout_ = layout;
   n_ = layout.n_buffers;
-  slot_bytes_ = shm::round_up(layout.capacity_bytes, shm::line);
+  slot_bytes_ = shm::round_up(layout.buffer_bytes, shm::line);
   const std::size_t n_in_rings = h.ann[static_cast<std::size_t>(h.my_node)].ins.size();
-  hosted_bytes_ = n_in_rings * ring_bytes(layout.capacity_bytes, n_);
+  hosted_bytes_ = n_in_rings * ring_bytes(layout.buffer_bytes, n_);
   adopt_window(h);
   void* base = nullptr;
   {
@@ -278,7 +278,7 @@ void shm_transport::announce(const link_layout& layout, const std::vector<bool>&
     };
     collect(layout.out_links, serve_out, outs);
     collect(layout.in_links, serve_in, ins);
-    mine = {1, static_cast<int>(layout.capacity_bytes), layout.n_buffers,
+    mine = {1, static_cast<int>(layout.buffer_bytes), layout.n_buffers,
             static_cast<int>(outs.size() / 2), static_cast<int>(ins.size() / 2)};
     mine.insert(mine.end(), outs.begin(), outs.end());
     mine.insert(mine.end(), ins.begin(), ins.end());
@@ -304,8 +304,8 @@ void shm_transport::adopt_window(const node_handshake& h) {
   for (std::size_t r = 0; r < ann.size(); ++r) {
     const announcement& a = ann[r];
     if (!a.ins.empty())
-      need[r] = static_cast<MPI_Aint>(a.ins.size() * ring_bytes(a.capacity_bytes, a.n_buffers) +
-                                      shm::line);
+      need[r] =
+          static_cast<MPI_Aint>(a.ins.size() * ring_bytes(a.buffer_bytes, a.n_buffers) + shm::line);
     agreed_next = std::max(agreed_next, a.next);
   }
   {
@@ -355,7 +355,7 @@ void shm_transport::map_rings(const node_handshake& h, std::byte* own) {
     CONVOY_MPI_CHECK(MPI_Win_shared_query(win_, nr, &size, &disp, &p));
     return shm::align_up(p);
   };
-  const std::size_t rb = ring_bytes(layout_.capacity_bytes, n_);
+  const std::size_t rb = ring_bytes(layout_.buffer_bytes, n_);
   const std::size_t n_out = layout_.out_links.size(), n_in = layout_.in_links.size();
   const auto n = static_cast<std::size_t>(n_);
   out_.assign(n_out, out_ring{});

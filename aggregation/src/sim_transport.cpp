@@ -21,7 +21,7 @@ struct sim_channel {
   sim_endpoint* receiver = nullptr;
   int in_link = -1;
   int n_buffers = 0;
-  std::size_t capacity_bytes = 0;
+  std::size_t buffer_bytes = 0;
   std::vector<int> flight;  ///< sender slots in flight, a ring of n_buffers entries
   ring_view flight_ring;
   int nonempty_pos = -1;  ///< index in sim_state::nonempty, or -1
@@ -140,18 +140,18 @@ void sim_endpoint::open(const link_layout& layout) {
     if ((as_sender ? ch.sender : ch.receiver) != nullptr)
       throw convoy::error("sim transport: " + link_name(src, dst, stage) +
                           " is already open at its " + (as_sender ? "sender" : "receiver"));
-    if (ch.n_buffers != layout.n_buffers || ch.capacity_bytes != layout.capacity_bytes)
+    if (ch.n_buffers != layout.n_buffers || ch.buffer_bytes != layout.buffer_bytes)
       throw convoy::error("sim transport: " + link_name(src, dst, stage) +
                           ": the two ends "
-                          "disagree on n_buffers or capacity_bytes");
+                          "disagree on n_buffers or buffer_bytes");
   };
   for (const link& l : layout.out_links) check(rank_, l.peer, l.stage, true);
   for (const link& l : layout.in_links) check(l.peer, rank_, l.stage, false);
 
   const auto n_out = layout.out_links.size(), n_in = layout.in_links.size();
-  out_.init(static_cast<int>(n_out), layout.n_buffers, layout.capacity_bytes,
+  out_.init(static_cast<int>(n_out), layout.n_buffers, layout.buffer_bytes,
             std::vector<bool>(n_out, true));
-  in_.init(static_cast<int>(n_in), layout.n_buffers, layout.capacity_bytes,
+  in_.init(static_cast<int>(n_in), layout.n_buffers, layout.buffer_bytes,
            std::vector<bool>(n_in, true));
   if (memory_) {
     // One process, no collective: each virtual rank grabs what it needs itself.
@@ -169,7 +169,7 @@ void sim_endpoint::open(const link_layout& layout) {
     if (fresh) {
       sim_channel ch;
       ch.n_buffers = layout.n_buffers;
-      ch.capacity_bytes = layout.capacity_bytes;
+      ch.buffer_bytes = layout.buffer_bytes;
       ch.flight.assign(static_cast<std::size_t>(layout.n_buffers), -1);
       state_->channels.push_back(std::move(ch));
     }

@@ -69,9 +69,9 @@ void timed_endpoint::open(const link_layout& layout) {
       throw convoy::error("timed network: a link of rank " + std::to_string(rank_) +
                           " is already open at its sender");
   }
-  out_.init(static_cast<int>(n_out), layout.n_buffers, layout.capacity_bytes,
+  out_.init(static_cast<int>(n_out), layout.n_buffers, layout.buffer_bytes,
             std::vector<bool>(n_out, true));
-  in_.init(static_cast<int>(n_in), layout.n_buffers, layout.capacity_bytes,
+  in_.init(static_cast<int>(n_in), layout.n_buffers, layout.buffer_bytes,
            std::vector<bool>(n_in, true));
   heap_ = st.memory == buffer_memory::heap;
   growable_ = layout.growable;
@@ -105,7 +105,7 @@ std::byte* timed_endpoint::acquire(int out_link) noexcept {
   const int slot = out_.acquire_slot(out_link);
   if (slot < 0) return nullptr;
   const std::size_t room =
-      growable_ ? std::min(heap_first_room, out_.capacity_bytes()) : out_.capacity_bytes();
+      growable_ ? std::min(heap_first_room, out_.buffer_bytes()) : out_.buffer_bytes();
   std::byte* p = heap_alloc(room);
   if (!p) out_of_memory_ = room;
   out_.set_buffer(out_link, slot, p);
@@ -121,7 +121,7 @@ std::byte* timed_endpoint::grow(int out_link, std::byte* buffer, std::size_t use
   if (!heap_ || !growable_) return nullptr;
   const int slot = out_.filling_slot(out_link, buffer);
   if (slot < 0) return nullptr;
-  room = std::min(std::max(at_least, 2 * heap_room(buffer)), out_.capacity_bytes());
+  room = std::min(std::max(at_least, 2 * heap_room(buffer)), out_.buffer_bytes());
   std::byte* p = heap_alloc(room);
   if (!p) {
     out_of_memory_ = room;
@@ -148,7 +148,7 @@ void timed_endpoint::post(int out_link, std::byte* buffer, std::size_t bytes) {
 void timed_endpoint::send_ready(int out_link) {
   const int c = out_channel_[static_cast<std::size_t>(out_link)];
   for (int s = out_.next_sendable(out_link); s >= 0; s = out_.next_sendable(out_link))
-    state_->depart(c, rank_, s, out_.bytes(out_link, s), out_.capacity_bytes());
+    state_->depart(c, rank_, s, out_.bytes(out_link, s), out_.buffer_bytes());
 }
 
 bool timed_endpoint::poll(received& out) {
@@ -168,7 +168,7 @@ void timed_endpoint::release(const received& r) {
     heap_free(r.data);
     in_.set_buffer(r.in_link, r.slot, nullptr);
   } else {
-    lazy_arena::give_back(r.data, in_.capacity_bytes());
+    lazy_arena::give_back(r.data, in_.buffer_bytes());
   }
   timed_state& st = *state_;
   const int c = in_channel_[static_cast<std::size_t>(r.in_link)];

@@ -80,7 +80,7 @@ void timed_state::arrive(int c, double t, std::uint32_t d) {
   to.in_.arrived(ch.in_link, r, bytes);
   from.out_.send_done(ch.out_link, s);
   if (memory == buffer_memory::pages)
-    lazy_arena::give_back(from.out_.buffer(ch.out_link, s), from.out_.capacity_bytes());
+    lazy_arena::give_back(from.out_.buffer(ch.out_link, s), from.out_.buffer_bytes());
   auto& dd = depth[static_cast<std::size_t>(ch.dst)];
   dd = std::max(dd, d);
   wake(ch.dst, t);

@@ -80,7 +80,7 @@ settings settings::from_values(const std::map<std::string, std::string>& values)
     s.emulate_map = parse_kind("CONVOY_EMULATE_MAP", *v, maps, placement_name);
   }
   if (const auto* v = get("CONVOY_BUFFER_BYTES"))
-    s.capacity_bytes = parse_bytes("CONVOY_BUFFER_BYTES", *v);
+    s.buffer_bytes = parse_bytes("CONVOY_BUFFER_BYTES", *v);
   if (const auto* v = get("CONVOY_N_BUFFERS"))
     s.n_buffers = parse_n_buffers("CONVOY_N_BUFFERS", *v);
   if (const auto* v = get("CONVOY_TUNE_FILE")) {
@@ -133,9 +133,9 @@ std::string settings::mesh_text() const {
 
 mesh_spec settings::mesh_or_auto() const { return parse_mesh_spec(mesh_text()); }
 
-std::size_t settings::capacity_bytes_or_default() const {
-  if (capacity_bytes) return *capacity_bytes;
-  return tuning.capacity_bytes().value_or(default_buffer_bytes);
+std::size_t settings::buffer_bytes_or_default() const {
+  if (buffer_bytes) return *buffer_bytes;
+  return tuning.buffer_bytes().value_or(default_buffer_bytes);
 }
 
 int settings::n_buffers_or_default() const {
@@ -160,7 +160,7 @@ std::string settings::describe() const {
   shown.push_back(emulate_nodes ? list(*emulate_nodes) : "");
   shown.push_back(show(emulate_topology));
   shown.emplace_back(emulate_map ? placement_name(*emulate_map) : "");
-  shown.push_back(num(capacity_bytes));
+  shown.push_back(num(buffer_bytes));
   shown.push_back(num(n_buffers));
   shown.push_back(show(tune_file));
   shown.emplace_back(transport ? transport_kind_name(*transport) : "");
@@ -180,7 +180,7 @@ std::string settings::describe() const {
                       emulate_nodes.has_value(),
                       emulate_topology.has_value(),
                       emulate_map.has_value(),
-                      capacity_bytes.has_value(),
+                      buffer_bytes.has_value(),
                       n_buffers.has_value(),
                       tune_file.has_value(),
                       transport.has_value(),

@@ -13,7 +13,7 @@ namespace {
 // Checks the value of a known key (BASE-8): `key` is the part after "<kind>." if any,
 // `name` the whole key, for the message.
 void check_value(std::string_view key, const std::string& name, const std::string& value) {
-  if (key == "capacity_bytes") {
+  if (key == "buffer_bytes" || key == "capacity_bytes") {
     (void)parse_bytes(name, value);
   } else if (key == "n_buffers") {
     (void)parse_n_buffers(name, value);
@@ -70,9 +70,17 @@ std::optional<std::string> tuning::get(std::string_view key, std::string_view ki
   return std::nullopt;
 }
 
-std::optional<std::size_t> tuning::capacity_bytes(std::string_view kind) const {
-  const auto v = get("capacity_bytes", kind);
-  return v ? std::optional(parse_bytes("capacity_bytes", *v)) : std::nullopt;
+std::optional<std::size_t> tuning::buffer_bytes(std::string_view kind) const {
+  for (const bool scoped : {true, false}) {
+    if (scoped && kind.empty()) continue;
+    for (const std::string_view key : {"buffer_bytes", "capacity_bytes"}) {
+      const std::string name =
+          scoped ? std::string(kind) + "." + std::string(key) : std::string(key);
+      if (const auto it = entries.find(name); it != entries.end())
+        return parse_bytes(name, it->second);
+    }
+  }
+  return std::nullopt;
 }
 
 std::optional<int> tuning::n_buffers(std::string_view kind) const {

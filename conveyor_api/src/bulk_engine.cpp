@@ -46,7 +46,7 @@ bulk_engine::~bulk_engine() = default;
 // the inline push's tag store (bulk_exchange::region_bytes).
 void bulk_engine::open_lanes() noexcept {
   const std::size_t item = hot_.item_bytes;
-  const auto limit = static_cast<std::uint32_t>((exchange_->capacity_bytes() / item - 1) * item);
+  const auto limit = static_cast<std::uint32_t>((exchange_->buffer_bytes() / item - 1) * item);
   for (std::size_t d = 0; d < lanes_.size(); ++d) {
     aggregation::send_lane& l = lanes_[d];
     l.buf = exchange_->send_buffer(static_cast<int>(d));
@@ -62,7 +62,7 @@ void bulk_engine::open_lanes() noexcept {
 
 int bulk_engine::begin(std::size_t item_bytes) {
   if (const auto rc = state_.refuse(term::call::begin)) return *rc;
-  if (item_bytes == 0 || item_bytes > exchange_->capacity_bytes()) return term::error_size;
+  if (item_bytes == 0 || item_bytes > exchange_->buffer_bytes()) return term::error_size;
   try {
     exchange_->acquire_buffers();
     exchange_->begin_cycle(item_bytes);

@@ -42,7 +42,7 @@ conveyor_options layout_plan::options() const {
   conveyor_options o;
   if (kind == layout_kind::bulk) {  // one buffer per rank, no header (bulk_exchange)
     o.kind = conveyor_kind::bulk;
-    o.capacity_bytes = payload_bytes;
+    o.buffer_bytes = payload_bytes;
     o.settings = settings;
     return o;
   }
@@ -52,7 +52,7 @@ conveyor_options layout_plan::options() const {
   } else {
     o.mesh = mesh;
   }
-  o.capacity_bytes = payload_bytes + buffer_header_bytes;
+  o.buffer_bytes = payload_bytes + buffer_header_bytes;
   o.n_buffers = n_buffers;
   o.settings = settings;
   return o;
@@ -93,7 +93,7 @@ std::size_t model(const layout_plan& t, const layout_request& r, const metered_p
 
 // n_local and the preferred routes, most hops first (Maley & DeVinney 2019, sec. 4.3).
 std::vector<layout_plan> routes(const layout_request& r, const layout_inputs& in,
-                                std::size_t capacity, std::string& note) {
+                                std::size_t payload, std::string& note) {
   const auto p = static_cast<std::size_t>(in.n_ranks);
   std::size_t n = r.n_local;
   if (n == 0 && in.settings.convey_nlocal) n = static_cast<std::size_t>(*in.settings.convey_nlocal);
@@ -104,7 +104,7 @@ std::vector<layout_plan> routes(const layout_request& r, const layout_inputs& in
     n = 1;
   }
   layout_plan base;
-  base.payload_bytes = capacity;
+  base.payload_bytes = payload;
   base.n_local = n;
   std::vector<layout_plan> out;
   if (in.settings.mesh) {
@@ -169,21 +169,21 @@ layout_plan choose_layout(const layout_request& r, const layout_inputs& in,
   const auto p = static_cast<std::size_t>(in.n_ranks);
   const bool bulk_ok = r.allow_bulk && !r.elastic;
   if (in.preferred && (bulk_ok || in.preferred->kind != layout_kind::bulk) &&
-      (r.payload_cap == 0 || in.preferred->payload_bytes <= r.payload_cap)) {
+      (r.max_payload_bytes == 0 || in.preferred->payload_bytes <= r.max_payload_bytes)) {
     layout_plan t = *in.preferred;
     if (r.max_bytes == SIZE_MAX) return t;
     const metered_plan m = t.kind == layout_kind::bulk ? metered_plan{} : meter(t);
     t.memory_bytes = model(t, r, m, p);
     if (t.memory_bytes <= r.max_bytes) return t;
   }
-  std::size_t capacity = in.settings.convey_buffer_size ? *in.settings.convey_buffer_size : 0;
-  if (capacity == 0)
-    capacity = in.engine_capacity_bytes > buffer_header_bytes
-                   ? in.engine_capacity_bytes - buffer_header_bytes
-                   : 1024;
-  if (r.payload_cap && capacity > r.payload_cap) capacity = r.payload_cap;
+  std::size_t payload = in.settings.convey_buffer_size ? *in.settings.convey_buffer_size : 0;
+  if (payload == 0)
+    payload = in.engine_buffer_bytes > buffer_header_bytes
+                  ? in.engine_buffer_bytes - buffer_header_bytes
+                  : 1024;
+  if (r.max_payload_bytes && payload > r.max_payload_bytes) payload = r.max_payload_bytes;
   std::string note;
-  std::vector<layout_plan> candidates = routes(r, in, capacity, note);
+  std::vector<layout_plan> candidates = routes(r, in, payload, note);
   for (auto& t : candidates) t.note = note;
   if (r.max_bytes == SIZE_MAX) return candidates.front();
 
@@ -192,8 +192,8 @@ layout_plan choose_layout(const layout_request& r, const layout_inputs& in,
   std::vector<metered_plan> metered;
   metered.reserve(candidates.size());
   for (const auto& t : candidates) metered.push_back(meter(t));
-  const std::size_t min_capacity = r.elastic ? 64 : 32;
-  for (std::size_t cap = capacity; cap >= min_capacity; cap /= 2) {
+  const std::size_t min_payload = r.elastic ? 64 : 32;
+  for (std::size_t cap = payload; cap >= min_payload; cap /= 2) {
     for (int nb : {2, 1}) {
       for (std::size_t i = 0; i < candidates.size(); ++i) {
         layout_plan t = candidates[i];
@@ -224,7 +224,7 @@ layout_inputs collective_inputs(MPI_Comm comm, const layout_request& r) {
   if (r.n_local == 0 && !in.settings.convey_nlocal && !in.settings.mesh)
     in.node_group = node_group_size(topology::discover(comm, in.settings));
   // The engine default, from the same settings: rank 0's environment and tuning file.
-  in.engine_capacity_bytes = resolve_engine_options(conveyor_options{}, in.settings).capacity_bytes;
+  in.engine_buffer_bytes = resolve_engine_options(conveyor_options{}, in.settings).buffer_bytes;
   return in;
 }
 }  // namespace
@@ -263,10 +263,10 @@ layout_plan choose_and_build(MPI_Comm comm, const layout_request& request,
     else
       known->bytes += extra;  // t.memory_bytes held the estimate so far
     // The loopback buffers grow with the buffer size too: shrink in proportion.
-    r.payload_cap =
+    r.max_payload_bytes =
         static_cast<std::size_t>(static_cast<double>(t.payload_bytes) * 0.9 *
                                  static_cast<double>(r.max_bytes) / static_cast<double>(worst));
-    if (r.payload_cap < 32) break;
+    if (r.max_payload_bytes < 32) break;
   }
   throw error("no conveyor fits in max_bytes = " + std::to_string(request.max_bytes) +
               " bytes per PE");

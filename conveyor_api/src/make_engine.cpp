@@ -86,7 +86,7 @@ termination::item_mode detail::item_mode_of(const conveyor_options& o) {
 termination::engine_options resolve_engine_options(const conveyor_options& o,
                                                    const base::settings& s) {
   termination::engine_options e;
-  e.capacity_bytes = o.capacity_bytes ? o.capacity_bytes : s.capacity_bytes_or_default();
+  e.buffer_bytes = o.buffer_bytes ? o.buffer_bytes : s.buffer_bytes_or_default();
   e.n_buffers = o.n_buffers ? o.n_buffers : s.n_buffers_or_default();
   e.steady = o.steady;
   e.steady_period = o.steady_period;
@@ -111,7 +111,7 @@ std::unique_ptr<bulk_engine> make_bulk_engine(MPI_Comm comm, const conveyor_opti
   if (o.watchdog_seconds > 0)  // TERM-15: a stuck rank holds the others inside a collective
     throw error("conveyor: the bulk kind has no watchdog (its advance is collective)");
   aggregation::bulk_exchange::options x;
-  x.capacity_bytes = detail::agreed_engine_options(comm, o, s).capacity_bytes;
+  x.buffer_bytes = detail::agreed_engine_options(comm, o, s).buffer_bytes;
   x.memory = o.buffers;
   if (o.codec) {
     x.codec = o.codec;
@@ -155,12 +155,12 @@ termination::engine_options detail::agreed_engine_options(MPI_Comm comm, const c
   termination::engine_options opts = resolve_engine_options(o, s);
   // The settings are rank 0's already; the options may differ between ranks. The
   // watchdog's period travels in milliseconds.
-  unsigned long long agreed[4] = {opts.capacity_bytes,
+  unsigned long long agreed[4] = {opts.buffer_bytes,
                                   static_cast<unsigned long long>(opts.n_buffers),
                                   static_cast<unsigned long long>(opts.watchdog.seconds * 1000.0),
                                   opts.watchdog.abort ? 1ULL : 0ULL};
   CONVOY_MPI_CHECK(MPI_Bcast(agreed, 4, MPI_UNSIGNED_LONG_LONG, 0, comm));
-  opts.capacity_bytes = static_cast<std::size_t>(agreed[0]);
+  opts.buffer_bytes = static_cast<std::size_t>(agreed[0]);
   opts.n_buffers = static_cast<int>(agreed[1]);
   opts.watchdog.seconds = static_cast<double>(agreed[2]) / 1000.0;
   opts.watchdog.abort = agreed[3] != 0;

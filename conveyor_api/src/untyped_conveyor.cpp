@@ -50,7 +50,7 @@ untyped_conveyor::untyped_conveyor(MPI_Comm comm, conveyor_options options)
     rank_ = engine_->rank();
     n_ranks_ = engine_->n_ranks();
     engine_options_.steady = options_.steady;
-    engine_options_.capacity_bytes = engine_->max_item_bytes();
+    engine_options_.buffer_bytes = engine_->max_item_bytes();
     max_item_bytes_ = engine_->max_item_bytes();
     max_buffered_ = max_item_bytes_;
     max_memory_bytes_ = engine_->max_memory_bytes();
@@ -84,7 +84,7 @@ void untyped_conveyor::build(bool first) {
   try {
     const std::size_t small = base_->max_item_bytes();
     if (small < elastic_engine::min_buffered_bytes)
-      throw error("buffers of " + std::to_string(base_->options().capacity_bytes) +
+      throw error("buffers of " + std::to_string(base_->options().buffer_bytes) +
                   " bytes (items up to " + std::to_string(small) +
                   " bytes) are too small for elastic items (a buffer must hold a 25-byte ticket)");
     const std::size_t bound = options_.item_bound ? options_.item_bound : small - 1;
@@ -188,7 +188,7 @@ void untyped_conveyor::record_report() noexcept {
       } else {
         e.stage_dimension.assign(e.life.stages.size(), -1);
       }
-      e.buffer_bytes = engine_options_.capacity_bytes;
+      e.buffer_bytes = engine_options_.buffer_bytes;
       e.n_buffers = options_.kind == conveyor_kind::bulk ? 1 : engine_options_.n_buffers;
       if (options_.elastic) e.item_bytes = 0;
       detail::record_stats(comm_, *options_.settings, e);

@@ -14,12 +14,12 @@ std::size_t link_count(const route_plan& plan, int rank) {
   return links;
 }
 
-std::size_t link_buffer_bytes(const route_plan& plan, int rank, std::size_t capacity_bytes,
+std::size_t link_buffer_bytes(const route_plan& plan, int rank, std::size_t buffer_bytes,
                               int n_buffers) {
-  if (capacity_bytes == 0) throw error("link_buffer_bytes: capacity_bytes must be > 0");
+  if (buffer_bytes == 0) throw error("link_buffer_bytes: buffer_bytes must be > 0");
   if (n_buffers < 1)
     throw error("link_buffer_bytes: n_buffers " + std::to_string(n_buffers) + " must be >= 1");
-  return link_count(plan, rank) * static_cast<std::size_t>(n_buffers) * capacity_bytes;
+  return link_count(plan, rank) * static_cast<std::size_t>(n_buffers) * buffer_bytes;
 }
 
 }  // namespace convoy::router

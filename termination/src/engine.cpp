@@ -27,12 +27,12 @@ void check_options(const router::route_plan& plan, int rank, const engine_option
   for (int s = 0; s < plan.n_stages(); ++s) max_tag = std::max(max_tag, plan.tag_bytes(s));
   const std::size_t min_capacity = aggregation::header_bytes + static_cast<std::size_t>(max_tag) +
                                    aggregation::size_field_bytes + 8;
-  if (o.capacity_bytes < min_capacity)
-    throw convoy::error("engine: capacity_bytes " + std::to_string(o.capacity_bytes) +
+  if (o.buffer_bytes < min_capacity)
+    throw convoy::error("engine: buffer_bytes " + std::to_string(o.buffer_bytes) +
                         " is too small: a buffer needs at least " + std::to_string(min_capacity) +
                         " bytes");
-  if (o.capacity_bytes > (std::size_t{1} << 30))
-    throw convoy::error("engine: capacity_bytes " + std::to_string(o.capacity_bytes) +
+  if (o.buffer_bytes > (std::size_t{1} << 30))
+    throw convoy::error("engine: buffer_bytes " + std::to_string(o.buffer_bytes) +
                         " is above the 1 GiB limit");
   if (o.steady_period < 1) throw convoy::error("engine: steady_period must be >= 1");
   if (combine_refusal(o.mode, o.combine.fn != nullptr))

@@ -47,7 +47,7 @@ void engine::impl::start_combining(std::size_t item_bytes) {
   comb->item_bytes = item_bytes;
   comb->lanes.clear();
   comb->caches.clear();
-  const std::size_t room = e.options_.capacity_bytes - agg::header_bytes;
+  const std::size_t room = e.options_.buffer_bytes - agg::header_bytes;
   const std::size_t entries = e.options_.combine_cache_entries;
   for (int k = 0; k <= lanes.loopback(); ++k) {
     const std::size_t tb = lanes[k].tag_bytes;
@@ -176,7 +176,7 @@ std::size_t engine::impl::combine_bytes(bool at_most) const noexcept {
 }
 
 std::size_t engine::combine_max_bytes() const noexcept {
-  const std::size_t room = options_.capacity_bytes - agg::header_bytes;
+  const std::size_t room = options_.buffer_bytes - agg::header_bytes;
   const std::size_t slots = agg::combine_table::slots_for(room, options_.combine_max_slots);
   std::size_t n =
       static_cast<std::size_t>(impl_->lanes.loopback() + 1) * slots * sizeof(std::uint32_t);

@@ -30,13 +30,13 @@ engine::impl::impl(engine& owner, std::unique_ptr<agg::transport> t)
     : e(owner),
       transport(std::move(t)),
       route(owner.plan_, owner.rank_),
-      lanes(tag_bytes_per_out_link(route), owner.options_.capacity_bytes, owner.options_.n_buffers,
+      lanes(tag_bytes_per_out_link(route), owner.options_.buffer_bytes, owner.options_.n_buffers,
             carries_size(owner.options_.mode)),
       counting(route.n_stages(), stages_of(route.out_links()), stages_of(route.in_links())) {
   agg::link_layout layout;
   layout.rank = e.rank_;
   layout.n_ranks = e.plan_->n_ranks();
-  layout.capacity_bytes = e.options_.capacity_bytes;
+  layout.buffer_bytes = e.options_.buffer_bytes;
   layout.n_buffers = e.options_.n_buffers;
   layout.growable = !carries_size(e.options_.mode);
   for (const auto& l : route.out_links()) layout.out_links.push_back({l.stage, l.peer});
@@ -61,7 +61,7 @@ engine::impl::impl(engine& owner, std::unique_ptr<agg::transport> t)
   for (std::size_t i = 0; i < ins.size(); ++i)
     ins[i].queue.bind(ring_slots.data() + i * static_cast<std::size_t>(cap), cap);
   transport->open(layout);
-  max_item_bytes = e.options_.capacity_bytes - agg::header_bytes -
+  max_item_bytes = e.options_.buffer_bytes - agg::header_bytes -
                    static_cast<std::size_t>(route.max_tag_bytes()) -
                    (elastic() ? agg::size_field_bytes : 0);
   first_hops = route.first_hop_table(e.options_.route_table_max_ranks);

@@ -4,6 +4,7 @@
 
 #include <convoy/aggregation/bulk_exchange.hpp>
 #include <convoy/base/error.hpp>
+#include <convoy_test/counting_source.hpp>
 #include <cstdint>
 #include <cstring>
 #include <memory>
@@ -11,7 +12,6 @@
 #include <vector>
 
 #include "convoy_test/mpi.hpp"
-#include <convoy_test/counting_source.hpp>
 #include "error_of.hpp"
 #include "test_codecs.hpp"
 
@@ -39,7 +39,7 @@ int count_for(int src, int dst, int round, std::size_t cap_items) {
 // One exchange: fill, exchange, check every received item byte for byte.
 void exchange_round(agg::bulk_exchange& x, int round) {
   const int me = world_rank(), p = world_size();
-  const std::size_t cap_items = x.capacity_bytes() / k_item;
+  const std::size_t cap_items = x.buffer_bytes() / k_item;
   std::vector<int> send(static_cast<std::size_t>(p)), recv(static_cast<std::size_t>(p), -1);
   for (int d = 0; d < p; ++d) {
     send[static_cast<std::size_t>(d)] = count_for(me, d, round, cap_items);
@@ -167,7 +167,7 @@ TEST(BulkExchange, Errors) {
   EXPECT_TRUE(contains(error_of([] {
                          agg::bulk_exchange x(MPI_COMM_WORLD, {0, {}, {}, {}});
                        }),
-                       "capacity_bytes must be positive"));
+                       "buffer_bytes must be positive"));
   EXPECT_TRUE(contains(error_of([] {
                          agg::bulk_exchange x(MPI_COMM_WORLD, {std::size_t{1} << 31, {}, {}, {}});
                        }),

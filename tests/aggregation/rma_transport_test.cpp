@@ -239,7 +239,7 @@ TEST(RmaTransport, ErrorsAreNamed) {
             std::string::npos);
   std::byte* b = t.acquire(0);
   ASSERT_NE(b, nullptr);
-  EXPECT_NE(error_of([&] { t.post(0, b, 4); }).find("outside [header, capacity_bytes]"),
+  EXPECT_NE(error_of([&] { t.post(0, b, 4); }).find("outside [header, buffer_bytes]"),
             std::string::npos);
   agg::buffer_header h{64, 0, 1, 0};
   std::memcpy(b, &h, sizeof h);

@@ -1,5 +1,5 @@
 // Per-peer buffers alone (aggregation/README.md AGG-20..24): send lanes over a fake
-// transport whose buffers are exactly capacity_bytes long (so ASan sees any store past
+// transport whose buffers are exactly buffer_bytes long (so ASan sees any store past
 // the end), the loopback pool, the receive queue of an in-link.
 #include <gtest/gtest.h>
 

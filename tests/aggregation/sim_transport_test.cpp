@@ -5,13 +5,13 @@
 #include <algorithm>
 #include <convoy/aggregation/sim_transport.hpp>
 #include <convoy/base/error.hpp>
+#include <convoy_test/counting_source.hpp>
 #include <cstring>
 #include <memory>
 #include <random>
 #include <string>
 #include <vector>
 
-#include <convoy_test/counting_source.hpp>
 #include "error_of.hpp"
 #include "transport_driver.hpp"
 
@@ -94,7 +94,7 @@ agg::link_layout mesh_layout(int rank, int side, std::size_t capacity, int n_buf
   agg::link_layout l;
   l.rank = rank;
   l.n_ranks = side * side * side;
-  l.capacity_bytes = capacity;
+  l.buffer_bytes = capacity;
   l.n_buffers = n_buffers;
   int stride = 1;
   for (int d = 0; d < 3; ++d, stride *= side) {
@@ -300,7 +300,7 @@ TEST(SimTransport, MisuseIsReported) {
   lay.out_links.push_back({0, 1});
   EXPECT_NE(error_of([&] { t->open(lay); }).find("duplicates"), std::string::npos);
   lay = all_to_all(0, 3, 1, 8, 2);
-  EXPECT_NE(error_of([&] { t->open(lay); }).find("capacity_bytes"), std::string::npos);
+  EXPECT_NE(error_of([&] { t->open(lay); }).find("buffer_bytes"), std::string::npos);
   lay = all_to_all(0, 3, 1, 64, 0);
   EXPECT_NE(error_of([&] { t->open(lay); }).find("n_buffers"), std::string::npos);
   lay = all_to_all(1, 3, 1, 64, 2);

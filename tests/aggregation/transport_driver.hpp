@@ -22,7 +22,7 @@ inline agg::link_layout all_to_all(int rank, int n_ranks, int n_stages, std::siz
   agg::link_layout l;
   l.rank = rank;
   l.n_ranks = n_ranks;
-  l.capacity_bytes = capacity;
+  l.buffer_bytes = capacity;
   l.n_buffers = n_buffers;
   for (int s = 0; s < n_stages; ++s)
     for (int p = 0; p < n_ranks; ++p)
@@ -117,7 +117,7 @@ class traffic {
     const auto lu = static_cast<std::size_t>(l);
     const std::uint32_t seq = ++sent_[lu];
     std::size_t bytes = min_message;
-    const std::size_t cap = std::min(layout_.capacity_bytes, max_bytes_);
+    const std::size_t cap = std::min(layout_.buffer_bytes, max_bytes_);
     if (cap > min_message) bytes += rng_() % (cap - min_message + 1);
     agg::buffer_header h{static_cast<std::uint32_t>(bytes), tag_, seq, 0};
     payload p{static_cast<std::uint32_t>(layout_.rank),

@@ -93,14 +93,14 @@ TEST(SettingsMpi, TuningFileIsReadOnRankZeroOnly) {  // BASE-7, BASE-6
   // Rank 0's fd holds a valid file; every other rank's a different valid file, then none.
   for (const bool others_open : {true, false}) {
     SCOPED_TRACE(others_open ? "other ranks: another file" : "other ranks: fd closed");
-    const rank_file file(world_rank() == 0 ? "capacity_bytes=1Ki\nn_buffers=8\nkind=tensor3\n"
-                                           : "capacity_bytes=2Ki\nn_buffers=4\n",
+    const rank_file file(world_rank() == 0 ? "buffer_bytes=1Ki\nn_buffers=8\nkind=tensor3\n"
+                                           : "buffer_bytes=2Ki\nn_buffers=4\n",
                          world_rank() == 0 || others_open);
     const scoped_env env("CONVOY_TUNE_FILE", tune_path.c_str());
     base::settings s;
     ASSERT_NO_THROW(s = base::settings::from_env(MPI_COMM_WORLD));
     EXPECT_EQ(s.tuning.path, tune_path);
-    EXPECT_EQ(s.capacity_bytes_or_default(), 1024u);
+    EXPECT_EQ(s.buffer_bytes_or_default(), 1024u);
     EXPECT_EQ(s.n_buffers_or_default(), 8);
     EXPECT_EQ(s.tuning.kind(), "tensor3");
     EXPECT_TRUE(same_everywhere(s.describe())) << s.describe();
@@ -147,7 +147,7 @@ TEST(SettingsMpi, TuningErrorsAreTheSameOnEveryRank) {  // BASE-8, BASE-6
     std::string want;
   };
   const error_case cases[] = {
-      {"capacity_bytes=8192\nmesh node,core\n",
+      {"buffer_bytes=8192\nmesh node,core\n",
        "error: tuning file " + tune_path + ":2: expected key=value"},
       {"n_buffers=3\n", "error: tuning file " + tune_path +
                             ":1: n_buffers='3': must be a power of two between 1 and 1024"},
@@ -203,7 +203,7 @@ TEST(SettingsMpi, RankZeroEnvironmentWinsAndEveryVariableTravels) {  // BASE-6
   ASSERT_NO_THROW(s = base::settings::from_env(MPI_COMM_WORLD));
   EXPECT_EQ(s.mesh, "node,core");
   EXPECT_EQ(s.emulate_map, base::placement::cyclic);
-  EXPECT_EQ(s.capacity_bytes, 4096u);
+  EXPECT_EQ(s.buffer_bytes, 4096u);
   EXPECT_EQ(s.transport_or_auto(), base::transport_kind::shm_zero_copy);
   EXPECT_EQ(s.convey_nlocal, 2);
   EXPECT_EQ(s.tune_file, std::nullopt);

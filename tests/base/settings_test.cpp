@@ -29,7 +29,7 @@ TEST(Settings, UnsetIsNullopt) {  // BASE-4
   EXPECT_FALSE(s.emulate_nodes);
   EXPECT_FALSE(s.emulate_topology);
   EXPECT_FALSE(s.emulate_map);
-  EXPECT_FALSE(s.capacity_bytes);
+  EXPECT_FALSE(s.buffer_bytes);
   EXPECT_FALSE(s.n_buffers);
   EXPECT_FALSE(s.tune_file);
   EXPECT_FALSE(s.transport);
@@ -63,7 +63,7 @@ TEST(Settings, ParsesEveryVariable) {  // BASE-4
   EXPECT_EQ(*s.emulate_nodes, (std::vector<int>{4, 2, 3}));
   EXPECT_EQ(*s.emulate_topology, "pack:2 core:2");
   EXPECT_EQ(*s.emulate_map, base::placement::cyclic);
-  EXPECT_EQ(*s.capacity_bytes, 16u * 1024u);
+  EXPECT_EQ(*s.buffer_bytes, 16u * 1024u);
   EXPECT_EQ(*s.n_buffers, 4);
   EXPECT_EQ(*s.tune_file, "/tmp/tune.json");
   EXPECT_EQ(*s.transport, base::transport_kind::shm);

@@ -106,7 +106,7 @@ void check_skewed(const runtime_options& o, double s) {
   const auto st = rt.stats();
   EXPECT_EQ(st.combinable, std::uint64_t{2} * phases * per_task * tasks);
   EXPECT_EQ(st.posts, 0u);  // combinable updates are not requests
-  if (s >= 1.5 && o.conveyor.capacity_bytes == 0) {
+  if (s >= 1.5 && o.conveyor.buffer_bytes == 0) {
     EXPECT_GT(sum_over_ranks(st.combined), 0u) << "hot keys at skew " << s << " never combined";
   }
 }
@@ -116,7 +116,7 @@ TEST(AsyncCombine, SkewedUpdatesEqualTheSerialFold) {
     check_skewed(runtime_options{}, s);
     runtime_options small;
     small.max_tasks = 8;
-    small.conveyor.capacity_bytes = 256;  // a dozen records per buffer: paths fill up
+    small.conveyor.buffer_bytes = 256;  // a dozen records per buffer: paths fill up
     small.conveyor.n_buffers = 1;
     check_skewed(small, s);
   }

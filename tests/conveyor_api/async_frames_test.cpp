@@ -25,7 +25,7 @@ constexpr std::size_t k_max_tasks = 64;
 runtime_options small_buffers() {
   runtime_options o;
   o.max_tasks = k_max_tasks;
-  o.conveyor.capacity_bytes = 256;  // backpressure all the time
+  o.conveyor.buffer_bytes = 256;  // backpressure all the time
   o.conveyor.n_buffers = 1;
   return o;
 }

@@ -24,7 +24,7 @@ using convoy_test::world_size;
 runtime_options small_buffers(std::size_t max_tasks) {
   runtime_options o;
   o.max_tasks = max_tasks;
-  o.conveyor.capacity_bytes = 256;  // a few records per buffer: backpressure all the time
+  o.conveyor.buffer_bytes = 256;  // a few records per buffer: backpressure all the time
   o.conveyor.n_buffers = 1;
   return o;
 }

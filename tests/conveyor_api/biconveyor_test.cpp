@@ -82,7 +82,7 @@ void gather(biconveyor<query, reply>& b, std::uint32_t n, unsigned seed) {
 
 conveyor_options kind(const char* name) {
   conveyor_options o;
-  o.capacity_bytes = 512;
+  o.buffer_bytes = 512;
   if (std::string(name) == "tensor1") o.tensor_order = 1;
   if (std::string(name) == "tensor2") {
     o.tensor_order = 2;

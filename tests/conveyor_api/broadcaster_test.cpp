@@ -89,11 +89,11 @@ std::vector<int> core_first() {
 
 std::vector<conveyor_options> option_sets() {
   std::vector<conveyor_options> v(4);
-  v[1].capacity_bytes = 256;  // backpressure: a fan-out stops and resumes
+  v[1].buffer_bytes = 256;  // backpressure: a fan-out stops and resumes
   v[1].n_buffers = 1;
   v[2].dim_order = core_first();
   v[3].steady = true;
-  v[3].capacity_bytes = 1024;
+  v[3].buffer_bytes = 1024;
   return v;
 }
 

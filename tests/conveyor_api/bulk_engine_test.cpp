@@ -22,7 +22,7 @@ using convoy_test::world_size;
 
 std::unique_ptr<convoy::bulk_engine> make(std::size_t capacity, bool steady, bool compress) {
   agg::bulk_exchange::options x;
-  x.capacity_bytes = capacity;
+  x.buffer_bytes = capacity;
   if (compress) {
     x.codec = std::make_shared<agg::standard_codec>();
     x.compress_link = [](int rank, int peer) { return ((rank ^ peer) & 1) != 0; };

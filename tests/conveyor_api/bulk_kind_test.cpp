@@ -41,7 +41,7 @@ parcel make_parcel(int src, int dst, std::uint32_t seq) {
 conveyor_options bulk(std::size_t capacity, bool steady, bool dynamic, bool compress) {
   conveyor_options o;
   o.kind = conveyor_kind::bulk;
-  o.capacity_bytes = capacity;
+  o.buffer_bytes = capacity;
   o.steady = steady;
   o.dynamic = dynamic;
   if (compress) o.codec = std::make_shared<convoy::aggregation::standard_codec>();

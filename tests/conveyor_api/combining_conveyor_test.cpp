@@ -108,7 +108,7 @@ sum_totals run_sums(combining_conveyor<std::uint64_t, std::uint64_t>& c, const u
 std::vector<conveyor_options> option_sets() {
   std::vector<conveyor_options> v;
   conveyor_options o;
-  o.capacity_bytes = 512;  // many buffers, backpressure
+  o.buffer_bytes = 512;  // many buffers, backpressure
   v.push_back(o);
   o.mesh = "node,core";
   o.n_buffers = 1;
@@ -117,7 +117,7 @@ std::vector<conveyor_options> option_sets() {
   v.push_back(d);
   conveyor_options st;
   st.steady = true;
-  st.capacity_bytes = 1024;
+  st.buffer_bytes = 1024;
   v.push_back(st);
   return v;
 }
@@ -154,7 +154,7 @@ struct max_op {
 TEST(CombiningConveyor, MaxPerKeyOverCycles) {
   const int me = world_rank(), p = world_size();
   conveyor_options o;
-  o.capacity_bytes = 256;
+  o.buffer_bytes = 256;
   combining_conveyor<std::uint32_t, std::int32_t, max_op> c(MPI_COMM_WORLD, o);
   for (int cycle = 0; cycle < 3; ++cycle) {
     std::map<std::uint32_t, std::int32_t> got;

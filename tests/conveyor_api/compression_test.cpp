@@ -23,7 +23,7 @@ TEST(Compression, StandardCodecUnderTheEngine) {
   for (const bool dynamic : {false, true}) {
     convoy::conveyor_options o;
     o.tensor_order = 1;
-    o.capacity_bytes = 1024;
+    o.buffer_bytes = 1024;
     o.dynamic = dynamic;
     o.codec = std::make_shared<agg::standard_codec>();
     std::vector<agg::compressing_transport*> built;

@@ -83,7 +83,7 @@ void run_round(conveyor<tracer>& c, int per_rank, Pick pick) {
 std::vector<conveyor_options> option_sets() {
   std::vector<conveyor_options> v;
   conveyor_options o;
-  o.capacity_bytes = 512;
+  o.buffer_bytes = 512;
   v.push_back(o);  // auto mesh
   o.mesh = "node,core";
   o.n_buffers = 1;
@@ -94,12 +94,12 @@ std::vector<conveyor_options> option_sets() {
   for (int order = 1; order <= 3; ++order) {
     conveyor_options t;
     t.tensor_order = order;
-    t.capacity_bytes = 400;
+    t.buffer_bytes = 400;
     v.push_back(t);
   }
   conveyor_options st;
   st.steady = true;
-  st.capacity_bytes = 256;
+  st.buffer_bytes = 256;
   v.push_back(st);
   return v;
 }
@@ -117,7 +117,7 @@ TEST(ConveyorMpi, UniformRandomEveryKind) {
 // API-2, API-5
 TEST(ConveyorMpi, PatternsAndReuse) {
   conveyor_options o;
-  o.capacity_bytes = 300;
+  o.buffer_bytes = 300;
   conveyor<tracer> c(MPI_COMM_WORLD, o);
   const int p = world_size(), me = world_rank();
   run_round(c, 2000, [&](int) { return 0; });                                       // all to one
@@ -132,7 +132,7 @@ TEST(ConveyorMpi, PatternsAndReuse) {
 // API-1
 TEST(ConveyorMpi, HundredConveyorsAliveAtOnce) {
   conveyor_options o;
-  o.capacity_bytes = 256;
+  o.buffer_bytes = 256;
   std::vector<std::unique_ptr<conveyor<tracer>>> all;
   all.reserve(100);
   for (int k = 0; k < 100; ++k)
@@ -247,7 +247,7 @@ TEST(ConveyorMpi, EnginesOverOnePlan) {
 // from each s exactly the i = (me - s) mod P, (me - s) mod P + P, ... below 1000, in order.
 TEST(ConveyorMpi, HandlerStyle) {
   conveyor_options o;
-  o.capacity_bytes = 256;
+  o.buffer_bytes = 256;
   conveyor<std::int64_t> c(MPI_COMM_WORLD, o);
   const int p = world_size(), me = world_rank();
   constexpr std::int64_t n = 1000, stride = 1000003;

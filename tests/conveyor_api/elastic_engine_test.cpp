@@ -75,7 +75,7 @@ std::unique_ptr<agg::large_channel> channel(std::size_t bound, std::size_t chunk
 
 std::unique_ptr<term::engine> elastic_mpi_engine(std::size_t capacity) {
   convoy::conveyor_options o;
-  o.capacity_bytes = capacity;
+  o.buffer_bytes = capacity;
   o.elastic = o.steady = true;
   return convoy::make_mpi_engine(MPI_COMM_WORLD, o);
 }

@@ -92,7 +92,7 @@ conveyor_options elastic_options(bool dynamic) {
   conveyor_options o;
   o.kind = conveyor_kind::elastic;
   o.tensor_order = 1;
-  o.capacity_bytes = 512;
+  o.buffer_bytes = 512;
   o.item_bound = k_bound;
   o.dynamic = dynamic;
   return o;
@@ -161,7 +161,7 @@ TEST(ElasticKind, BoundAndMisuse) {
     EXPECT_EQ(c.reset(), 1);
   }
   conveyor_options tiny = elastic_options(false);
-  tiny.capacity_bytes = 40;
+  tiny.buffer_bytes = 40;
   try {
     untyped_conveyor c(MPI_COMM_WORLD, tiny);
     ADD_FAILURE() << "a 40-byte buffer was accepted for elastic items";
@@ -182,7 +182,7 @@ TEST(AdvanceKeepingPull, TheLastPullStaysInPlace) {
     conveyor_options o;
     o.kind = kind;
     o.tensor_order = 1;
-    o.capacity_bytes = 1024;
+    o.buffer_bytes = 1024;
     untyped_conveyor c(MPI_COMM_WORLD, o);
     const int me = world_rank();
     const int p = world_size();

@@ -192,7 +192,7 @@ TEST(LayoutChoice, Elastic) {
   EXPECT_THROW((void)choose_layout(r, inputs(m), meter), convoy::error);
 }
 
-// API-8: with a tight limit the bulk kind may win; payload_cap bounds the buffers.
+// API-8: with a tight limit the bulk kind may win; max_payload_bytes bounds the buffers.
 TEST(LayoutChoice, BulkAndCap) {
   const auto m = nodes({1, 1, 1, 1});
   const auto meter = convoy::machine_meter(m);
@@ -201,7 +201,7 @@ TEST(LayoutChoice, BulkAndCap) {
   const layout_plan t = choose_layout(r, inputs(m), meter);
   EXPECT_LE(t.memory_bytes, r.max_bytes);
   r = {};
-  r.payload_cap = 500;
+  r.max_payload_bytes = 500;
   EXPECT_EQ(choose_layout(r, inputs(m), meter).payload_bytes, 500u);
 }
 

@@ -171,7 +171,7 @@ TEST(TraceMpi, BuffersSentEqualBuffersReceivedAndTheEngineCount) {  // TERM-17
   trace_dir dir;
   set_trace(dir.path().c_str());
   conveyor_options o;
-  o.capacity_bytes = 256;
+  o.buffer_bytes = 256;
   constexpr int cycles = 2;
   const std::uint64_t sent = run(o, cycles, 3000);
   set_trace(nullptr);

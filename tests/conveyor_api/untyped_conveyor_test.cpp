@@ -61,7 +61,7 @@ void cycle(untyped_conveyor& c, int n) {
 TEST(UntypedConveyor, DynamicWithAllocatorHook) {
   auto source = std::make_shared<convoy_test::counting_source>();
   conveyor_options o;
-  o.capacity_bytes = 512;
+  o.buffer_bytes = 512;
   o.dynamic = true;
   o.buffers = source;
   {
@@ -101,22 +101,22 @@ TEST(UntypedConveyor, SettingsResolvedOncePerConstruction) {
   untyped_conveyor c(MPI_COMM_WORLD, o);
   ::setenv("CONVOY_BUFFER_BYTES", "2048", 1);
   ASSERT_NE(c.options().settings, nullptr);
-  EXPECT_EQ(c.engine_options().capacity_bytes, 1024u);
+  EXPECT_EQ(c.engine_options().buffer_bytes, 1024u);
   cycle(c, 100);
   ASSERT_EQ(c.begin(sizeof(std::int64_t)), 1);
-  EXPECT_EQ(c.engine_options().capacity_bytes, 1024u);
-  EXPECT_EQ(c.streaming()->options().capacity_bytes, 1024u);
+  EXPECT_EQ(c.engine_options().buffer_bytes, 1024u);
+  EXPECT_EQ(c.streaming()->options().buffer_bytes, 1024u);
   while (c.advance(true) != term::done) {
   }
   ASSERT_EQ(c.reset(), 1);
   ::unsetenv("CONVOY_BUFFER_BYTES");
 
   auto given = std::make_shared<convoy::base::settings>();
-  given->capacity_bytes = 4096;
+  given->buffer_bytes = 4096;
   o.settings = given;
   o.dynamic = false;
   untyped_conveyor d(MPI_COMM_WORLD, o);
-  EXPECT_EQ(d.engine_options().capacity_bytes, 4096u);
+  EXPECT_EQ(d.engine_options().buffer_bytes, 4096u);
   EXPECT_EQ(d.options().settings, given);
 }
 
@@ -124,7 +124,7 @@ TEST(UntypedConveyor, SettingsResolvedOncePerConstruction) {
 TEST(UntypedConveyor, AllocatorHookForTheLifetime) {
   auto source = std::make_shared<convoy_test::counting_source>();
   conveyor_options o;
-  o.capacity_bytes = 400;
+  o.buffer_bytes = 400;
   o.buffers = source;
   {
     convoy::conveyor<std::int64_t> c(MPI_COMM_WORLD, o);
@@ -140,7 +140,7 @@ TEST(UntypedConveyor, AllocatorHookForTheLifetime) {
 TEST(UntypedConveyor, CustomTransport) {
   int built = 0;
   conveyor_options o;
-  o.capacity_bytes = 300;
+  o.buffer_bytes = 300;
   o.dynamic = true;
   o.make_transport = [&built](MPI_Comm comm, const auto&) {
     ++built;
@@ -155,7 +155,7 @@ TEST(UntypedConveyor, CustomTransport) {
 // API-13: elastic items of several sizes; a rigid pull leaves another size in place.
 TEST(UntypedConveyor, Elastic) {
   conveyor_options o;
-  o.capacity_bytes = 256;
+  o.buffer_bytes = 256;
   o.elastic = true;
   o.steady = true;
   untyped_conveyor c(MPI_COMM_WORLD, o);

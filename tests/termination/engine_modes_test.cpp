@@ -29,7 +29,7 @@ using convoy_test::plan_ptr;
 
 engine_options small(std::size_t capacity = 256, int n_buffers = 2) {
   engine_options o;
-  o.capacity_bytes = capacity;
+  o.buffer_bytes = capacity;
   o.n_buffers = n_buffers;
   return o;
 }

@@ -455,12 +455,12 @@ TEST(EngineSim, BadOptionsThrowWithMessage) {
   o.n_buffers = 0;
   EXPECT_THROW(make(o), convoy::error);
   o = {};
-  o.capacity_bytes = 8;
+  o.buffer_bytes = 8;
   try {
     make(o);
     FAIL() << "capacity 8 accepted";
   } catch (const convoy::error& ex) {
-    EXPECT_NE(std::string(ex.what()).find("capacity_bytes 8 is too small"), std::string::npos)
+    EXPECT_NE(std::string(ex.what()).find("buffer_bytes 8 is too small"), std::string::npos)
         << ex.what();
   }
 }

@@ -70,7 +70,7 @@ inline workload make_workload(pattern pat, int p, int per_rank, std::mt19937_64&
 inline convoy::termination::engine_options small_buffers(int n_buffers = 2,
                                                          std::size_t capacity = 256) {
   convoy::termination::engine_options o;
-  o.capacity_bytes = capacity;
+  o.buffer_bytes = capacity;
   o.n_buffers = n_buffers;
   return o;
 }

@@ -145,7 +145,7 @@ TEST(Watchdog, OnePrinterPerStall) {  // TERM-15
 
 TEST(Watchdog, EngineStatusCountsUnpulledItemsCreditsAndTheMissingCount) {  // TERM-15
   t::engine_options o;
-  o.capacity_bytes = 256;
+  o.buffer_bytes = 256;
   o.n_buffers = 2;
   t::simulation sim(mesh_plan({3}), o, 7);
   for (int r = 0; r < 3; ++r) ASSERT_EQ(sim.at(r).begin(8), 1);
@@ -183,7 +183,7 @@ TEST(Watchdog, EngineStatusCountsUnpulledItemsCreditsAndTheMissingCount) {  // T
 
 TEST(Watchdog, EngineStatusShowsALinkWaitingForCredit) {  // TERM-15, TERM-5
   t::engine_options o;
-  o.capacity_bytes = 256;
+  o.buffer_bytes = 256;
   o.n_buffers = 1;
   o.watchdog.seconds = 100;  // on, never due here: the record notes failed buffer opens
   o.watchdog.board = std::make_shared<t::local_board>(2);

@@ -11,7 +11,7 @@ trap 'rm -rf "$dir"' EXIT
 "$tune" -l "$*" -n 2 -N 1e4 -r 1 -c 4096,8192 -b 1,2 -m auto -m 2 -K simple,tensor1 \
   -B "$bench" -o "$dir/tune.conf"
 cat "$dir/tune.conf"
-for key in capacity_bytes n_buffers mesh kind simple.capacity_bytes tensor1.capacity_bytes \
+for key in buffer_bytes n_buffers mesh kind simple.buffer_bytes tensor1.buffer_bytes \
            tensor1.n_buffers; do
   grep -q "^$key=" "$dir/tune.conf" || { echo "tune_roundtrip: no $key= line" >&2; exit 1; }
 done

@@ -28,7 +28,7 @@ class counting final : public aggregation::transport {
       throw convoy::error("link counters: room for " + std::to_string(sink_.capacity()) +
                           " links reserved, rank " + std::to_string(rank_) + " needs more");
     first_ = sink_.size();
-    capacity_ = layout.capacity_bytes;
+    capacity_ = layout.buffer_bytes;
     const auto node = [this](int r) { return node_of_[static_cast<std::size_t>(r)]; };
     for (const auto& l : layout.out_links)
       sink_.push_back({rank_, l.stage, l.peer, node(l.peer) != node(rank_)});

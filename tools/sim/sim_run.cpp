@@ -57,7 +57,7 @@ class runner {
         fifo_(fifo_on(), p_, "item"),
         reply_fifo_(fifo_on() && c.workload == workload_kind::request_reply, p_, "reply") {
     termination::engine_options o;
-    o.capacity_bytes = c.buffer_bytes;
+    o.buffer_bytes = c.buffer_bytes;
     o.n_buffers = c.n_buffers;
     o.route_table_max_ranks = c.route_table_max_ranks;
     o.link_counters = false;  // the network counts links (count_links); 144 B per peer spared

@@ -17,12 +17,12 @@ namespace {
 
 // Bounds beyond which an argument is a mistake, not a size (CAPI-8): a buffer of the
 // engine's largest (1 GiB, termination::engine), an item of 1 TiB.
-constexpr std::size_t max_capacity_bytes = std::size_t{1} << 30;
+constexpr std::size_t max_buffer_bytes = std::size_t{1} << 30;
 constexpr std::size_t max_item_bytes = std::size_t{1} << 40;
 
 void check_capacity(const char* what, std::size_t bytes) {
   if (bytes == 0) throw convoy::error(std::string(what) + " must be positive");
-  if (bytes > max_capacity_bytes)
+  if (bytes > max_buffer_bytes)
     throw convoy::error(std::string(what) + " " + std::to_string(bytes) +
                         " is above the 1 GiB limit of a buffer");
 }

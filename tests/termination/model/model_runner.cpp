@@ -31,7 +31,7 @@ void model_runner::build() {
     if (eng(r).max_item_bytes() != max_item) fail("max_item_bytes differs between ranks");
   // An independent bound: a buffer holds its header, then tag (<= 8 bytes), size field
   // (elastic) and payload.
-  const std::size_t room = setup_.options.capacity_bytes - 16 - (elastic() ? 4 : 0);
+  const std::size_t room = setup_.options.buffer_bytes - 16 - (elastic() ? 4 : 0);
   if (max_item > room || max_item + 8 < room)
     fail("max_item_bytes " + std::to_string(max_item) + " is not within 8 bytes of " +
          std::to_string(room));

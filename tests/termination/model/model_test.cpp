@@ -143,7 +143,7 @@ TEST(ModelContract, BadEngineArgumentsThrow) {
   }
   for (std::size_t c : {std::size_t{0}, std::size_t{16}, (std::size_t{1} << 30) + 1}) {
     o = {};
-    o.capacity_bytes = c;
+    o.buffer_bytes = c;
     EXPECT_THROW(attempt(plan, 0, o), convoy::error) << "capacity " << c;
   }
   o = {};
@@ -166,7 +166,7 @@ TEST(KnownBug, ElasticUnpullAfterLoopbackPost) {
       convoy::router::make_mesh_plan(convoy::topology::mesh::cartesian(shape));
   convoy::aggregation::sim_network net(1, 1);
   t::engine_options o;
-  o.capacity_bytes = 64;
+  o.buffer_bytes = 64;
   o.mode = t::item_mode::elastic;
   t::engine e(plan, 0, net.endpoint(0), o);
   ASSERT_EQ(e.begin(1), 1);

@@ -77,15 +77,15 @@ setup random_setup(std::mt19937_64& rng, int max_ranks) {
                                    : random_mesh(rng, max_ranks, s.label);
   auto& o = s.options;
   // Small buffers: a few items each, so pushes meet full paths often.
-  o.capacity_bytes = static_cast<std::size_t>(uniform(rng, 0, 3) == 0 ? uniform(rng, 40, 64)
-                                                                      : uniform(rng, 64, 320));
+  o.buffer_bytes = static_cast<std::size_t>(uniform(rng, 0, 3) == 0 ? uniform(rng, 40, 64)
+                                                                    : uniform(rng, 64, 320));
   o.n_buffers = uniform(rng, 1, 4);
   o.mode = uniform(rng, 0, 2) == 0 ? convoy::termination::item_mode::elastic
                                    : convoy::termination::item_mode::rigid;
   o.steady = uniform(rng, 0, 2) == 0;
   o.steady_period = uniform(rng, 1, 4);
   if (uniform(rng, 0, 4) == 0) o.route_table_max_ranks = 0;
-  s.label += " capacity " + std::to_string(o.capacity_bytes) + " n_buffers " +
+  s.label += " capacity " + std::to_string(o.buffer_bytes) + " n_buffers " +
              std::to_string(o.n_buffers) + " " + convoy::termination::to_string(o.mode) +
              (o.steady ? " steady/" + std::to_string(o.steady_period) : "") +
              (o.route_table_max_ranks == 0 ? " no-route-table" : "");

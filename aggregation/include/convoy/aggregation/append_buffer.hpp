@@ -34,10 +34,10 @@ class append_buffer {
                                       ///< data[0, bytes) is valid
   };
 
-  /// Collective over `comm`: every rank gets a buffer of `capacity_bytes`, which must be
+  /// Collective over `comm`: every rank gets a buffer of `buffer_bytes`, which must be
   /// the same on every rank (the truncation rule needs it, Dinan & Flajslik 2014, sec. 2.1). Throws
   /// convoy::error (on every rank) if the sizes differ or MPI fails.
-  append_buffer(MPI_Comm comm, std::size_t capacity_bytes);
+  append_buffer(MPI_Comm comm, std::size_t buffer_bytes);
   /// Frees the buffer if free() was not called (then collective, like free()).
   ~append_buffer();
   append_buffer(const append_buffer&) = delete;
@@ -66,7 +66,7 @@ class append_buffer {
   void free();
 
   [[nodiscard]] bool freed() const noexcept { return !window_; }
-  [[nodiscard]] std::size_t capacity_bytes() const noexcept { return capacity_; }
+  [[nodiscard]] std::size_t buffer_bytes() const noexcept { return capacity_; }
   [[nodiscard]] int rank() const noexcept { return rank_; }
   [[nodiscard]] int n_ranks() const noexcept { return n_ranks_; }
 

@@ -22,7 +22,7 @@ class bulk_exchange {
  public:
   struct options {
     /// Bytes of one per-destination buffer (no header: a buffer holds items only).
-    std::size_t capacity_bytes = base::default_buffer_bytes;
+    std::size_t buffer_bytes = base::default_buffer_bytes;
     /// Where the buffers come from (one grab of footprint() bytes; T11's interface).
     /// Null: 64-byte aligned operator new.
     std::shared_ptr<buffer_source> memory;
@@ -51,12 +51,12 @@ class bulk_exchange {
 
   [[nodiscard]] int rank() const noexcept { return rank_; }
   [[nodiscard]] int n_ranks() const noexcept { return n_ranks_; }
-  [[nodiscard]] std::size_t capacity_bytes() const noexcept { return capacity_; }
+  [[nodiscard]] std::size_t buffer_bytes() const noexcept { return capacity_; }
   /// Distance between two ranks' buffers: capacity plus the store room rounded up to 64,
   /// plus codec room.
   [[nodiscard]] std::size_t region_bytes() const noexcept { return region_; }
   /// Bytes of both buffer arrays: 2 x n_ranks x region_bytes().
-  [[nodiscard]] static std::size_t footprint(std::size_t capacity_bytes, int n_ranks,
+  [[nodiscard]] static std::size_t footprint(std::size_t buffer_bytes, int n_ranks,
                                              bool compress) noexcept;
 
   /// Takes the send and receive buffers (one grab when a buffer source is set, which may

@@ -53,7 +53,7 @@ inline constexpr int default_credit_window = 4;
 ///
 /// Preconditions: the layout has no link from a rank to itself (open() throws);
 /// layout.rank and layout.n_ranks are this rank and the size of the communicator; the
-/// two ends of a link agree on capacity_bytes and n_buffers. Destroy it when idle() on
+/// two ends of a link agree on buffer_bytes and n_buffers. Destroy it when idle() on
 /// every rank (after termination): a send still in flight then has its request freed and
 /// its buffer left allocated, rather than freed under MPI's feet (with a buffer source:
 /// the whole block is then never released). The block of a buffer source is released at

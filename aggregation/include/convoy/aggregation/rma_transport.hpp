@@ -32,7 +32,7 @@ namespace convoy::aggregation {
 /// unreleased at the receiver: each release adds one to a credit word in the sender's
 /// window (one word per out-link of the sender; AGG-118), as the engine expects (AGG-4).
 ///
-/// Preconditions as for mpi_transport: both ends agree on capacity_bytes and n_buffers;
+/// Preconditions as for mpi_transport: both ends agree on buffer_bytes and n_buffers;
 /// every rank of the communicator constructs, opens and destroys its transports in the
 /// same order (open() and the destructor are collective).
 class rma_transport final : public transport {
@@ -58,7 +58,7 @@ class rma_transport final : public transport {
   /// Bytes of one stage's receive ring (after open()).
   [[nodiscard]] std::size_t ring_bytes() const noexcept { return ring_bytes_; }
   /// Bytes a record takes in a ring: one header line plus the capacity rounded to 64.
-  [[nodiscard]] static std::size_t record_bytes(std::size_t capacity_bytes) noexcept;
+  [[nodiscard]] static std::size_t record_bytes(std::size_t buffer_bytes) noexcept;
   /// Times a post found no room and left its buffer queued (backpressure events).
   [[nodiscard]] std::uint64_t n_full() const noexcept { return n_full_; }
 

@@ -63,24 +63,24 @@ struct sealed_buffer {
   int slot = -1;          ///< loopback pool slot (loopback lane only)
 };
 
-/// `n_buffers` buffers of `capacity_bytes` (64-byte aligned) for the items a rank sends to
+/// `n_buffers` buffers of `buffer_bytes` (64-byte aligned) for the items a rank sends to
 /// itself, each allocated on its first use; they never meet the transport (AGG-22).
 class loopback_pool {
  public:
-  loopback_pool(std::size_t capacity_bytes, int n_buffers);
+  loopback_pool(std::size_t buffer_bytes, int n_buffers);
   /// A free buffer and its slot, or {nullptr, -1} when all are in use (backpressure) or
   /// the first allocation of the slot's buffer failed.
   [[nodiscard]] std::byte* take(int& slot) noexcept;
   void give_back(int slot) noexcept { free_.push_back(slot); }
   [[nodiscard]] std::size_t memory_bytes() const noexcept {
-    return buffers_.size() * capacity_bytes_;
+    return buffers_.size() * buffer_bytes_;
   }
 
  private:
   struct aligned_delete {
     void operator()(std::byte* p) const noexcept;
   };
-  std::size_t capacity_bytes_;
+  std::size_t buffer_bytes_;
   std::vector<std::unique_ptr<std::byte, aligned_delete>> buffers_;
   std::vector<int> free_;
 };
@@ -90,7 +90,7 @@ class loopback_pool {
 class send_lanes {
  public:
   /// `tag_bytes[k]`: tag width of out-link k's stage. Rigid or elastic records.
-  send_lanes(const std::vector<int>& tag_bytes, std::size_t capacity_bytes, int n_buffers,
+  send_lanes(const std::vector<int>& tag_bytes, std::size_t buffer_bytes, int n_buffers,
              bool elastic);
 
   [[nodiscard]] int n_out() const noexcept { return n_out_; }
@@ -117,8 +117,7 @@ class send_lanes {
   /// Whether a record of `payload` bytes fits in the lane's open buffer.
   [[nodiscard]] bool fits(int lane, std::size_t payload) const noexcept {
     const send_lane& l = (*this)[lane];
-    return l.used + record_bytes(static_cast<int>(l.tag_bytes), elastic_, payload) <=
-           capacity_bytes_;
+    return l.used + record_bytes(static_cast<int>(l.tag_bytes), elastic_, payload) <= buffer_bytes_;
   }
   /// Appends a record (precondition: the lane has a buffer and it fits). Returns true if a
   /// rigid lane cannot take another record (post it now).
@@ -133,7 +132,7 @@ class send_lanes {
     return !elastic_ && l.used > l.limit;
   }
   /// A rigid out-lane filled past its limit that still has room for another record below
-  /// capacity_bytes: asks the transport for a larger buffer (AGG-144). True if the lane
+  /// buffer_bytes: asks the transport for a larger buffer (AGG-144). True if the lane
   /// may take more records; false if it is full (post it) or the transport's buffers do
   /// not grow. Costs nothing when buffers have their full capacity from the start.
   [[nodiscard]] bool grow(int lane, transport& t) noexcept;
@@ -144,7 +143,7 @@ class send_lanes {
     return tick - opened_at_[static_cast<std::size_t>(lane)];
   }
   void give_back_loopback(int slot) noexcept { pool_.give_back(slot); }
-  /// The loopback pool's bytes (n_buffers x capacity_bytes); out-link buffers are the
+  /// The loopback pool's bytes (n_buffers x buffer_bytes); out-link buffers are the
   /// transport's.
   [[nodiscard]] std::size_t memory_bytes() const noexcept { return pool_.memory_bytes(); }
   /// Records appended this cycle on lane k, then zeroed (statistics).
@@ -152,7 +151,7 @@ class send_lanes {
 
  private:
   int n_out_;
-  std::size_t capacity_bytes_;
+  std::size_t buffer_bytes_;
   bool elastic_;
   std::vector<send_lane> lanes_;  // n_out + 1
   std::vector<std::uint64_t> opened_at_;

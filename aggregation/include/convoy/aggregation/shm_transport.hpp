@@ -45,7 +45,7 @@ class shm_window_pool;
 /// Moves buffers between ranks of one node through rings in a shared window.
 ///
 /// Every served link (sender → receiver, stage) has one ring, hosted in the receiver's
-/// segment of the window: n_buffers slots of capacity_bytes (rounded up to 64) and two
+/// segment of the window: n_buffers slots of buffer_bytes (rounded up to 64) and two
 /// index queues — *posted* (sender → receiver: slot and length, published by the
 /// sender's release-store of a tail counter) and *freed* (receiver → sender: slot,
 /// published by the receiver's release-store of another tail counter, on its own cache
@@ -88,7 +88,7 @@ class shm_transport final : public transport {
   /// and maps the peers' segments (MPI_Win_shared_query).
   /// Throws convoy::error — on every node rank alike, so none is left in a collective —
   /// on a bad layout (as mpi_transport), a flagged link whose peer is off the node, a link
-  /// whose other end does not serve it here, ends disagreeing on capacity_bytes or
+  /// whose other end does not serve it here, ends disagreeing on buffer_bytes or
   /// n_buffers, or if called twice.
   void open(const link_layout& layout, std::vector<bool> serve_out, std::vector<bool> serve_in);
 
@@ -124,7 +124,7 @@ class shm_transport final : public transport {
   /// Ranks on this node, this one included.
   [[nodiscard]] int node_size() const noexcept { return static_cast<int>(node_to_comm_.size()); }
   /// Bytes of one ring with these parameters (its control lines and slots).
-  [[nodiscard]] static std::size_t ring_bytes(std::size_t capacity_bytes, int n_buffers) noexcept;
+  [[nodiscard]] static std::size_t ring_bytes(std::size_t buffer_bytes, int n_buffers) noexcept;
 
  private:
   enum class slot_state : std::uint8_t { free, filling, posted };

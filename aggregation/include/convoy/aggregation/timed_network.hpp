@@ -55,7 +55,7 @@ struct traffic_counts {
 struct timed_network_stats {
   traffic_counts per_class[n_link_classes];
   std::vector<traffic_counts> per_stage;
-  /// Sum over sent buffers of bytes / capacity_bytes (mean fill = fill_sum / messages).
+  /// Sum over sent buffers of bytes / buffer_bytes (mean fill = fill_sum / messages).
   double fill_sum = 0;
   /// Most buffers one rank had posted and not yet sent (waiting for credit), at once.
   std::size_t max_queued = 0;

@@ -10,7 +10,7 @@
 ///
 /// Flow control is the transport's job and makes memory bounded (aggregation/README.md,
 /// invariants): each link has n_buffers send buffers and n_buffers receive buffers of
-/// capacity_bytes; a sender never has more than n_buffers buffers on a link that the
+/// buffer_bytes; a sender never has more than n_buffers buffers on a link that the
 /// receiver has not released, so nothing ever queues beyond them (no unbounded MPI
 /// unexpected-message queue). When all n_buffers of a link are taken, acquire() returns
 /// nullptr and the engine's push fails until the receiver releases — backpressure.
@@ -55,12 +55,12 @@ struct link {
 struct link_layout {
   int rank = 0;  ///< this rank in the plan (== rank in the communicator)
   int n_ranks = 1;
-  std::vector<link> out_links;     ///< links this rank sends on, indexed by out-link id
-  std::vector<link> in_links;      ///< links this rank receives on, indexed by in-link id
-  std::size_t capacity_bytes = 0;  ///< size of every buffer, header included
-  int n_buffers = 2;               ///< buffers per link on each side (1, 2, 4, ...)
+  std::vector<link> out_links;   ///< links this rank sends on, indexed by out-link id
+  std::vector<link> in_links;    ///< links this rank receives on, indexed by in-link id
+  std::size_t buffer_bytes = 0;  ///< size of every buffer, header included
+  int n_buffers = 2;             ///< buffers per link on each side (1, 2, 4, ...)
   /// The engine writes rigid records only, so a transport may hand out send buffers with
-  /// less room than capacity_bytes and grow them on request (transport::room, grow).
+  /// less room than buffer_bytes and grow them on request (transport::room, grow).
   bool growable = false;
 };
 
@@ -106,20 +106,20 @@ class transport {
   /// it (MPI). Called once, before any other call. Throws convoy::error on failure.
   virtual void open(const link_layout& layout) = 0;
 
-  /// A free send buffer (capacity_bytes, aligned to 64) for out-link `out_link`, or
+  /// A free send buffer (buffer_bytes, aligned to 64) for out-link `out_link`, or
   /// nullptr if all n_buffers of that link are in use (being filled, queued or in flight).
   /// The engine fills it and then post()s it. The engine holds at most one acquired,
   /// unposted buffer per link. Hot path: no allocation after the link's first use.
   [[nodiscard]] virtual std::byte* acquire(int out_link) noexcept = 0;
 
   /// Bytes the engine may write into `buffer`, just acquired for `out_link`: 0 means
-  /// capacity_bytes (every transport but one whose buffers grow, AGG-144).
+  /// buffer_bytes (every transport but one whose buffers grow, AGG-144).
   [[nodiscard]] virtual std::size_t room(int out_link, const std::byte* buffer) const noexcept {
     (void)out_link;
     (void)buffer;
     return 0;
   }
-  /// A buffer of at least `at_least` bytes (at most capacity_bytes) holding the first
+  /// A buffer of at least `at_least` bytes (at most buffer_bytes) holding the first
   /// `used_bytes` of `buffer`, the acquired, unposted buffer of `out_link`, which it
   /// replaces (the old pointer is invalid afterwards); `room` is set to its size. nullptr
   /// if this transport's buffers do not grow (the default). Only on a layout with

@@ -79,7 +79,7 @@ struct settings {
   /// CONVOY_EMULATE_MAP: block (default) or cyclic.
   std::optional<placement> emulate_map;
   /// CONVOY_BUFFER_BYTES: capacity of one engine buffer in bytes.
-  std::optional<std::size_t> capacity_bytes;
+  std::optional<std::size_t> buffer_bytes;
   /// CONVOY_N_BUFFERS: buffers per link, a power of two.
   std::optional<int> n_buffers;
   /// CONVOY_TUNE_FILE: path of the tuning file (default ~/.config/convoy/tune.conf).
@@ -140,8 +140,8 @@ struct settings {
   [[nodiscard]] std::string mesh_text() const;
   /// mesh_text() parsed.
   [[nodiscard]] mesh_spec mesh_or_auto() const;
-  /// CONVOY_BUFFER_BYTES, else the tuning file's capacity_bytes, else default_buffer_bytes.
-  [[nodiscard]] std::size_t capacity_bytes_or_default() const;
+  /// CONVOY_BUFFER_BYTES, else the tuning file's buffer_bytes, else default_buffer_bytes.
+  [[nodiscard]] std::size_t buffer_bytes_or_default() const;
   /// CONVOY_N_BUFFERS, else the tuning file's n_buffers, else default_n_buffers.
   [[nodiscard]] int n_buffers_or_default() const;
   /// CONVOY_TRANSPORT, else automatic.

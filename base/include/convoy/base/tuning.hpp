@@ -5,13 +5,13 @@
 /// Format: one `key=value` per line; `#` starts a comment; blank lines are ignored; blanks
 /// around keys and values are ignored; a later line overrides an earlier one.
 ///
-///     capacity_bytes=8Ki     # bytes per engine buffer, as CONVOY_BUFFER_BYTES
+///     buffer_bytes=8Ki       # bytes per engine buffer, as CONVOY_BUFFER_BYTES
 ///     n_buffers=4            # buffers per link, as CONVOY_N_BUFFERS
 ///     mesh=node,core         # mesh spec, as CONVOY_MESH
 ///     kind=tensor3           # the conveyor kind convey_new should choose (text)
-///     tensor3.capacity_bytes=4Ki   # a value for one kind: <kind>.<key>
+///     tensor3.buffer_bytes=4Ki   # a value for one kind: <kind>.<key>
 ///
-/// Known keys (capacity_bytes, n_buffers, mesh, kind; alone or after `<kind>.`) are checked
+/// Known keys (buffer_bytes, n_buffers, mesh, kind; alone or after `<kind>.`) are checked
 /// as the environment variable of the same meaning; unknown keys are kept but not checked,
 /// so that files written by a newer tuner stay readable.
 #include <cstddef>
@@ -39,8 +39,10 @@ struct tuning {
   /// not empty and it exists, else entry "<key>", else nullopt.
   [[nodiscard]] std::optional<std::string> get(std::string_view key,
                                                std::string_view kind = {}) const;
-  /// capacity_bytes (for `kind`, as get), parsed.
-  [[nodiscard]] std::optional<std::size_t> capacity_bytes(std::string_view kind = {}) const;
+  /// buffer_bytes (for `kind`, as get), parsed. `capacity_bytes`, the key's name in files
+  /// of convoy 0.5 and before, is read as the same key: "<kind>.buffer_bytes", then
+  /// "<kind>.capacity_bytes", then "buffer_bytes", then "capacity_bytes".
+  [[nodiscard]] std::optional<std::size_t> buffer_bytes(std::string_view kind = {}) const;
   /// n_buffers (for `kind`, as get), parsed.
   [[nodiscard]] std::optional<int> n_buffers(std::string_view kind = {}) const;
   /// mesh (for `kind`, as get): a mesh spec text that parses.

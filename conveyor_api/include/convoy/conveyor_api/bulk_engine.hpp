@@ -41,7 +41,7 @@ class bulk_engine final : public termination::conveyor_engine {
   bulk_engine& operator=(const bulk_engine&) = delete;
 
   /// DORMANT -> WORKING. Collective (takes the buffers when dynamic; plans the codec).
-  /// Returns 1, error_state, error_size (0 or more than capacity_bytes()), error_alloc.
+  /// Returns 1, error_state, error_size (0 or more than buffer_bytes()), error_alloc.
   int begin(std::size_t item_bytes) override;
 
   /// push() and pull() are conveyor_engine's, inline: lane d of hot() is the send buffer to
@@ -73,7 +73,7 @@ class bulk_engine final : public termination::conveyor_engine {
 
   /// Largest item: one per-destination buffer.
   [[nodiscard]] std::size_t max_item_bytes() const noexcept override {
-    return exchange_->capacity_bytes();
+    return exchange_->buffer_bytes();
   }
   [[nodiscard]] const options& kind_options() const noexcept { return options_; }
 
@@ -123,7 +123,7 @@ class bulk_engine final : public termination::conveyor_engine {
 };
 
 /// The bulk kind of `options` (conveyor_kind::bulk) on `comm`, collective: an exchange of
-/// capacity_bytes per rank (else the settings' buffer bytes; rank 0's value), its buffers
+/// buffer_bytes per rank (else the settings' buffer bytes; rank 0's value), its buffers
 /// from options.buffers, options.codec on the buffers to other nodes; steady and dynamic
 /// as options says. The one construction path of untyped_conveyor's bulk kind and the C
 /// façade's simple conveyors. Throws convoy::error (elastic or make_transport set, MPI).

@@ -57,11 +57,11 @@ struct route_extra {
 /// What the caller asks for.
 struct layout_request {
   std::size_t max_bytes = SIZE_MAX;  ///< buffer memory per rank at most (SIZE_MAX: no limit)
-  std::size_t n_local = 0;      ///< tensor group size; 0: CONVEY_NLOCAL, else node_group_size()
-  bool elastic = false;         ///< items of any size up to item_bound (never bulk)
-  std::size_t item_bound = 0;   ///< elastic: largest item; two buffers of it when > payload_bytes
-  bool allow_bulk = true;       ///< the bulk kind may be chosen (rigid items only)
-  std::size_t payload_cap = 0;  ///< largest payload_bytes to consider (0: none)
+  std::size_t n_local = 0;     ///< tensor group size; 0: CONVEY_NLOCAL, else node_group_size()
+  bool elastic = false;        ///< items of any size up to item_bound (never bulk)
+  std::size_t item_bound = 0;  ///< elastic: largest item; two buffers of it when > payload_bytes
+  bool allow_bulk = true;      ///< the bulk kind may be chosen (rigid items only)
+  std::size_t max_payload_bytes = 0;  ///< largest payload_bytes to consider (0: none)
   /// Bytes that built engines used beyond the buffer model, per route (choose_and_build
   /// measures them): added to that route's model, so that a route whose fixed costs alone
   /// exceed the limit gives way to one that fits.
@@ -74,7 +74,7 @@ struct layout_plan {
   int order = 1;                  ///< tensor: 1..3; mesh: 0
   std::size_t n_local = 1;        ///< tensor group size (1 for order 1)
   std::string mesh;               ///< mesh: the spec
-  std::size_t payload_bytes = 0;  ///< bytes of records per buffer: capacity_bytes less the header
+  std::size_t payload_bytes = 0;  ///< bytes of records per buffer: buffer_bytes less the header
                                   ///< (bale's `capacity`)
   int n_buffers = 2;              ///< buffers per link
   /// Modelled buffer memory on the worst rank: router::link_buffer_bytes of that rank,
@@ -87,8 +87,8 @@ struct layout_plan {
   /// conveyor built from this layout does not resolve them again.
   std::shared_ptr<const base::settings> settings;
 
-  /// The conveyor options of this layout (tensor_order, n_local, mesh, capacity_bytes with
-  /// header, n_buffers, settings; bulk: the bulk kind and its per-rank capacity_bytes); the
+  /// The conveyor options of this layout (tensor_order, n_local, mesh, buffer_bytes with
+  /// header, n_buffers, settings; bulk: the bulk kind and its per-rank buffer_bytes); the
   /// caller adds steady, elastic, dynamic, buffers.
   [[nodiscard]] conveyor_options options() const;
 };
@@ -103,7 +103,7 @@ struct layout_inputs {
   convoy::base::settings settings;
   /// The engine's default buffer bytes, header included, for when CONVEY_BUFFER_SIZE is
   /// unset (resolve_engine_options: CONVOY_BUFFER_BYTES, the tuning file, 16384).
-  std::size_t engine_capacity_bytes = base::default_buffer_bytes;
+  std::size_t engine_buffer_bytes = base::default_buffer_bytes;
   /// Tried first, as is, when it fits the request (a tuning-file entry naming the
   /// measured-fastest layout). Its memory_bytes is recomputed.
   std::optional<layout_plan> preferred;
@@ -144,7 +144,7 @@ inline constexpr int direct_first_ranks = 8;
 /// dimension P / n_local^2 is at least sqrt(n_local), order 2 when the group is proper, order 1
 /// always — fewest hops first up to direct_first_ranks ranks, most hops first beyond. The capacity
 /// is CONVEY_BUFFER_SIZE, else the engine's resolved default (less its header), at most
-/// payload_cap. With max_bytes < SIZE_MAX it is a hard limit: fewer buffers per link
+/// max_payload_bytes. With max_bytes < SIZE_MAX it is a hard limit: fewer buffers per link
 /// (2, then 1), then the next route in that order, then halved capacities down to 32
 /// bytes (64 elastic), the bulk kind being tried at each capacity when allowed; the first
 /// candidate whose memory fits is returned. Without a limit nothing is metered

@@ -34,7 +34,7 @@ enum class conveyor_kind {
   /// rank,
   /// exchanged all at once by MPI_Alltoallv; advance is collective while WORKING or
   /// ENDGAME. Rigid items only. Ignores the route fields (mesh, dim_order, tensor_order,
-  /// n_local), n_buffers and steady_period; capacity_bytes is one per-rank buffer.
+  /// n_local), n_buffers and steady_period; buffer_bytes is one per-rank buffer.
   bulk,
   /// Elastic items of any size up to `item_bound` (elastic_engine; Maley & DeVinney 2019,
   /// sec. 4.4.1): an item that fits a buffer travels in the streaming engine, a larger one
@@ -60,7 +60,7 @@ struct conveyor_options {
   /// Tensor group size; 0: node_group_size() of the discovered machine (layout_choice.hpp).
   int n_local = 0;
   /// Bytes per buffer, header included (0: setting or 16384); bulk: per-rank buffer.
-  std::size_t capacity_bytes = 0;
+  std::size_t buffer_bytes = 0;
   int n_buffers = 0;      ///< buffers per link (0: setting or 2)
   bool steady = false;    ///< never hold an item indefinitely (Maley & DeVinney 2019, sec. 3.6)
   int steady_period = 1;  ///< advance() calls a partly filled buffer may wait

@@ -133,7 +133,7 @@ class untyped_conveyor {
   [[nodiscard]] std::size_t memory_bytes() const noexcept;
   [[nodiscard]] std::size_t max_memory_bytes() const noexcept { return max_memory_bytes_; }
   /// The engine's resolved options (steady, capacity, n_buffers, ...; bulk: steady and
-  /// capacity_bytes, one per-rank buffer).
+  /// buffer_bytes, one per-rank buffer).
   [[nodiscard]] const termination::engine_options& engine_options() const noexcept {
     return engine_options_;
   }

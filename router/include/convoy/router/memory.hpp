@@ -10,12 +10,12 @@ namespace convoy::router {
 
 /// Bytes of link buffers a rank holds at most under `plan`:
 ///   sum over stages s of (|out_peers(rank, s)| + |in_peers(rank, s)|) * n_buffers *
-///   capacity_bytes,
+///   buffer_bytes,
 /// i.e. n_buffers send buffers per outgoing link and n_buffers receive buffers per incoming
 /// link (router/README.md ROUTE-11). Not collective; O(peers) time and memory.
-/// Throws convoy::error on a rank outside the plan, capacity_bytes == 0 or n_buffers < 1.
+/// Throws convoy::error on a rank outside the plan, buffer_bytes == 0 or n_buffers < 1.
 [[nodiscard]] std::size_t link_buffer_bytes(const route_plan& plan, int rank,
-                                            std::size_t capacity_bytes, int n_buffers);
+                                            std::size_t buffer_bytes, int n_buffers);
 
 /// The link count the formula above multiplies: sum over stages of |out_peers| + |in_peers|.
 [[nodiscard]] std::size_t link_count(const route_plan& plan, int rank);

@@ -51,9 +51,9 @@ struct stage_stats {
   /// empty for kinds without links (the elastic engine's large-item channel is not one).
   std::vector<link_stats> links;
   /// bytes / (buffers * capacity): how full the sent buffers were.
-  [[nodiscard]] double fill_ratio(std::size_t capacity_bytes) const noexcept {
+  [[nodiscard]] double fill_ratio(std::size_t buffer_bytes) const noexcept {
     return buffers ? static_cast<double>(bytes) /
-                         (static_cast<double>(buffers) * static_cast<double>(capacity_bytes))
+                         (static_cast<double>(buffers) * static_cast<double>(buffer_bytes))
                    : 0.0;
   }
 };

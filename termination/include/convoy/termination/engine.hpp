@@ -41,7 +41,7 @@ namespace convoy::termination {
 struct engine_options {
   /// Bytes per buffer, 16-byte header included. An item (tag + size field + payload)
   /// must fit in one buffer.
-  std::size_t capacity_bytes = base::default_buffer_bytes;
+  std::size_t buffer_bytes = base::default_buffer_bytes;
   /// Buffers per link on each side (1, 2, 4, ...).
   int n_buffers = 2;
   /// Steady (TRAM periodic dispatch, Maley & DeVinney 2019, sec. 3.6): a partly filled buffer is

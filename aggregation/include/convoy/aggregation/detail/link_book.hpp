@@ -20,8 +20,8 @@ inline constexpr std::size_t buffer_alignment = 64;
 
 /// Bytes one buffer takes in a block: capacity rounded up to buffer_alignment, so every
 /// slice of a 64-byte aligned block is 64-byte aligned.
-[[nodiscard]] constexpr std::size_t slice_bytes(std::size_t capacity_bytes) noexcept {
-  return (capacity_bytes + buffer_alignment - 1) / buffer_alignment * buffer_alignment;
+[[nodiscard]] constexpr std::size_t slice_bytes(std::size_t buffer_bytes) noexcept {
+  return (buffer_bytes + buffer_alignment - 1) / buffer_alignment * buffer_alignment;
 }
 
 /// A 64-byte aligned block of at least `bytes` from a buffer_source: grabs
@@ -51,7 +51,7 @@ struct ring_view {
   int size = 0;
 };
 
-/// What both books share: per link n_buffers slots of capacity_bytes (flat arrays indexed
+/// What both books share: per link n_buffers slots of buffer_bytes (flat arrays indexed
 /// link × n_buffers + slot), which links this transport serves, the stacks of free
 /// slots, and the buffers themselves — allocated per link on first use, or carved from
 /// one block (use_block).
@@ -87,11 +87,11 @@ class slot_buffers {
   [[nodiscard]] std::size_t max_memory_bytes() const noexcept { return max_memory_bytes_; }
   [[nodiscard]] int n_links() const noexcept { return n_links_; }
   [[nodiscard]] int n_buffers() const noexcept { return n_; }
-  [[nodiscard]] std::size_t capacity_bytes() const noexcept { return capacity_; }
+  [[nodiscard]] std::size_t buffer_bytes() const noexcept { return capacity_; }
 
  protected:
   /// Sizes the shared arrays; every slot free, nothing allocated.
-  void init_slots(int n_links, int n_buffers, std::size_t capacity_bytes, std::vector<bool> serve);
+  void init_slots(int n_links, int n_buffers, std::size_t buffer_bytes, std::vector<bool> serve);
   /// Allocates the link's n_buffers buffers if not yet done. Throws std::bad_alloc
   /// (nothing allocated then).
   void allocate_link(int link);
@@ -115,7 +115,7 @@ class slot_buffers {
   std::size_t capacity_ = 0;
   std::vector<bool> serve_;
   std::vector<std::byte*> buf_;
-  std::vector<std::uint32_t> bytes_;  ///< at most capacity_bytes (<= INT_MAX)
+  std::vector<std::uint32_t> bytes_;  ///< at most buffer_bytes (<= INT_MAX)
   std::vector<int> free_;             ///< per link a stack of free slots
   std::vector<int> n_free_;
   std::vector<bool> allocated_;
@@ -132,7 +132,7 @@ class send_book : public slot_buffers {
 
   /// `serve[l]` false: link l is left to another transport (acquire returns nullptr).
   /// `credit_window`: credits a link starts with and may hold (0: n_buffers).
-  void init(int n_links, int n_buffers, std::size_t capacity_bytes, std::vector<bool> serve,
+  void init(int n_links, int n_buffers, std::size_t buffer_bytes, std::vector<bool> serve,
             int credit_window = 0);
 
   /// A free slot's buffer, allocating the link's buffers on its first use; nullptr when
@@ -187,7 +187,7 @@ class recv_book : public slot_buffers {
  public:
   enum class state : std::uint8_t { free, expecting, arrived, held };
 
-  void init(int n_links, int n_buffers, std::size_t capacity_bytes, std::vector<bool> serve);
+  void init(int n_links, int n_buffers, std::size_t buffer_bytes, std::vector<bool> serve);
   /// Allocates the link's buffers if not yet done (all slots free; nothing left to do
   /// after use_block()). Throws on failure.
   void allocate(int link) { allocate_link(link); }
