@@ -119,7 +119,6 @@ result_row run_kind(const convoy::bench::options& opt, const convoy::bench::job&
     memory = all.size() * sizeof(std::uint64_t);
   } else {
     convoy::conveyor_options o;
-    o.broadcast = true;
     o.mesh = opt.mesh;
     o.buffer_bytes = opt.buffer_bytes;
     o.n_buffers = opt.n_buffers;

@@ -118,7 +118,8 @@ result_row run_kind(const convoy::bench::options& opt, const convoy::bench::job&
   convoy::conveyor_options o;
   o.buffer_bytes = opt.buffer_bytes;
   o.n_buffers = opt.n_buffers;
-  o.elastic = o.steady = true;
+  o.kind = convoy::conveyor_kind::elastic;
+  o.steady = true;
   auto engine = convoy::make_mpi_engine(MPI_COMM_WORLD, o);
   convoy::elastic_engine c(
       engine.get(),

@@ -12,8 +12,9 @@
 
 namespace convoy::detail {
 
-/// The engine's item mode for `o`: elastic (`o.elastic`, which the elastic kind sets),
-/// broadcast (`o.broadcast`) or rigid. Throws convoy::error when both are set.
+/// The engine's item mode for `o.kind`: elastic, broadcast, or rigid for the others.
+/// Throws convoy::error for a combining kind without `o.combine`, or `o.combine` on a kind
+/// that does not combine (bulk, elastic, broadcast).
 [[nodiscard]] termination::item_mode item_mode_of(const conveyor_options& o);
 
 /// resolve_engine_options(o, s) made the same on every rank of `comm` (collective: one

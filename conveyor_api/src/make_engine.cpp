@@ -64,7 +64,8 @@ std::shared_ptr<const router::route_plan> make_plan(MPI_Comm comm, const conveyo
   const auto m = topology::discover(comm, s);
   const topology::mesh mesh = topology::build_mesh(m, spec);
   std::vector<int> order = o.dim_order;
-  if (o.broadcast && order.empty()) {  // outermost dimension first: node first (API-91)
+  if (o.kind == conveyor_kind::broadcast &&
+      order.empty()) {  // outermost dimension first: node first (API-91)
     order.resize(static_cast<std::size_t>(mesh.n_dims()));
     for (std::size_t d = 0; d < order.size(); ++d) order[d] = static_cast<int>(d);
   }
@@ -75,12 +76,33 @@ std::shared_ptr<const router::route_plan> make_plan(MPI_Comm comm, const conveyo
   return make_plan(comm, o, *settings_of(comm, o));
 }
 
+const char* to_string(conveyor_kind kind) noexcept {
+  switch (kind) {
+    case conveyor_kind::streaming:
+      return "streaming";
+    case conveyor_kind::bulk:
+      return "bulk";
+    case conveyor_kind::elastic:
+      return "elastic";
+    case conveyor_kind::broadcast:
+      return "broadcast";
+    case conveyor_kind::combining:
+      return "combining";
+  }
+  return "?";
+}
+
 termination::item_mode detail::item_mode_of(const conveyor_options& o) {
-  if (o.elastic && o.broadcast)
-    throw error("conveyor: broadcast needs rigid items, not elastic ones");
-  return o.elastic     ? termination::item_mode::elastic
-         : o.broadcast ? termination::item_mode::broadcast
-                       : termination::item_mode::rigid;
+  using termination::item_mode;
+  const bool combining = o.combine.fn != nullptr;
+  const item_mode mode = o.kind == conveyor_kind::elastic     ? item_mode::elastic
+                         : o.kind == conveyor_kind::broadcast ? item_mode::broadcast
+                                                              : item_mode::rigid;
+  if (o.kind == conveyor_kind::combining && !combining)
+    throw error("conveyor: the combining kind needs options.combine (a combine_spec with its fn)");
+  if (combining && (o.kind == conveyor_kind::bulk || termination::combine_refusal(mode, true)))
+    throw error(std::string("conveyor: the ") + to_string(o.kind) + " kind does not combine");
+  return mode;
 }
 
 termination::engine_options resolve_engine_options(const conveyor_options& o,
@@ -103,11 +125,11 @@ termination::engine_options resolve_engine_options(const conveyor_options& o,
 
 std::unique_ptr<bulk_engine> make_bulk_engine(MPI_Comm comm, const conveyor_options& o,
                                               const base::settings& s) {
-  if (o.elastic) throw error("conveyor: the bulk kind carries rigid items only (elastic is set)");
+  if (o.kind != conveyor_kind::bulk && o.kind != conveyor_kind::streaming)
+    throw error(std::string("conveyor: the bulk engine cannot carry the ") + to_string(o.kind) +
+                " kind's items");
   if (o.make_transport) throw error("conveyor: the bulk kind has no transport to replace");
   if (o.combine.fn != nullptr) throw error("conveyor: the bulk kind does not combine");
-  if (o.broadcast)
-    throw error("conveyor: the bulk kind does not broadcast (use the streaming kind)");
   if (o.watchdog_seconds > 0)  // TERM-15: a stuck rank holds the others inside a collective
     throw error("conveyor: the bulk kind has no watchdog (its advance is collective)");
   aggregation::bulk_exchange::options x;

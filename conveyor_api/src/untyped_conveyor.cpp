@@ -25,10 +25,9 @@ void add(termination::engine_stats& into, const termination::engine_stats& s) {
 
 untyped_conveyor::untyped_conveyor(MPI_Comm comm, conveyor_options options)
     : comm_(comm), options_(std::move(options)) {
-  if (options_.kind == conveyor_kind::elastic) {  // tickets must leave (sec. 4.4.1)
-    options_.elastic = true;
-    options_.steady = true;
-  }
+  if (options_.kind == conveyor_kind::elastic)
+    options_.steady = true;  // tickets must leave
+                             // (sec. 4.4.1)
   // API-1: the settings are resolved once per construction (unless the caller did), and
   // kept for the engines a dynamic conveyor builds at begin.
   if (!options_.settings)
@@ -116,8 +115,19 @@ void untyped_conveyor::drop() noexcept {
 
 untyped_conveyor::untyped_conveyor(std::unique_ptr<termination::engine> engine) {
   if (!engine) throw error("untyped_conveyor: null engine");
-  options_.elastic = engine->options().mode == termination::item_mode::elastic;
-  options_.broadcast = engine->options().mode == termination::item_mode::broadcast;
+  // The kind that builds such an engine: its item mode, combining or not.
+  switch (engine->options().mode) {
+    case termination::item_mode::elastic:
+      options_.kind = conveyor_kind::elastic;
+      break;
+    case termination::item_mode::broadcast:
+      options_.kind = conveyor_kind::broadcast;
+      break;
+    case termination::item_mode::rigid:
+      options_.kind = engine->options().combine.fn != nullptr ? conveyor_kind::combining
+                                                              : conveyor_kind::streaming;
+      break;
+  }
   options_.steady = engine->options().steady;
   streaming_ = engine.get();
   engine_ = std::move(engine);
@@ -190,7 +200,7 @@ void untyped_conveyor::record_report() noexcept {
       }
       e.buffer_bytes = engine_options_.buffer_bytes;
       e.n_buffers = options_.kind == conveyor_kind::bulk ? 1 : engine_options_.n_buffers;
-      if (options_.elastic) e.item_bytes = 0;
+      if (termination::carries_size(engine_options_.mode)) e.item_bytes = 0;
       detail::record_stats(comm_, *options_.settings, e);
     }
   } catch (...) {  // the counters are lost, nothing else

@@ -80,7 +80,7 @@ std::string run_cycle(broadcaster<item>& b, std::uint32_t base, int cycle) {
 // Innermost dimension first over the default mesh (core first on node x core).
 std::vector<int> core_first() {
   conveyor_options o;
-  o.broadcast = true;
+  o.kind = convoy::conveyor_kind::broadcast;
   const auto n = static_cast<int>(convoy::make_plan(MPI_COMM_WORLD, o)->mesh_sizes().size());
   std::vector<int> order;
   for (int d = n - 1; d >= 0; --d) order.push_back(d);
@@ -121,7 +121,7 @@ TEST(Broadcaster, EveryRankGetsEveryItemOnce) {
 TEST(Broadcaster, DefaultOrderIsNodeFirst) {
   conveyor_options o;
   o.mesh = "node,core";
-  o.broadcast = true;
+  o.kind = convoy::conveyor_kind::broadcast;
   const auto plan = convoy::make_plan(MPI_COMM_WORLD, o);
   for (int s = 0; s < plan->n_stages(); ++s) EXPECT_EQ(plan->stage_dimension(s), s);
 }

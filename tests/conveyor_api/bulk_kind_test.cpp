@@ -141,9 +141,6 @@ TEST(BulkKind, MisuseThrowsAndChangesNothing) {
   c.reset();
   EXPECT_EQ(c.core().epush(&x, sizeof x, 0), convoy::termination::error_elastic);
 
-  conveyor_options elastic = bulk(256, false, false, false);
-  elastic.elastic = true;
-  EXPECT_THROW(conveyor<parcel>(MPI_COMM_WORLD, elastic), convoy::error);
   conveyor_options custom = bulk(256, false, false, false);
   custom.make_transport = [](MPI_Comm, const std::shared_ptr<const convoy::router::route_plan>&) {
     return std::unique_ptr<convoy::aggregation::transport>();

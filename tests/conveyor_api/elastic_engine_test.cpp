@@ -76,7 +76,8 @@ std::unique_ptr<agg::large_channel> channel(std::size_t bound, std::size_t chunk
 std::unique_ptr<term::engine> elastic_mpi_engine(std::size_t capacity) {
   convoy::conveyor_options o;
   o.buffer_bytes = capacity;
-  o.elastic = o.steady = true;
+  o.kind = convoy::conveyor_kind::elastic;
+  o.steady = true;
   return convoy::make_mpi_engine(MPI_COMM_WORLD, o);
 }
 

@@ -4,6 +4,8 @@
 #include <gtest/gtest.h>
 
 #include <convoy/aggregation/hybrid_transport.hpp>
+#include <convoy/conveyor_api/broadcaster.hpp>
+#include <convoy/conveyor_api/combining_conveyor.hpp>
 #include <convoy/conveyor_api/conveyor.hpp>
 #include <convoy/conveyor_api/layout_choice.hpp>
 #include <convoy/topology/machine.hpp>
@@ -13,6 +15,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace {
@@ -152,12 +155,69 @@ TEST(UntypedConveyor, CustomTransport) {
   EXPECT_EQ(built, 3);  // construction, then one per begin
 }
 
+// What convoy::error(...).what() says when constructing with `o` throws; empty if it does not.
+std::string construction_error(const conveyor_options& o) {
+  try {
+    untyped_conveyor c(MPI_COMM_WORLD, o);
+  } catch (const convoy::error& e) {
+    return e.what();
+  }
+  return {};
+}
+
+// The kind is the one field that selects the engine and its items: each names itself, the
+// typed conveyors build theirs, an engine built elsewhere gives its kind, and a kind that
+// cannot honour the combine option throws naming itself.
+TEST(UntypedConveyor, KindSelectsEngineAndItems) {
+  using convoy::conveyor_kind;
+  const std::pair<conveyor_kind, const char*> names[] = {{conveyor_kind::streaming, "streaming"},
+                                                         {conveyor_kind::bulk, "bulk"},
+                                                         {conveyor_kind::elastic, "elastic"},
+                                                         {conveyor_kind::broadcast, "broadcast"},
+                                                         {conveyor_kind::combining, "combining"}};
+  for (const auto& [kind, name] : names) EXPECT_STREQ(convoy::to_string(kind), name);
+
+  convoy::combining_conveyor<std::uint64_t, std::uint64_t> sums(MPI_COMM_WORLD);
+  EXPECT_EQ(sums.core().kind(), conveyor_kind::combining);
+  EXPECT_EQ(sums.core().engine_options().mode, term::item_mode::rigid);
+  convoy::broadcaster<std::uint64_t> all(MPI_COMM_WORLD);
+  EXPECT_EQ(all.core().kind(), conveyor_kind::broadcast);
+  EXPECT_EQ(all.core().engine_options().mode, term::item_mode::broadcast);
+  conveyor_options o;
+  o.kind = conveyor_kind::elastic;
+  untyped_conveyor el(MPI_COMM_WORLD, o);
+  EXPECT_EQ(el.engine_options().mode, term::item_mode::elastic);
+  EXPECT_EQ(untyped_conveyor(convoy::make_mpi_engine(MPI_COMM_WORLD, o)).kind(),
+            conveyor_kind::elastic);
+  o.kind = conveyor_kind::combining;
+  EXPECT_NE(construction_error(o).find("the combining kind needs options.combine"),
+            std::string::npos)
+      << construction_error(o);
+  o.combine = sums.spec();
+  EXPECT_EQ(untyped_conveyor(convoy::make_mpi_engine(MPI_COMM_WORLD, o)).kind(),
+            conveyor_kind::combining);
+  for (const auto& [kind, name] : {names[1], names[2], names[3]}) {
+    o.kind = kind;
+    const std::string why = construction_error(o);
+    EXPECT_NE(why.find(std::string("the ") + name + " kind does not combine"), std::string::npos)
+        << name << ": " << why;
+  }
+  conveyor_options elastic;
+  elastic.kind = conveyor_kind::elastic;
+  try {
+    convoy::broadcaster<std::uint64_t> b(MPI_COMM_WORLD, elastic);
+    ADD_FAILURE() << "an elastic broadcaster built";
+  } catch (const convoy::error& e) {
+    EXPECT_NE(std::string(e.what()).find("the elastic kind does not broadcast"), std::string::npos)
+        << e.what();
+  }
+}
+
 // API-13: elastic items of several sizes; a rigid pull leaves another size in place.
 TEST(UntypedConveyor, Elastic) {
   conveyor_options o;
   o.buffer_bytes = 256;
-  o.elastic = true;
-  o.steady = true;
+  o.kind = convoy::conveyor_kind::elastic;
   untyped_conveyor c(MPI_COMM_WORLD, o);
   const int me = world_rank(), p = world_size(), n = 300;
   ASSERT_EQ(c.begin(8), 1);

@@ -63,7 +63,7 @@ runtime::runtime(MPI_Comm comm, runtime_options options)
   MPI_Comm_set_errhandler(impl_->comm, MPI_ERRORS_RETURN);
   conveyor_options o = options_.conveyor;
   o.steady = false;
-  o.elastic = false;
+  if (o.kind == conveyor_kind::elastic) o.kind = conveyor_kind::streaming;
   impl_->plan = make_plan(comm, o);
   impl_->conveyor = o;
   impl_->requests = make_mpi_engine(comm, impl_->plan, o);

@@ -87,7 +87,7 @@ conveyor_options core_options(const conveyor_request& r, const convey_alc8r_t* a
     o.item_bound = r.item_bound;
   }
   o.steady = (options & convey_opt_PROGRESS) != 0;
-  o.broadcast = r.broadcast;
+  if (r.broadcast) o.kind = conveyor_kind::broadcast;
   o.dynamic = (options & convey_opt_DYNAMIC) != 0;
   o.buffers = make_buffer_source(alloc);
   return o;

@@ -18,12 +18,14 @@
 /// Streaming kind, rigid items; a mesh or tensor order 1 or 2 (tensor order 3 throws).
 #include <mpi.h>
 
+#include <convoy/base/error.hpp>
 #include <convoy/conveyor_api/conveyor.hpp>
 #include <convoy/conveyor_api/detail/typed_conveyor.hpp>
 #include <convoy/conveyor_api/options.hpp>
 #include <convoy/termination/engine.hpp>
 #include <cstring>
 #include <optional>
+#include <string>
 #include <type_traits>
 #include <utility>
 
@@ -38,8 +40,9 @@ class broadcaster : public detail::typed_conveyor<broadcaster<T>> {
   friend base;
 
  public:
-  /// Collective over `comm`, as conveyor<T>'s constructor; `options.broadcast` is set here.
-  /// Throws convoy::error for the bulk kind, elastic items, combining or tensor order 3.
+  /// Collective over `comm`, as conveyor<T>'s constructor, of the broadcast kind (the
+  /// streaming kind becomes it). Throws convoy::error for the other kinds, combining or
+  /// tensor order 3.
   explicit broadcaster(MPI_Comm comm, conveyor_options options = {})
       : base("broadcaster", comm, with_broadcast(std::move(options))) {}
 
@@ -68,7 +71,10 @@ class broadcaster : public detail::typed_conveyor<broadcaster<T>> {
 
  private:
   static conveyor_options with_broadcast(conveyor_options o) {
-    o.broadcast = true;
+    if (o.kind != conveyor_kind::streaming && o.kind != conveyor_kind::broadcast)
+      throw error(std::string("broadcaster: the ") + to_string(o.kind) +
+                  " kind does not broadcast");
+    o.kind = conveyor_kind::broadcast;
     return o;
   }
   // The handler-style advance's call: handler(item, root).

@@ -51,8 +51,9 @@ class combining_conveyor : public detail::typed_conveyor<combining_conveyor<K, V
  public:
   static constexpr std::size_t item_bytes = sizeof(K) + sizeof(V);
 
-  /// Collective over `comm`, as conveyor<T>'s constructor; `options.combine` is set here
-  /// (the streaming kind: the bulk kind throws convoy::error, as do elastic items).
+  /// Collective over `comm`, as conveyor<T>'s constructor; `options.combine` is set here,
+  /// and the streaming kind becomes the combining kind (the bulk, elastic and broadcast
+  /// kinds throw convoy::error).
   explicit combining_conveyor(MPI_Comm comm, conveyor_options options = {})
       : base("combining_conveyor", comm, with_combine(std::move(options))) {}
 
@@ -99,6 +100,7 @@ class combining_conveyor : public detail::typed_conveyor<combining_conveyor<K, V
   }
   static conveyor_options with_combine(conveyor_options o) {
     o.combine = spec();
+    if (o.kind == conveyor_kind::streaming) o.kind = conveyor_kind::combining;
     return o;
   }
   // The handler-style advance's call: handler(key, value).

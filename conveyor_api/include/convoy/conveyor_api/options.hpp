@@ -39,15 +39,29 @@ enum class conveyor_kind {
   /// Elastic items of any size up to `item_bound` (elastic_engine; Maley & DeVinney 2019,
   /// sec. 4.4.1): an item that fits a buffer travels in the streaming engine, a larger one
   /// sends a ticket there and its bytes through a large-item channel (CONVOY_LARGE). Always
-  /// elastic and steady. Route fields as the streaming kind.
-  elastic
+  /// elastic and steady. Route fields as the streaming kind. Never combines.
+  elastic,
+  /// Broadcast (termination/README.md, BCAST-1..6): the streaming engine with every item
+  /// sent by broadcast() to every rank, the sender included, along a tree over the mesh;
+  /// push() returns error_mode. Rigid items, a mesh or tensor order 1 or 2 (tensor order 3
+  /// throws). With `dim_order` empty the mesh's stages run outermost dimension first (node
+  /// first): a copy crosses to each other node once, then spreads on the node (API-91).
+  /// Never combines. broadcaster<T> builds it.
+  broadcast,
+  /// The streaming kind combining from its first cycle (TERM-20..27): `combine` must be
+  /// set (else the constructor throws); set_combine turns it off and on between cycles as
+  /// on the streaming kind. combining_conveyor<K, V, Op> builds it.
+  combining,
 };
+/// "streaming", "bulk", "elastic", "broadcast", "combining".
+[[nodiscard]] const char* to_string(conveyor_kind kind) noexcept;
 
 /// How a conveyor is laid over the ranks and buffered. Zero/empty fields take their value
 /// from the settings (base::settings: CONVOY_MESH, CONVOY_BUFFER_BYTES, CONVOY_N_BUFFERS,
 /// then the tuning file, CONVOY_TUNE_FILE), else the built-in defaults.
 struct conveyor_options {
-  /// Streaming (default) or bulk-synchronous.
+  /// How items move (streaming by default): the one field that selects the engine and
+  /// what its items are.
   conveyor_kind kind = conveyor_kind::streaming;
   /// Mesh spec ("auto", "node,core", "8x4x2", ...; see base/README.md). Used unless
   /// tensor_order is set. Empty: CONVOY_MESH, else the tuning file's mesh, else "auto".
@@ -64,7 +78,6 @@ struct conveyor_options {
   int n_buffers = 0;      ///< buffers per link (0: setting or 2)
   bool steady = false;    ///< never hold an item indefinitely (Maley & DeVinney 2019, sec. 3.6)
   int steady_period = 1;  ///< advance() calls a partly filled buffer may wait
-  bool elastic = false;   ///< items carry their own size (the elastic kind sets it)
   /// The elastic kind: largest item accepted; 0: the largest that fits a buffer.
   std::size_t item_bound = 0;
   /// The engine, and so every link buffer, exists only from begin() to reset() (bale's
@@ -95,16 +108,10 @@ struct conveyor_options {
   bool watchdog_abort = false;
   /// Combining (termination/README.md, TERM-20..24): where each item keeps its key and its
   /// value, and the fold; updates with equal destination and key are merged while they
-  /// wait in a send buffer. `fn` null: off. Streaming kind, rigid items only (the bulk kind
-  /// and elastic items throw). combining_conveyor<K, V, Op> sets it.
+  /// wait in a send buffer. `fn` null: off. The combining kind needs it, the streaming kind
+  /// may have it; the bulk, elastic and broadcast kinds throw when it is set.
+  /// combining_conveyor<K, V, Op> sets it.
   aggregation::combine_spec combine;
-  /// Broadcast (termination/README.md, BCAST-1..6): every item is sent with broadcast() to
-  /// every rank, the sender included, along a tree over the mesh; push() returns
-  /// error_mode. Streaming kind, rigid items, a mesh or tensor order 1 or 2 (the bulk kind,
-  /// elastic items, combining and tensor order 3 throw). With `dim_order` empty the mesh's
-  /// stages run outermost dimension first (node first): a copy crosses to each
-  /// other node once, then spreads on the node (API-91). broadcaster<T> sets it.
-  bool broadcast = false;
   /// Entries of the hold-back cache in front of each combining lane (TERM-27): hot keys
   /// fold across buffers; 12 + item bytes each, per out-link. 0: CONVOY_COMBINE_CACHE,
   /// else none.

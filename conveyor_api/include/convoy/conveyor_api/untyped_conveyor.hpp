@@ -73,7 +73,7 @@ class untyped_conveyor {
       return engine_->template push<N>(item, dest);
     return without_engine(termination::call::push);
   }
-  /// Broadcast to every rank (a conveyor built with options.broadcast; else error_mode).
+  /// Broadcast to every rank (a conveyor of the broadcast kind; else error_mode).
   [[nodiscard]] int broadcast(const void* item) noexcept {
     return engine_ ? engine_->broadcast(item) : without_engine(termination::call::push);
   }
