@@ -10,8 +10,8 @@
 
 #include <algorithm>
 #include <convoy/aggregation/large_channel.hpp>
-#include <convoy/conveyor_api/elastic_engine.hpp>
 #include <convoy/conveyor_api/options.hpp>
+#include <convoy/termination/elastic_engine.hpp>
 #include <cstdint>
 #include <cstdio>
 #include <cstring>

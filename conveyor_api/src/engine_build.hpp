@@ -2,7 +2,7 @@
 // Building engines in two steps, so that a conveyor agrees on its buffers once per
 // construction and builds as many engines as it needs over that agreement (a DYNAMIC
 // conveyor builds one at every begin). Private to conveyor_api; the public builders
-// (options.hpp, bulk_engine.hpp) are these two steps in a row.
+// (options.hpp: make_mpi_engine, make_bulk_engine) are these two steps in a row.
 #include <mpi.h>
 
 #include <convoy/base/settings.hpp>

@@ -9,10 +9,10 @@
 #include <convoy/base/error.hpp>
 #include <convoy/base/mesh_spec.hpp>
 #include <convoy/base/settings.hpp>
-#include <convoy/conveyor_api/bulk_engine.hpp>
 #include <convoy/conveyor_api/layout_choice.hpp>
 #include <convoy/conveyor_api/options.hpp>
 #include <convoy/router/route_plan.hpp>
+#include <convoy/termination/bulk_engine.hpp>
 #include <convoy/topology/build_mesh.hpp>
 #include <convoy/topology/machine.hpp>
 #include <string>

@@ -1,12 +1,12 @@
-// The bulk-synchronous kind through convoy::bulk_engine, the C++ route to the C façade's
-// simple conveyors (conveyor_api/README.md, API-18..20): exactly once, FIFO per pair, the
+// The bulk-synchronous kind through convoy::termination::bulk_engine, the C++ route to the C
+// façade's simple conveyors (conveyor_api/README.md, API-18..20): exactly once, FIFO per pair, the
 // source; steady; compression on the buffers to other (emulated) nodes; the contract's
 // codes.
 #include <gtest/gtest.h>
 
 #include <convoy/aggregation/bulk_exchange.hpp>
 #include <convoy/aggregation/codec.hpp>
-#include <convoy/conveyor_api/bulk_engine.hpp>
+#include <convoy/termination/bulk_engine.hpp>
 #include <convoy_test/mpi.hpp>
 #include <cstdint>
 #include <memory>
@@ -20,21 +20,22 @@ namespace agg = convoy::aggregation;
 namespace term = convoy::termination;
 using convoy_test::world_size;
 
-std::unique_ptr<convoy::bulk_engine> make(std::size_t capacity, bool steady, bool compress) {
+std::unique_ptr<convoy::termination::bulk_engine> make(std::size_t capacity, bool steady,
+                                                       bool compress) {
   agg::bulk_exchange::options x;
   x.buffer_bytes = capacity;
   if (compress) {
     x.codec = std::make_shared<agg::standard_codec>();
     x.compress_link = [](int rank, int peer) { return ((rank ^ peer) & 1) != 0; };
   }
-  convoy::bulk_engine::options b;
+  convoy::termination::bulk_engine::options b;
   b.steady = steady;
-  return std::make_unique<convoy::bulk_engine>(
+  return std::make_unique<convoy::termination::bulk_engine>(
       std::make_unique<agg::bulk_exchange>(MPI_COMM_WORLD, std::move(x)), b);
 }
 
 // One cycle of n records from every rank, item i to rank i % p: counts and FIFO per source.
-void cycle(convoy::bulk_engine& e, std::uint32_t n) {
+void cycle(convoy::termination::bulk_engine& e, std::uint32_t n) {
   std::vector<std::uint32_t> next;
   ASSERT_NO_FATAL_FAILURE(convoy_test::push_pull_records(e, n, next));
   ASSERT_EQ(e.reset(), 1);

@@ -8,8 +8,8 @@
 
 #include <convoy/aggregation/large_channel.hpp>
 #include <convoy/base/settings.hpp>
-#include <convoy/conveyor_api/elastic_engine.hpp>
 #include <convoy/conveyor_api/options.hpp>
+#include <convoy/termination/elastic_engine.hpp>
 #include <convoy_test/mpi.hpp>
 #include <cstdint>
 #include <cstring>

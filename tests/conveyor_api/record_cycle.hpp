@@ -1,6 +1,6 @@
 #pragma once
 // One cycle of 16-byte records through a conveyor (convoy::untyped_conveyor or
-// convoy::bulk_engine: begin, then advance / push / pull until done), every pulled record
+// convoy::termination::bulk_engine: begin, then advance / push / pull until done), every pulled record
 // checked against the sender's plan; shared by the bulk_engine and compression tests.
 #include <gtest/gtest.h>
 

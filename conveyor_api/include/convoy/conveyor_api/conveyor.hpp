@@ -4,7 +4,7 @@
 ///
 /// A conveyor<T> moves items of a trivially copyable type T between ranks through the
 /// streaming engine (termination/engine.hpp) or, with conveyor_options::kind =
-/// conveyor_kind::bulk, bulk-synchronously (bulk_engine.hpp), following the conveyor
+/// conveyor_kind::bulk, bulk-synchronously (termination/bulk_engine.hpp), following the conveyor
 /// contract of Maley & DeVinney 2019, sec. 3 either way. Hot-path calls (push, pull, advance)
 /// return status values; misuse (push after done, rank out of range, call in the wrong state)
 /// throws convoy::error naming the problem and changes nothing.

@@ -1,7 +1,8 @@
 #pragma once
 /// @file
 /// How a conveyor is laid over the ranks and buffered (conveyor_options), and the
-/// collective builders that turn options into a route plan and an engine over MPI.
+/// collective builders that turn options into a route plan and an engine of each kind over
+/// MPI (the engines themselves are termination/'s).
 /// Settings precedence: explicit option > environment (base/settings.hpp) > tuning file
 /// > built-in default.
 #include <mpi.h>
@@ -11,6 +12,8 @@
 #include <convoy/aggregation/transport.hpp>
 #include <convoy/base/settings.hpp>
 #include <convoy/router/route_plan.hpp>
+#include <convoy/termination/bulk_engine.hpp>
+#include <convoy/termination/elastic_engine.hpp>
 #include <convoy/termination/engine.hpp>
 #include <cstddef>
 #include <functional>
@@ -154,5 +157,21 @@ std::unique_ptr<termination::engine> make_mpi_engine(MPI_Comm comm,
                                                      const conveyor_options& options,
                                                      const base::settings& s,
                                                      const transport_factory& make_transport = {});
+/// The engine kinds live in termination/; the C++ API names them here too.
+using termination::bulk_engine;
+using termination::bulk_engine_options;
+using termination::elastic_engine;
+using termination::elastic_stats;
+
+/// The bulk kind of `options` (conveyor_kind::bulk) on `comm`, collective: an exchange of
+/// buffer_bytes per rank (else the settings' buffer bytes; rank 0's value), its buffers
+/// from options.buffers, options.codec on the buffers to other nodes; steady and dynamic
+/// as options says. The one construction path of untyped_conveyor's bulk kind and the C
+/// façade's simple conveyors. Throws convoy::error (another kind, combine or make_transport set,
+/// MPI).
+std::unique_ptr<bulk_engine> make_bulk_engine(MPI_Comm comm, const conveyor_options& options,
+                                              const base::settings& s);
+/// As above, resolving the settings first (collective).
+std::unique_ptr<bulk_engine> make_bulk_engine(MPI_Comm comm, const conveyor_options& options);
 
 }  // namespace convoy

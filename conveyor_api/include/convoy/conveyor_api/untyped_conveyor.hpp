@@ -17,9 +17,9 @@
 /// table load and fixed-size copy (termination/README.md, "Hot path").
 #include <mpi.h>
 
-#include <convoy/conveyor_api/bulk_engine.hpp>
-#include <convoy/conveyor_api/elastic_engine.hpp>
 #include <convoy/conveyor_api/options.hpp>
+#include <convoy/termination/bulk_engine.hpp>
+#include <convoy/termination/elastic_engine.hpp>
 #include <convoy/termination/engine.hpp>
 #include <convoy/termination/state_machine.hpp>
 #include <cstddef>

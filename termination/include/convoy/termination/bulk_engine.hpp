@@ -13,8 +13,6 @@
 /// Pulls take sources in increasing order, each buffer front to back: FIFO per pair.
 #include <chrono>
 #include <convoy/aggregation/bulk_exchange.hpp>
-#include <convoy/base/settings.hpp>
-#include <convoy/conveyor_api/options.hpp>
 #include <convoy/router/forwarding.hpp>
 #include <convoy/termination/conveyor_engine.hpp>
 #include <cstddef>
@@ -22,7 +20,7 @@
 #include <memory>
 #include <vector>
 
-namespace convoy {
+namespace convoy::termination {
 
 struct bulk_engine_options {
   bool steady = false;   ///< exchange as soon as every rank has pulled, if any rank has items
@@ -122,14 +120,4 @@ class bulk_engine final : public termination::conveyor_engine {
   aggregation::bulk_exchange::statistics mark_;  // the exchange's counters at begin
 };
 
-/// The bulk kind of `options` (conveyor_kind::bulk) on `comm`, collective: an exchange of
-/// buffer_bytes per rank (else the settings' buffer bytes; rank 0's value), its buffers
-/// from options.buffers, options.codec on the buffers to other nodes; steady and dynamic
-/// as options says. The one construction path of untyped_conveyor's bulk kind and the C
-/// façade's simple conveyors. Throws convoy::error (elastic or make_transport set, MPI).
-std::unique_ptr<bulk_engine> make_bulk_engine(MPI_Comm comm, const conveyor_options& options,
-                                              const base::settings& s);
-/// As above, resolving the settings first (collective).
-std::unique_ptr<bulk_engine> make_bulk_engine(MPI_Comm comm, const conveyor_options& options);
-
-}  // namespace convoy
+}  // namespace convoy::termination

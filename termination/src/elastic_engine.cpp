@@ -3,14 +3,12 @@
 // pull replaced by a receive started at the ticket and tested on later calls.
 #include <algorithm>
 #include <convoy/base/error.hpp>
-#include <convoy/conveyor_api/elastic_engine.hpp>
+#include <convoy/termination/elastic_engine.hpp>
 #include <cstring>
 #include <new>
 #include <string>
 
-namespace convoy {
-
-namespace term = convoy::termination;
+namespace convoy::termination {
 
 namespace {
 constexpr std::byte k_small{0}, k_ticket{1};
@@ -18,13 +16,13 @@ constexpr std::size_t k_ticket_bytes = 24;  // {u64 size, u64 sequence number, u
 }  // namespace
 
 namespace {
-term::engine* non_null(term::engine* e) {
+engine* non_null(engine* e) {
   if (!e) throw error("elastic_engine: null engine");
   return e;
 }
 }  // namespace
 
-elastic_engine::elastic_engine(term::engine* engine,
+elastic_engine::elastic_engine(termination::engine* engine,
                                std::unique_ptr<aggregation::large_channel> channel,
                                std::size_t max_item_bytes)
     : conveyor_engine(non_null(engine)->rank(), engine->n_ranks()), bound_(max_item_bytes) {
@@ -38,10 +36,10 @@ elastic_engine::elastic_engine(term::engine* engine,
 
 elastic_engine::~elastic_engine() = default;
 
-void elastic_engine::check_fit(term::engine* engine,
+void elastic_engine::check_fit(termination::engine* engine,
                                const aggregation::large_channel* channel) const {
   if (!engine) throw error("elastic_engine: null engine");
-  if (engine->options().mode != term::item_mode::elastic || !engine->options().steady)
+  if (engine->options().mode != item_mode::elastic || !engine->options().steady)
     throw error(
         "elastic_engine: the engine must be elastic and steady (tickets must leave "
         "even if their buffer never fills)");
@@ -56,9 +54,9 @@ void elastic_engine::check_fit(term::engine* engine,
                 " bytes need a large-item channel of that bound");
 }
 
-void elastic_engine::attach(term::engine* engine,
+void elastic_engine::attach(termination::engine* engine,
                             std::unique_ptr<aggregation::large_channel> channel) {
-  if (term::refusal(current_state(), term::call::configure))  // between cycles only
+  if (refusal(current_state(), call::configure))  // between cycles only
     throw error("elastic_engine: attach while not DORMANT");
   check_fit(engine, channel ? channel.get() : channel_.get());
   engine_ = engine;
@@ -69,8 +67,8 @@ void elastic_engine::attach(term::engine* engine,
 }
 
 int elastic_engine::begin(std::size_t default_bytes) {
-  if (const auto rc = term::refusal(current_state(), term::call::begin)) return *rc;
-  if (default_bytes > bound_) return term::error_size;
+  if (const auto rc = refusal(current_state(), call::begin)) return *rc;
+  if (default_bytes > bound_) return error_size;
   const int rc = engine_->begin(0);  // the engine's rigid size is unused: sizes are ours
   if (rc <= 0) return rc;
   hot_.item_bytes = default_bytes;  // no inline path: push_ok stays false, the window empty
@@ -85,13 +83,13 @@ int elastic_engine::channel_failed(const std::exception& ex, bool alloc) noexcep
     channel_message_ = ex.what();
   } catch (...) {
   }
-  return alloc ? term::error_alloc : term::error_transport;
+  return alloc ? error_alloc : error_transport;
 }
 
 int elastic_engine::epush(const void* item, std::size_t bytes, int dest) noexcept {
-  if (bytes > bound_) return term::error_size;
+  if (bytes > bound_) return error_size;
   if (bytes <= small_max_) {
-    if (bytes && !item) return term::error_argument;
+    if (bytes && !item) return error_argument;
     if (bytes) std::memcpy(stage_.data(), item, bytes);
     stage_[bytes] = k_small;
     const int rc = engine_->epush(stage_.data(), bytes + 1, dest);
@@ -99,9 +97,9 @@ int elastic_engine::epush(const void* item, std::size_t bytes, int dest) noexcep
     return rc;
   }
   // A large item (sec. 4.4.1): its ticket through the engine, its bytes through the channel.
-  if (const auto rc = term::refusal(current_state(), term::call::push)) return *rc;
-  if (dest < 0 || dest >= n_ranks_) return term::error_rank;
-  if (!item) return term::error_argument;
+  if (const auto rc = refusal(current_state(), call::push)) return *rc;
+  if (dest < 0 || dest >= n_ranks_) return error_rank;
+  if (!item) return error_argument;
   std::uint64_t descriptor = 0;
   try {
     if (!channel_->send_ready()) return 0;  // one outgoing large item in flight per rank
@@ -129,16 +127,16 @@ int elastic_engine::epush(const void* item, std::size_t bytes, int dest) noexcep
   return 1;
 }
 
-int elastic_engine::pull_slow(term::item_view& out, bool rigid) noexcept {
-  term::item_view v;
+int elastic_engine::pull_slow(item_view& out, bool rigid) noexcept {
+  item_view v;
   const int rc = engine_->pull(v, false);
   if (rc <= 0) return rc;
   if (v.data[v.bytes - 1] != k_ticket) {
     if (rigid && v.bytes - 1 != hot_.item_bytes) {
       (void)engine_->unpull();
-      return term::error_elastic;
+      return error_elastic;
     }
-    out = term::item_view{v.data, v.bytes - 1, v.from};
+    out = item_view{v.data, v.bytes - 1, v.from};
     count(&counters::pulls);
     ++hot_.pulls;  // what the inline pull counts on the other kinds
     last_large_ = false;
@@ -149,7 +147,7 @@ int elastic_engine::pull_slow(term::item_view& out, bool rigid) noexcept {
   const auto size = static_cast<std::size_t>(ticket[0]);
   if (rigid && size != hot_.item_bytes) {
     (void)engine_->unpull();
-    return term::error_elastic;
+    return error_elastic;
   }
   const int got = take_large(out, size, ticket[1], ticket[2], v.from);
   if (got <= 0) (void)engine_->unpull();  // the ticket stays first in line
@@ -158,7 +156,7 @@ int elastic_engine::pull_slow(term::item_view& out, bool rigid) noexcept {
 
 // The large item announced by the ticket just pulled: its bytes if they have all arrived
 // (1), else 0 with the receive started or still running.
-int elastic_engine::take_large(term::item_view& out, std::size_t size, std::uint64_t seq,
+int elastic_engine::take_large(item_view& out, std::size_t size, std::uint64_t seq,
                                std::uint64_t descriptor, int from) noexcept {
   const bool again = held_ && held_from_ == from && held_seq_ == seq;  // pulled, then unpulled
   if (!again) {
@@ -171,7 +169,7 @@ int elastic_engine::take_large(term::item_view& out, std::size_t size, std::uint
       } else if (recv_from_ != from || recv_seq_ != seq) {
         // Cannot happen: a ticket left in line stays first until its bytes arrive.
         channel_message_ = "elastic_engine: a second large item met while one is arriving";
-        return term::error_transport;
+        return error_transport;
       }
       if (!channel_->receive_done()) {
         count(&counters::waits);
@@ -186,7 +184,7 @@ int elastic_engine::take_large(term::item_view& out, std::size_t size, std::uint
     held_from_ = from;
     held_seq_ = seq;
   }
-  out = term::item_view{channel_->incoming(), size, from};
+  out = item_view{channel_->incoming(), size, from};
   count(&counters::pulls);
   count(&counters::large_pulls);
   ++hot_.pulls;
@@ -221,9 +219,9 @@ int elastic_engine::flush() noexcept { return engine_->flush(); }
 
 int elastic_engine::reset() noexcept { return engine_->reset(); }
 
-term::engine_stats elastic_engine::stats(bool cumulative) const {
+engine_stats elastic_engine::stats(bool cumulative) const {
   const counters& c = cumulative ? life_ : now_;
-  term::engine_stats s = engine_->stats(cumulative);
+  engine_stats s = engine_->stats(cumulative);
   s.pushes = c.pushes;  // the client's items (the engine's own count tickets as items)
   s.pulls = c.pulls;
   s.unpulls = c.unpulls;  // the engine's own count the tickets left in line too
@@ -261,4 +259,4 @@ const std::string& elastic_engine::last_message() const noexcept {
   return channel_message_.empty() ? engine_->last_message() : channel_message_;
 }
 
-}  // namespace convoy
+}  // namespace convoy::termination

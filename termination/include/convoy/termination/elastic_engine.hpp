@@ -21,7 +21,7 @@
 #include <string>
 #include <vector>
 
-namespace convoy {
+namespace convoy::termination {
 
 struct elastic_stats {
   termination::engine_stats engine;  ///< the engine's own (tickets count as items)
@@ -145,4 +145,4 @@ class elastic_engine final : public termination::conveyor_engine {
   std::string channel_message_;
 };
 
-}  // namespace convoy
+}  // namespace convoy::termination

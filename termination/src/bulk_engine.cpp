@@ -5,13 +5,11 @@
 #include <algorithm>
 #include <chrono>
 #include <convoy/base/error.hpp>
-#include <convoy/conveyor_api/bulk_engine.hpp>
+#include <convoy/termination/bulk_engine.hpp>
 #include <exception>
 #include <new>
 
-namespace convoy {
-
-namespace term = convoy::termination;
+namespace convoy::termination {
 
 namespace {
 int rank_of(const aggregation::bulk_exchange* x) {
@@ -31,7 +29,7 @@ bulk_engine::bulk_engine(std::unique_ptr<aggregation::bulk_exchange> exchange, o
   out_counts_.assign(P, 0);
   in_counts_.assign(P, 0);
   for (int d = 0; d < n_ranks_; ++d)
-    if (d != rank_) links_now_.push_back(term::link_stats{d});
+    if (d != rank_) links_now_.push_back(link_stats{d});
   links_life_ = links_now_;
   hot_.n_ranks = static_cast<unsigned>(P);
   hot_.lanes = lanes_.data();
@@ -61,16 +59,16 @@ void bulk_engine::open_lanes() noexcept {
 }
 
 int bulk_engine::begin(std::size_t item_bytes) {
-  if (const auto rc = state_.refuse(term::call::begin)) return *rc;
-  if (item_bytes == 0 || item_bytes > exchange_->buffer_bytes()) return term::error_size;
+  if (const auto rc = state_.refuse(call::begin)) return *rc;
+  if (item_bytes == 0 || item_bytes > exchange_->buffer_bytes()) return error_size;
   try {
     exchange_->acquire_buffers();
     exchange_->begin_cycle(item_bytes);
   } catch (const std::bad_alloc&) {
-    return term::error_alloc;
+    return error_alloc;
   } catch (const std::exception& ex) {
     last_message_ = ex.what();
-    return term::error_transport;
+    return error_transport;
   }
   life_.pushes += hot_.pushes;
   life_.pulls += hot_.pulls;
@@ -81,9 +79,9 @@ int bulk_engine::begin(std::size_t item_bytes) {
   std::fill(in_counts_.begin(), in_counts_.end(), 0);
   done_ = finished_ = flush_ = false;
   next_src_ = in_counts_.size();
-  now_ = term::engine_stats{};
+  now_ = engine_stats{};
   cycle_start_ = std::chrono::steady_clock::now();
-  for (term::link_stats& l : links_now_) l = term::link_stats{l.peer};
+  for (link_stats& l : links_now_) l = link_stats{l.peer};
   mark_ = exchange_->stats();
   ++now_.begins;
   ++life_.begins;
@@ -95,12 +93,12 @@ int bulk_engine::begin(std::size_t item_bytes) {
 void bulk_engine::lane_full(std::uint32_t) noexcept { any_full_ = true; }
 
 int bulk_engine::push_slow(const void* item, int dest) noexcept {
-  if (const auto rc = state_.refuse(term::call::push)) return *rc;
-  if (static_cast<unsigned>(dest) >= hot_.n_ranks) return term::error_rank;
-  if (!item) return term::error_argument;
+  if (const auto rc = state_.refuse(call::push)) return *rc;
+  if (static_cast<unsigned>(dest) >= hot_.n_ranks) return error_rank;
+  if (!item) return error_argument;
   if (lanes_[static_cast<std::size_t>(dest)].used > lanes_[static_cast<std::size_t>(dest)].limit)
-    return 0;               // full until the next exchange
-  return term::error_size;  // push<N> with N != item_bytes()
+    return 0;         // full until the next exchange
+  return error_size;  // push<N> with N != item_bytes()
 }
 
 void bulk_engine::open_window(std::size_t src) noexcept {
@@ -115,10 +113,10 @@ void bulk_engine::open_window(std::size_t src) noexcept {
   next_src_ = src + 1;
 }
 
-int bulk_engine::pull_slow(term::item_view& out, bool) noexcept {
+int bulk_engine::pull_slow(item_view& out, bool) noexcept {
   // COMPLETE too: the last exchange's items may still be there to pull (the table's fail
   // is what "none left" returns below).
-  if (const auto rc = state_.refuse(term::call::pull); rc && *rc < 0) return *rc;
+  if (const auto rc = state_.refuse(call::pull); rc && *rc < 0) return *rc;
   hot_.window.pulled = false;  // a pull that finds nothing makes the last one final
   while (next_src_ < in_counts_.size() && in_counts_[next_src_] == 0) ++next_src_;
   if (next_src_ == in_counts_.size()) return 0;
@@ -127,8 +125,8 @@ int bulk_engine::pull_slow(term::item_view& out, bool) noexcept {
 }
 
 int bulk_engine::unpull() noexcept {
-  if (const auto rc = state_.refuse(term::call::unpull)) return *rc;
-  if (!hot_.window.pulled) return term::error_unpull;
+  if (const auto rc = state_.refuse(call::unpull)) return *rc;
+  if (!hot_.window.pulled) return error_unpull;
   hot_.window.cur -= hot_.window.stride;
   hot_.window.pulled = false;
   ++now_.unpulls;
@@ -169,7 +167,7 @@ void bulk_engine::run_exchange() {
 void bulk_engine::count_links() noexcept {
   const auto item = static_cast<std::uint64_t>(hot_.item_bytes);
   for (auto* links : {&links_now_, &links_life_})
-    for (term::link_stats& l : *links) {
+    for (link_stats& l : *links) {
       const auto d = static_cast<std::size_t>(l.peer);
       const auto out = static_cast<std::uint64_t>(out_counts_[d]);
       const auto in = static_cast<std::uint64_t>(in_counts_[d]);
@@ -188,7 +186,7 @@ void bulk_engine::count_links() noexcept {
 
 // Times the step (TERM-16: two clock reads per call) and each cycle from begin to its end.
 int bulk_engine::advance(bool done) noexcept {
-  const auto refused = state_.refuse(term::advance_call(done));
+  const auto refused = state_.refuse(advance_call(done));
   if (!refused || *refused >= 0) {  // COMPLETE's done counts as a call like any other
     ++now_.advances;
     ++life_.advances;
@@ -202,7 +200,7 @@ int bulk_engine::advance(bool done) noexcept {
   const auto memory = static_cast<std::uint64_t>(memory_bytes());
   for (auto* s : {&now_, &life_}) {
     s->advance_seconds += in_advance;
-    if (rc == term::done) {
+    if (rc == termination::done) {
       s->cycle_seconds += cycle;
       s->memory_high_water = std::max(s->memory_high_water, memory);
     }
@@ -227,20 +225,20 @@ int bulk_engine::advance_step(bool done) noexcept {
     }
   } catch (const std::exception& ex) {
     last_message_ = ex.what();
-    return term::error_transport;
+    return error_transport;
   }
   if (done_) hot_.push_ok = false;
   return state_.after_advance(done_, false, false);  // WORKING or ENDGAME
 }
 
 int bulk_engine::flush() noexcept {
-  if (const auto rc = state_.refuse(term::call::flush)) return *rc;
+  if (const auto rc = state_.refuse(call::flush)) return *rc;
   flush_ = true;
   return 1;
 }
 
 int bulk_engine::reset() noexcept {
-  if (const auto rc = state_.refuse(term::call::reset)) return *rc;
+  if (const auto rc = state_.refuse(call::reset)) return *rc;
   exchange_->end_cycle();
   if (options_.dynamic) exchange_->release_buffers();
   state_.reset();
@@ -249,8 +247,8 @@ int bulk_engine::reset() noexcept {
   return 1;
 }
 
-term::engine_stats bulk_engine::stats(bool cumulative) const {
-  term::engine_stats s = cumulative ? life_ : now_;
+engine_stats bulk_engine::stats(bool cumulative) const {
+  engine_stats s = cumulative ? life_ : now_;
   s.pushes += hot_.pushes;
   s.pulls += hot_.pulls;
   const auto& x = exchange_->stats();
@@ -261,7 +259,7 @@ term::engine_stats bulk_engine::stats(bool cumulative) const {
   s.bytes_sent = since(x.bytes, mark_.bytes);
   s.buffers_received = since(x.received, mark_.received);
   s.collectives = since(x.collectives, mark_.collectives);
-  term::stage_stats st;
+  stage_stats st;
   st.items = s.pushes;
   st.buffers = s.buffers_sent;
   st.bytes = s.bytes_sent;
@@ -281,4 +279,4 @@ std::uint64_t bulk_engine::saved_bytes(bool cumulative) const noexcept {
   return cumulative ? n : n - mark_.saved_bytes;
 }
 
-}  // namespace convoy
+}  // namespace convoy::termination
