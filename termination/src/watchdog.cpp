@@ -126,15 +126,19 @@ std::vector<culprit> find_culprits(const std::vector<rank_status>& all, int repo
   std::vector<culprit> found;
   if (reporter < 0 || static_cast<std::size_t>(reporter) >= all.size()) return found;
   const rank_status& me = all[static_cast<std::size_t>(reporter)];
-  const auto timeout_ms = static_cast<std::int64_t>(timeout_seconds * 1000.0);
+  // The stall is timed from the reporter's last progress, which can come a moment before the
+  // culprit's last advance or pull: measured against the whole timeout, a rank that stopped
+  // then would miss it by milliseconds. A running rank advances every few milliseconds, so
+  // half the timeout tells the two apart without that race.
+  const auto quiet_ms = static_cast<std::int64_t>(timeout_seconds * 500.0);
   for (const rank_status& r : all) {
     if (r.rank < 0 || r.epoch > me.epoch) continue;  // ahead of the reporter: not holding it
     if (!in_cycle(r)) {
       // DORMANT or COMPLETE in an earlier cycle; in this one it has finished.
       if (r.epoch < me.epoch) found.push_back({r.rank, culprit_kind::not_begun});
-    } else if (now_ms - r.last_advance_ms >= timeout_ms) {
+    } else if (now_ms - r.last_advance_ms >= quiet_ms) {
       found.push_back({r.rank, culprit_kind::stopped_advancing});
-    } else if (r.unpulled > 0 && now_ms - r.last_pull_ms >= timeout_ms) {
+    } else if (r.unpulled > 0 && now_ms - r.last_pull_ms >= quiet_ms) {
       found.push_back({r.rank, culprit_kind::not_pulling});
     } else if (r.epoch < me.epoch) {
       found.push_back({r.rank, culprit_kind::not_begun});

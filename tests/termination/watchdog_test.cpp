@@ -64,8 +64,14 @@ TEST(Watchdog, RankThatStoppedAdvancingComesBeforeNotDone) {  // TERM-15
             (std::vector<t::culprit>{{5, t::culprit_kind::stopped_advancing}}));
   EXPECT_NE(t::diagnose(all, 1, now_ms, 30.0).find("rank 5 has not called advance for 41.0 s"),
             std::string::npos);
-  // Below the timeout it is only a rank that has not said done.
-  EXPECT_EQ(t::find_culprits(all, 1, now_ms, 60.0),
+  // Half the timeout or more is enough: the stall was timed from the reporter's last
+  // progress, which may come just before the culprit's last advance (0.99 s of 1 s).
+  all[5].last_advance_ms = now_ms - 990;
+  EXPECT_EQ(t::find_culprits(all, 1, now_ms, 1.0),
+            (std::vector<t::culprit>{{5, t::culprit_kind::stopped_advancing}}));
+  // Below half the timeout it is only a rank that has not said done.
+  all[5].last_advance_ms = now_ms - 41'000;
+  EXPECT_EQ(t::find_culprits(all, 1, now_ms, 90.0),
             (std::vector<t::culprit>{{5, t::culprit_kind::not_done}}));
 }
 
