@@ -5,7 +5,7 @@
 
 #include <convoy/aggregation/codec.hpp>
 #include <convoy/aggregation/compressing_transport.hpp>
-#include <convoy/conveyor_api/untyped_conveyor.hpp>
+#include <convoy/conveyor_api/options.hpp>
 #include <convoy_test/mpi.hpp>
 #include <cstdint>
 #include <cstdlib>

@@ -6,7 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <convoy/base/error.hpp>
-#include <convoy/conveyor_api/untyped_conveyor.hpp>
+#include <convoy/conveyor_api/options.hpp>
 #include <convoy_test/counting_source.hpp>
 #include <convoy_test/mpi.hpp>
 #include <cstdint>

@@ -3,19 +3,19 @@
 #include <gtest/gtest.h>
 
 #include <convoy/base/error.hpp>
-#include <convoy/conveyor_api/layout_choice.hpp>
 #include <convoy/router/memory.hpp>
+#include <convoy/termination/layout_choice.hpp>
 #include <string>
 #include <vector>
 
 namespace {
 
-using convoy::choose_layout;
-using convoy::layout_inputs;
-using convoy::layout_kind;
-using convoy::layout_plan;
-using convoy::layout_request;
 using convoy::base::placement;
+using convoy::termination::choose_layout;
+using convoy::termination::layout_inputs;
+using convoy::termination::layout_kind;
+using convoy::termination::layout_plan;
+using convoy::termination::layout_request;
 using convoy::topology::emulate_machine;
 
 convoy::topology::machine nodes(const std::vector<int>& sizes, placement map = placement::block) {
@@ -28,34 +28,35 @@ layout_inputs inputs(const convoy::topology::machine& m,
                      const std::map<std::string, std::string>& env = {}) {
   layout_inputs in;
   in.n_ranks = static_cast<int>(m.ranks.size());
-  in.node_group = convoy::node_group_size(m);
+  in.node_group = convoy::termination::node_group_size(m);
   in.settings = convoy::base::settings::from_values(env);
   return in;
 }
 
 // API-7: one n_local policy for ragged and equal nodes.
 TEST(LayoutChoice, NodeGroupSize) {
-  EXPECT_EQ(convoy::node_group_size(nodes({4, 4})), 4u);                     // equal
-  EXPECT_EQ(convoy::node_group_size(nodes({3, 3, 2})), 1u);                  // ragged, gcd 1
-  EXPECT_EQ(convoy::node_group_size(nodes({4, 2})), 2u);                     // ragged, gcd 2
-  EXPECT_EQ(convoy::node_group_size(nodes({6, 3, 3})), 3u);                  // ragged, gcd 3
-  EXPECT_EQ(convoy::node_group_size(nodes({5})), 5u);                        // one node
-  EXPECT_EQ(convoy::node_group_size(nodes({4, 4}, placement::cyclic)), 1u);  // not consecutive
-  EXPECT_EQ(convoy::node_group_size(nodes({1, 1, 1})), 1u);
+  EXPECT_EQ(convoy::termination::node_group_size(nodes({4, 4})), 4u);     // equal
+  EXPECT_EQ(convoy::termination::node_group_size(nodes({3, 3, 2})), 1u);  // ragged, gcd 1
+  EXPECT_EQ(convoy::termination::node_group_size(nodes({4, 2})), 2u);     // ragged, gcd 2
+  EXPECT_EQ(convoy::termination::node_group_size(nodes({6, 3, 3})), 3u);  // ragged, gcd 3
+  EXPECT_EQ(convoy::termination::node_group_size(nodes({5})), 5u);        // one node
+  EXPECT_EQ(convoy::termination::node_group_size(nodes({4, 4}, placement::cyclic)),
+            1u);  // not consecutive
+  EXPECT_EQ(convoy::termination::node_group_size(nodes({1, 1, 1})), 1u);
 }
 
 // API-8: without a limit, the first route: up to direct_first_ranks ranks order 1 (the
 // fastest measured there), beyond it order 3 or 2 from n_local and P (bale's rule).
 TEST(LayoutChoice, PreferredRoutes) {
-  static_assert(convoy::direct_first_ranks == 8, "the cases below straddle 8 ranks");
-  const auto meter = [](const auto& m) { return convoy::machine_meter(m); };
+  static_assert(convoy::termination::direct_first_ranks == 8, "the cases below straddle 8 ranks");
+  const auto meter = [](const auto& m) { return convoy::termination::machine_meter(m); };
   {
     const auto m = nodes({4, 4});  // P 8: direct first, although order 2 applies
     const layout_plan t = choose_layout({}, inputs(m), meter(m));
     EXPECT_EQ(t.kind, layout_kind::tensor);
     EXPECT_EQ(t.order, 1);
     EXPECT_EQ(t.n_local, 1u);
-    EXPECT_EQ(t.payload_bytes, 16384u - convoy::buffer_header_bytes);
+    EXPECT_EQ(t.payload_bytes, 16384u - convoy::termination::buffer_header_bytes);
     EXPECT_EQ(t.n_buffers, 2);
     EXPECT_EQ(t.memory_bytes, 0u);  // nothing metered without a limit
   }
@@ -65,7 +66,7 @@ TEST(LayoutChoice, PreferredRoutes) {
     EXPECT_EQ(t.kind, layout_kind::tensor);
     EXPECT_EQ(t.order, 2);
     EXPECT_EQ(t.n_local, 4u);
-    EXPECT_EQ(t.payload_bytes, 16384u - convoy::buffer_header_bytes);
+    EXPECT_EQ(t.payload_bytes, 16384u - convoy::termination::buffer_header_bytes);
     EXPECT_EQ(t.n_buffers, 2);
     EXPECT_EQ(t.memory_bytes, 0u);  // nothing metered without a limit
   }
@@ -91,21 +92,21 @@ TEST(LayoutChoice, Settings) {
   {
     const layout_plan t =
         choose_layout({}, inputs(m, {{"CONVEY_NLOCAL", "2"}, {"CONVEY_BUFFER_SIZE", "1k"}}),
-                      convoy::machine_meter(m));
+                      convoy::termination::machine_meter(m));
     EXPECT_EQ(t.n_local, 2u);
     EXPECT_EQ(t.order, 3);  // (12 / 2^2)^2 = 9 >= 2
     EXPECT_EQ(t.payload_bytes, 1000u);
   }
   {
-    const layout_plan t =
-        choose_layout({}, inputs(m, {{"CONVOY_MESH", "2x6"}}), convoy::machine_meter(m));
+    const layout_plan t = choose_layout({}, inputs(m, {{"CONVOY_MESH", "2x6"}}),
+                                        convoy::termination::machine_meter(m));
     EXPECT_EQ(t.kind, layout_kind::mesh);
     EXPECT_EQ(t.mesh, "2x6");
   }
   {  // an n_local that does not divide P is replaced by 1, with a note
     layout_request r;
     r.n_local = 5;
-    const layout_plan t = choose_layout(r, inputs(m), convoy::machine_meter(m));
+    const layout_plan t = choose_layout(r, inputs(m), convoy::termination::machine_meter(m));
     EXPECT_EQ(t.order, 1);
     EXPECT_NE(t.note.find("n_local 5"), std::string::npos) << t.note;
   }
@@ -115,7 +116,7 @@ TEST(LayoutChoice, Settings) {
 // API-8: max_bytes is a hard limit on the modelled memory of the worst rank.
 TEST(LayoutChoice, MemoryLimitIsHard) {
   const auto m = nodes({4, 4, 4, 4});
-  const auto meter = convoy::machine_meter(m);
+  const auto meter = convoy::termination::machine_meter(m);
   for (std::size_t limit :
        {std::size_t{3000}, std::size_t{20000}, std::size_t{200000}, std::size_t{2000000}}) {
     layout_request r;
@@ -125,11 +126,12 @@ TEST(LayoutChoice, MemoryLimitIsHard) {
     EXPECT_GT(t.memory_bytes, 0u);
     if (t.kind != layout_kind::bulk) {  // the model is router::link_buffer_bytes at the worst rank
       const auto mp = meter(t);
-      EXPECT_EQ(t.memory_bytes, convoy::router::link_buffer_bytes(
-                                    *mp.plan, mp.worst_rank,
-                                    t.payload_bytes + convoy::buffer_header_bytes, t.n_buffers));
+      EXPECT_EQ(t.memory_bytes,
+                convoy::router::link_buffer_bytes(
+                    *mp.plan, mp.worst_rank,
+                    t.payload_bytes + convoy::termination::buffer_header_bytes, t.n_buffers));
     } else {
-      EXPECT_EQ(t.memory_bytes, convoy::bulk_memory_bytes(t.payload_bytes, 16));
+      EXPECT_EQ(t.memory_bytes, convoy::termination::bulk_memory_bytes(t.payload_bytes, 16));
     }
   }
   layout_request r;
@@ -142,7 +144,7 @@ TEST(LayoutChoice, MemoryLimitIsHard) {
 // nothing.
 TEST(LayoutChoice, MeasuredExtraJoinsTheModel) {
   const auto m = nodes({4, 4, 4, 4});  // 16 ranks: most hops first
-  const auto meter = convoy::machine_meter(m);
+  const auto meter = convoy::termination::machine_meter(m);
   layout_request r;
   r.max_bytes = 200000;
   const layout_plan first = choose_layout(r, inputs(m), meter);
@@ -165,7 +167,8 @@ TEST(LayoutChoice, MeasuredExtraJoinsTheModel) {
     EXPECT_EQ(counted.memory_bytes,
               5000 + convoy::router::link_buffer_bytes(
                          *mp.plan, mp.worst_rank,
-                         counted.payload_bytes + convoy::buffer_header_bytes, counted.n_buffers));
+                         counted.payload_bytes + convoy::termination::buffer_header_bytes,
+                         counted.n_buffers));
   }
 
   layout_request full = r;  // the chosen route's extra alone fills the limit: another route
@@ -178,7 +181,7 @@ TEST(LayoutChoice, MeasuredExtraJoinsTheModel) {
 // API-8: elastic items never take the bulk kind; their monster buffers are counted.
 TEST(LayoutChoice, Elastic) {
   const auto m = nodes({2, 2});
-  const auto meter = convoy::machine_meter(m);
+  const auto meter = convoy::termination::machine_meter(m);
   layout_request r;
   r.elastic = true;
   r.allow_bulk = false;
@@ -195,9 +198,9 @@ TEST(LayoutChoice, Elastic) {
 // API-8: with a tight limit the bulk kind may win; max_payload_bytes bounds the buffers.
 TEST(LayoutChoice, BulkAndCap) {
   const auto m = nodes({1, 1, 1, 1});
-  const auto meter = convoy::machine_meter(m);
+  const auto meter = convoy::termination::machine_meter(m);
   layout_request r;
-  r.max_bytes = convoy::bulk_memory_bytes(64, 4);
+  r.max_bytes = convoy::termination::bulk_memory_bytes(64, 4);
   const layout_plan t = choose_layout(r, inputs(m), meter);
   EXPECT_LE(t.memory_bytes, r.max_bytes);
   r = {};
@@ -208,7 +211,7 @@ TEST(LayoutChoice, BulkAndCap) {
 // API-9: a preferred layout (a tuning-file entry) is taken when it fits, else ignored.
 TEST(LayoutChoice, PreferredEntry) {
   const auto m = nodes({4, 4});
-  const auto meter = convoy::machine_meter(m);
+  const auto meter = convoy::termination::machine_meter(m);
   layout_inputs in = inputs(m);
   layout_plan pref;
   pref.kind = layout_kind::tensor;

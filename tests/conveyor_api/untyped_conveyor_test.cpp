@@ -7,7 +7,7 @@
 #include <convoy/conveyor_api/broadcaster.hpp>
 #include <convoy/conveyor_api/combining_conveyor.hpp>
 #include <convoy/conveyor_api/conveyor.hpp>
-#include <convoy/conveyor_api/layout_choice.hpp>
+#include <convoy/termination/layout_choice.hpp>
 #include <convoy/topology/machine.hpp>
 #include <convoy_test/counting_source.hpp>
 #include <convoy_test/mpi.hpp>
@@ -264,7 +264,8 @@ TEST(UntypedConveyor, TensorGroupFromNodes) {
   conveyor_options o;
   o.tensor_order = 2;
   const auto plan = convoy::make_plan(MPI_COMM_WORLD, o);
-  const std::size_t g = convoy::node_group_size(convoy::topology::discover(MPI_COMM_WORLD));
+  const std::size_t g =
+      convoy::termination::node_group_size(convoy::topology::discover(MPI_COMM_WORLD));
   const std::string want =
       "tensor order 2 ranks " + std::to_string(world_size()) + " n_local " + std::to_string(g);
   EXPECT_EQ(plan->name(), want);
@@ -273,19 +274,19 @@ TEST(UntypedConveyor, TensorGroupFromNodes) {
 // API-8 over MPI: choose_and_build keeps the measured memory of the worst rank under the
 // limit.
 TEST(UntypedConveyor, ChooseAndBuild) {
-  convoy::layout_request r;
+  convoy::termination::layout_request r;
   r.max_bytes = 60000;
   std::unique_ptr<untyped_conveyor> kept;
-  const convoy::layout_plan t =
-      convoy::choose_and_build(MPI_COMM_WORLD, r, [&](const convoy::layout_plan& candidate) {
+  const convoy::termination::layout_plan t = convoy::termination::choose_and_build(
+      MPI_COMM_WORLD, r, [&](const convoy::termination::layout_plan& candidate) {
         EXPECT_NE(candidate.settings, nullptr);  // resolved once, handed to every build
         EXPECT_EQ(candidate.options().settings, candidate.settings);
         kept.reset();
-        if (candidate.kind == convoy::layout_kind::bulk) return std::size_t{0};
+        if (candidate.kind == convoy::termination::layout_kind::bulk) return std::size_t{0};
         kept = std::make_unique<untyped_conveyor>(MPI_COMM_WORLD, candidate.options());
         return kept->max_memory_bytes();
       });
-  if (t.kind != convoy::layout_kind::bulk) {
+  if (t.kind != convoy::termination::layout_kind::bulk) {
     ASSERT_TRUE(kept);
     unsigned long long mine = kept->max_memory_bytes(), worst = 0;
     MPI_Allreduce(&mine, &worst, 1, MPI_UNSIGNED_LONG_LONG, MPI_MAX, MPI_COMM_WORLD);
@@ -296,8 +297,8 @@ TEST(UntypedConveyor, ChooseAndBuild) {
   r.elastic = true;
   r.allow_bulk = false;
   r.item_bound = std::size_t{1} << 20;  // above any buffer: two of it are counted
-  EXPECT_THROW((void)convoy::choose_and_build(MPI_COMM_WORLD, r,
-                                              [](const convoy::layout_plan&) { return 0; }),
+  EXPECT_THROW((void)convoy::termination::choose_and_build(
+                   MPI_COMM_WORLD, r, [](const convoy::termination::layout_plan&) { return 0; }),
                convoy::error);
 }
 
@@ -310,10 +311,10 @@ TEST(UntypedConveyor, ChooseLayoutOnASubcommunicator) {
   const int color = world_rank() == 0 && world_size() > 1 ? 1 : 0;
   ASSERT_EQ(MPI_Comm_split(MPI_COMM_WORLD, color, world_rank(), &part), MPI_SUCCESS);
   if (color == 0) {
-    convoy::layout_request r;
+    convoy::termination::layout_request r;
     r.n_local = 1;
-    convoy::layout_plan t;
-    EXPECT_NO_THROW(t = convoy::choose_layout(part, r));
+    convoy::termination::layout_plan t;
+    EXPECT_NO_THROW(t = convoy::termination::choose_layout(part, r));
     EXPECT_GT(t.payload_bytes, 0u);
   }
   MPI_Comm_free(&part);

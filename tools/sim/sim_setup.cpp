@@ -1,5 +1,5 @@
 // convoy-sim's machine and plan: the topology module's emulated machine and mesh specs, the
-// router's plans — the same calls the library makes (conveyor_api/src/make_engine.cpp).
+// router's plans — the same calls the library makes (termination/src/make_engine.cpp).
 #include <convoy/base/error.hpp>
 #include <convoy/base/mesh_spec.hpp>
 #include <convoy/topology/build_mesh.hpp>

@@ -18,9 +18,9 @@
 #include "reports.hpp"
 
 namespace cf = convoy::facade;
-using convoy::layout_plan;
 using convoy::untyped_conveyor;
 using convoy::termination::call;
+using convoy::termination::layout_plan;
 using convoy::termination::refusal;
 
 struct biconveyor {
@@ -86,7 +86,7 @@ untyped_conveyor make_core(const layout_plan& t, const convey_alc8r_t* alloc,
   r.layout = t;
   convoy::conveyor_options o = cf::core_options(r, alloc, options);
   o.steady = true;
-  if ((options & convey_opt_COMPRESS) && t.kind != convoy::layout_kind::mesh)
+  if ((options & convey_opt_COMPRESS) && t.kind != convoy::termination::layout_kind::mesh)
     o.codec = std::make_shared<cf::c_codec>();
   return untyped_conveyor(MPI_COMM_WORLD, std::move(o));
 }
@@ -112,7 +112,7 @@ biconvey_t* biconvey_new(size_t max_bytes, size_t n_local, const convey_alc8r_t*
                          uint64_t options) {
   const size_t half = max_bytes == SIZE_MAX ? SIZE_MAX : max_bytes / 2;
   return make_pair("biconvey_new", options, [&] {
-    convoy::layout_request lr;
+    convoy::termination::layout_request lr;
     lr.max_bytes = half;
     lr.n_local = n_local;
     std::optional<untyped_conveyor> kept;
@@ -131,7 +131,7 @@ biconvey_t* biconvey_new_simple(size_t capacity, const convey_alc8r_t* alloc,
     if (a2a) throw convoy::error("mpp_utilV4 all-to-all strategies are not supported: pass NULL");
     if (capacity == 0) throw convoy::error("capacity must be positive");
     layout_plan t;
-    t.kind = convoy::layout_kind::bulk;
+    t.kind = convoy::termination::layout_kind::bulk;
     t.payload_bytes = capacity;
     return make_core(t, alloc, options);
   });

@@ -16,7 +16,7 @@ convey_t* convoy_convey_new_broadcast(size_t capacity, size_t n_buffers,
   return cf::construct("convoy_convey_new_broadcast", options, [&] {
     cf::conveyor_request r;
     r.layout = cf::tensor_layout(capacity, 1, 1, n_buffers);  // bale's checks of both
-    r.layout.kind = convoy::layout_kind::mesh;
+    r.layout.kind = convoy::termination::layout_kind::mesh;
     r.layout.order = 0;
     r.broadcast = true;
     return cf::make_conveyor(r, alloc, options);

@@ -4,7 +4,7 @@
 /// rules for tensor layouts, the generic choice under max_bytes, and the wrapper that
 /// turns a failure into NULL and one message (CAPI-8).
 #include <convoy/base/collective.hpp>
-#include <convoy/conveyor_api/layout_choice.hpp>
+#include <convoy/termination/layout_choice.hpp>
 #include <cstdint>
 #include <exception>
 #include <functional>

@@ -1,6 +1,6 @@
 // The constructors of convey.h (collective): bale's arguments checked and turned into a
-// layout (convoy::layout_plan), the generic ones through convoy::choose_and_build; NULL and
-// one message on failure (CAPI-8).
+// layout (convoy::termination::layout_plan), the generic ones through
+// convoy::termination::choose_and_build; NULL and one message on failure (CAPI-8).
 #include <convoy/base/error.hpp>
 #include <cstdint>
 #include <memory>
@@ -10,8 +10,8 @@
 #include "facade.hpp"
 
 namespace cf = convoy::facade;
-using convoy::layout_kind;
-using convoy::layout_plan;
+using convoy::termination::layout_kind;
+using convoy::termination::layout_plan;
 
 namespace {
 
@@ -68,9 +68,9 @@ layout_plan cf::tensor_layout(std::size_t capacity, int order, std::size_t n_loc
   return t;
 }
 
-layout_plan cf::choose(const convoy::layout_request& r, std::uint64_t options,
+layout_plan cf::choose(const convoy::termination::layout_request& r, std::uint64_t options,
                        const std::function<std::size_t(const layout_plan&)>& build) {
-  layout_plan t = convoy::choose_and_build(MPI_COMM_WORLD, r, build);
+  layout_plan t = convoy::termination::choose_and_build(MPI_COMM_WORLD, r, build);
   if (!t.note.empty() && (options & convey_opt_ALERT) && cf::world_rank() == 0)
     cf::print_once("warning: " + t.note);
   return t;
@@ -85,7 +85,7 @@ cf::conveyor_request request(const layout_plan& t) {
 }
 
 // What choose_and_build picked, under the request `lr`.
-convey_t* build_chosen(const convoy::layout_request& lr, const convey_alc8r_t* alloc,
+convey_t* build_chosen(const convoy::termination::layout_request& lr, const convey_alc8r_t* alloc,
                        std::uint64_t options) {
   std::unique_ptr<convey_t> kept;
   cf::choose(lr, options, [&](const layout_plan& candidate) {
@@ -107,7 +107,7 @@ convey_t* convey_new(size_t max_bytes, size_t n_local, const convey_alc8r_t* all
                      uint64_t options) {
   return cf::construct("convey_new", options, [&] {
     check_n_local_hint(n_local);
-    convoy::layout_request r;
+    convoy::termination::layout_request r;
     r.max_bytes = max_bytes;
     r.n_local = n_local;
     return build_chosen(r, alloc, options);
@@ -119,7 +119,7 @@ convey_t* convey_new_elastic(size_t item_bound, size_t max_bytes, size_t n_local
   return cf::construct("convey_new_elastic", options, [&] {
     check_n_local_hint(n_local);
     check_item_bound("item_bound", item_bound);
-    convoy::layout_request r;
+    convoy::termination::layout_request r;
     r.max_bytes = max_bytes;
     r.n_local = n_local;
     r.elastic = true;

@@ -17,9 +17,9 @@
 #include <mpi.h>
 
 #include <convoy/aggregation/codec.hpp>
-#include <convoy/conveyor_api/layout_choice.hpp>
-#include <convoy/conveyor_api/untyped_conveyor.hpp>
+#include <convoy/conveyor_api/options.hpp>
 #include <convoy/termination/engine.hpp>
+#include <convoy/termination/layout_choice.hpp>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
@@ -44,6 +44,9 @@ inline constexpr std::size_t size_of = sizeof(T);
 
 namespace convoy::facade {
 
+using termination::layout_kind;
+using termination::layout_plan;
+using termination::layout_request;
 using termination::state;
 
 /// Initializes MPI if the program has not (and registers MPI_Finalize at exit); returns
@@ -169,8 +172,8 @@ namespace convoy::facade {
 /// What a constructor of convey.h asks for: a layout (tensor, mesh or bulk) and the
 /// elastic and broadcast kinds' parameters. The convey_opt_* bits add the rest.
 struct conveyor_request {
-  convoy::layout_plan layout;  ///< route, capacity (payload bytes), n_buffers
-  bool elastic = false;        ///< etensor / convey_new_elastic (not bulk)
+  layout_plan layout;    ///< route, capacity (payload bytes), n_buffers
+  bool elastic = false;  ///< etensor / convey_new_elastic (not bulk)
   /// elastic: the largest item epush accepts (CAPI-6: etensor's monster_bytes,
   /// convey_new_elastic's item_bound); 0: the largest that fits a buffer
   std::size_t item_bound = 0;

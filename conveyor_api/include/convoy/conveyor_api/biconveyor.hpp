@@ -23,7 +23,6 @@
 #include <convoy/aggregation/packing.hpp>
 #include <convoy/base/error.hpp>
 #include <convoy/conveyor_api/options.hpp>
-#include <convoy/conveyor_api/untyped_conveyor.hpp>
 #include <convoy/termination/engine.hpp>
 #include <cstddef>
 #include <cstdint>

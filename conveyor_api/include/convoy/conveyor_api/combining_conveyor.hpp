@@ -22,7 +22,6 @@
 #include <convoy/aggregation/combine_table.hpp>
 #include <convoy/conveyor_api/detail/typed_conveyor.hpp>
 #include <convoy/conveyor_api/options.hpp>
-#include <convoy/conveyor_api/untyped_conveyor.hpp>
 #include <convoy/termination/engine.hpp>
 #include <cstddef>
 #include <cstring>

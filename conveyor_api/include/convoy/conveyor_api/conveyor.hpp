@@ -22,7 +22,6 @@
 #include <convoy/base/error.hpp>
 #include <convoy/conveyor_api/detail/typed_conveyor.hpp>
 #include <convoy/conveyor_api/options.hpp>
-#include <convoy/conveyor_api/untyped_conveyor.hpp>
 #include <convoy/termination/engine.hpp>
 #include <cstring>
 #include <functional>

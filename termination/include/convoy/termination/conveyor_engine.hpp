@@ -1,10 +1,10 @@
 #pragma once
 /// @file
 /// The one engine interface. Every engine kind implements it: the streaming engine
-/// (engine.hpp: routed buffers over a mesh), the bulk-synchronous engine (conveyor_api's
-/// bulk_engine: one buffer per destination, MPI_Alltoallv) and the elastic engine
-/// (conveyor_api's elastic_engine: items of any size). The C++ API and the C façade call
-/// an engine only through this class (termination/README.md, "One engine interface").
+/// (engine.hpp: routed buffers over a mesh), the bulk-synchronous engine (bulk_engine:
+/// one buffer per destination, MPI_Alltoallv) and the elastic engine (elastic_engine:
+/// items of any size). The C++ API and the C façade call an engine only through this
+/// class (termination/README.md, "One engine interface").
 ///
 /// The interface owns what every kind shares: the state machine (state_machine.hpp), the
 /// error text, and the hot state that push() and pull() use inline. A kind whose push is
@@ -96,7 +96,7 @@ struct item_view {
 /// What push() and pull() read and write inline: the lanes and first hops, the delivery
 /// window, the per-cycle counts. Its layout is published: <convoy/convey_view.h> declares
 /// the same bytes as `convey_view_t`, which the C façade's inline `convey_push` and
-/// `convey_pull` use, and conveyor_api checks every offset against it at compile time
+/// `convey_pull` use, and the C façade checks every offset against it at compile time
 /// (termination/README.md, "Hot path"). Change both together, with CONVEY_VIEW_VERSION.
 ///
 /// A push writes lane `first_hops[dest].out_link` while `used <= limit`: an 8-byte store of

@@ -8,7 +8,7 @@
 /// Every rank publishes a small fixed-size record of its state (rank_status) to a
 /// status_board; a rank that is still advancing and sees no progress reads every record
 /// and prints, unless another rank has or a lower one will (is_printer). The board over MPI is a
-/// passive-target RMA window (conveyor_api); local_board keeps the records of the engines
+/// passive-target RMA window (src/status_window.cpp); local_board keeps the records of the engines
 /// of one process (the simulated transport, tests). diagnose() turns the records into the
 /// text and is a pure function.
 #include <array>

@@ -4,7 +4,7 @@
 /// share over their untyped core: the calls that take no item (advance, flush, reset), the
 /// handler-style advance, the accessors, and the one form of a failed call's exception.
 #include <convoy/base/error.hpp>
-#include <convoy/conveyor_api/untyped_conveyor.hpp>
+#include <convoy/conveyor_api/options.hpp>
 #include <convoy/termination/engine.hpp>
 #include <cstddef>
 #include <string>

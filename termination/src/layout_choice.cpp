@@ -4,15 +4,15 @@
 #include <array>
 #include <convoy/base/error.hpp>
 #include <convoy/base/mesh_spec.hpp>
-#include <convoy/conveyor_api/layout_choice.hpp>
 #include <convoy/router/memory.hpp>
+#include <convoy/termination/layout_choice.hpp>
 #include <convoy/topology/build_mesh.hpp>
 #include <memory>
 #include <numeric>
 #include <string>
 #include <utility>
 
-namespace convoy {
+namespace convoy::termination {
 
 std::size_t node_group_size(const topology::machine& m) {
   std::size_t g = 0;
@@ -272,4 +272,4 @@ layout_plan choose_and_build(MPI_Comm comm, const layout_request& request,
               " bytes per PE");
 }
 
-}  // namespace convoy
+}  // namespace convoy::termination

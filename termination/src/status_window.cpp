@@ -16,7 +16,7 @@
 #include <string>
 #include <type_traits>
 
-namespace convoy::detail {
+namespace convoy::termination::detail {
 
 namespace {
 
@@ -127,4 +127,4 @@ std::shared_ptr<termination::status_board> make_status_board(MPI_Comm comm, doub
   }
 }
 
-}  // namespace convoy::detail
+}  // namespace convoy::termination::detail

@@ -17,8 +17,8 @@
 /// table load and fixed-size copy (termination/README.md, "Hot path").
 #include <mpi.h>
 
-#include <convoy/conveyor_api/options.hpp>
 #include <convoy/termination/bulk_engine.hpp>
+#include <convoy/termination/conveyor_options.hpp>
 #include <convoy/termination/elastic_engine.hpp>
 #include <convoy/termination/engine.hpp>
 #include <convoy/termination/state_machine.hpp>
@@ -28,7 +28,7 @@
 #include <optional>
 #include <string>
 
-namespace convoy {
+namespace convoy::termination {
 
 class untyped_conveyor {
  public:
@@ -207,4 +207,4 @@ class untyped_conveyor {
   std::unique_ptr<report> report_;
 };
 
-}  // namespace convoy
+}  // namespace convoy::termination

@@ -11,7 +11,7 @@
 
 #include "status_window.hpp"
 
-namespace convoy::detail {
+namespace convoy::termination::detail {
 
 namespace {
 
@@ -153,4 +153,4 @@ void status_messages::print(const std::string& text) noexcept {
 
 void status_messages::abort() noexcept { MPI_Abort(MPI_COMM_WORLD, 3); }
 
-}  // namespace convoy::detail
+}  // namespace convoy::termination::detail

@@ -20,7 +20,7 @@
 #include <string>
 #include <vector>
 
-namespace convoy::detail {
+namespace convoy::termination::detail {
 
 namespace {
 
@@ -267,4 +267,4 @@ void record_stats(MPI_Comm comm, const base::settings& s, const stats_entry& e) 
   }
 }
 
-}  // namespace convoy::detail
+}  // namespace convoy::termination::detail

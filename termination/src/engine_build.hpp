@@ -1,16 +1,16 @@
 #pragma once
 // Building engines in two steps, so that a conveyor agrees on its buffers once per
 // construction and builds as many engines as it needs over that agreement (a DYNAMIC
-// conveyor builds one at every begin). Private to conveyor_api; the public builders
-// (options.hpp: make_mpi_engine, make_bulk_engine) are these two steps in a row.
+// conveyor builds one at every begin). Private to the core; the public builders
+// (conveyor_options.hpp: make_mpi_engine, make_bulk_engine) are these two steps in a row.
 #include <mpi.h>
 
 #include <convoy/base/settings.hpp>
-#include <convoy/conveyor_api/options.hpp>
+#include <convoy/termination/conveyor_options.hpp>
 #include <convoy/termination/engine.hpp>
 #include <memory>
 
-namespace convoy::detail {
+namespace convoy::termination::detail {
 
 /// The engine's item mode for `o.kind`: elastic, broadcast, or rigid for the others.
 /// Throws convoy::error for a combining kind without `o.combine`, or `o.combine` on a kind
@@ -32,4 +32,4 @@ namespace convoy::detail {
     const base::settings& s, termination::engine_options agreed,
     const transport_factory& make_transport = {});
 
-}  // namespace convoy::detail
+}  // namespace convoy::termination::detail

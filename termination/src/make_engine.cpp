@@ -9,10 +9,10 @@
 #include <convoy/base/error.hpp>
 #include <convoy/base/mesh_spec.hpp>
 #include <convoy/base/settings.hpp>
-#include <convoy/conveyor_api/layout_choice.hpp>
-#include <convoy/conveyor_api/options.hpp>
 #include <convoy/router/route_plan.hpp>
 #include <convoy/termination/bulk_engine.hpp>
+#include <convoy/termination/conveyor_options.hpp>
+#include <convoy/termination/layout_choice.hpp>
 #include <convoy/topology/build_mesh.hpp>
 #include <convoy/topology/machine.hpp>
 #include <string>
@@ -22,7 +22,7 @@
 #include "status_window.hpp"
 #include "trace_setup.hpp"
 
-namespace convoy {
+namespace convoy::termination {
 
 namespace {
 
@@ -230,4 +230,4 @@ std::unique_ptr<termination::engine> detail::build_mpi_engine(
   return e;
 }
 
-}  // namespace convoy
+}  // namespace convoy::termination

@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-namespace convoy::detail {
+namespace convoy::termination::detail {
 
 /// What the document says about one conveyor besides its counters.
 struct stats_entry {
@@ -36,4 +36,4 @@ std::uint64_t open_stats_report(MPI_Comm comm, const base::settings& s);
 /// Never throws: a failure is printed once, by rank 0.
 void record_stats(MPI_Comm comm, const base::settings& s, const stats_entry& e) noexcept;
 
-}  // namespace convoy::detail
+}  // namespace convoy::termination::detail

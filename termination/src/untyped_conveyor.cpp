@@ -3,7 +3,7 @@
 #include <convoy/aggregation/large_channel.hpp>
 #include <convoy/base/error.hpp>
 #include <convoy/base/settings.hpp>
-#include <convoy/conveyor_api/untyped_conveyor.hpp>
+#include <convoy/termination/untyped_conveyor.hpp>
 #include <memory>
 #include <string>
 #include <utility>
@@ -11,7 +11,7 @@
 #include "engine_build.hpp"
 #include "stats_report.hpp"
 
-namespace convoy {
+namespace convoy::termination {
 
 struct untyped_conveyor::report {
   detail::stats_entry entry;
@@ -338,4 +338,4 @@ std::string untyped_conveyor::last_message() const {
   return engine_ ? engine_->last_message() : std::string();
 }
 
-}  // namespace convoy
+}  // namespace convoy::termination

@@ -1,7 +1,7 @@
 #pragma once
 // The watchdog's boards over MPI (termination/README.md, TERM-15): one passive-target RMA
 // window over the conveyor's communicator holding every rank's status record, or, where
-// MPI cannot make that window, point-to-point queries and answers. Private to conveyor_api.
+// MPI cannot make that window, point-to-point queries and answers. Private to termination/.
 #include <mpi.h>
 
 #include <convoy/termination/watchdog.hpp>
@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-namespace convoy::detail {
+namespace convoy::termination::detail {
 
 class status_window final : public termination::status_board {
  public:
@@ -61,8 +61,8 @@ class status_messages final : public termination::status_board {
 
  private:
   void ask_all(std::int64_t now);  // queries every rank not asked yet
-  void serve();          // answers the queries that have arrived, takes the answers
-  void reap() noexcept;  // completes finished sends
+  void serve();                    // answers the queries that have arrived, takes the answers
+  void reap() noexcept;            // completes finished sends
 
   struct answer {
     MPI_Request request = MPI_REQUEST_NULL;
@@ -72,11 +72,11 @@ class status_messages final : public termination::status_board {
   int rank_ = 0;
   int size_ = 0;
   std::int64_t timeout_ms_ = 0;
-  std::int64_t wait_ms_ = 0;                  // read_all's longest wait for answers
-  termination::rank_status mine_;             // this rank's last record
-  std::vector<termination::rank_status> known_;  // each rank's last answer
-  std::vector<std::int64_t> asked_ms_;        // the unanswered query to each rank, or 0
-  std::vector<MPI_Request> queries_;          // one per rank (empty messages)
+  std::int64_t wait_ms_ = 0;                      // read_all's longest wait for answers
+  termination::rank_status mine_;                 // this rank's last record
+  std::vector<termination::rank_status> known_;   // each rank's last answer
+  std::vector<std::int64_t> asked_ms_;            // the unanswered query to each rank, or 0
+  std::vector<MPI_Request> queries_;              // one per rank (empty messages)
   std::vector<std::unique_ptr<answer>> answers_;  // sends in flight
 };
 
@@ -85,4 +85,4 @@ class status_messages final : public termination::status_board {
 /// once per job). Collective.
 std::shared_ptr<termination::status_board> make_status_board(MPI_Comm comm, double seconds);
 
-}  // namespace convoy::detail
+}  // namespace convoy::termination::detail

@@ -14,7 +14,7 @@
 
 #include <convoy/aggregation/packing.hpp>
 #include <convoy/base/settings.hpp>
-#include <convoy/conveyor_api/options.hpp>
+#include <convoy/termination/conveyor_options.hpp>
 #include <convoy/topology/machine.hpp>
 #include <cstddef>
 #include <cstdint>
@@ -24,7 +24,7 @@
 #include <string>
 #include <vector>
 
-namespace convoy {
+namespace convoy::termination {
 
 /// The bytes of header the engine adds to every buffer (aggregation::buffer_header).
 inline constexpr std::size_t buffer_header_bytes = aggregation::header_bytes;
@@ -166,4 +166,4 @@ inline constexpr int direct_first_ranks = 8;
 layout_plan choose_and_build(MPI_Comm comm, const layout_request& request,
                              const std::function<std::size_t(const layout_plan&)>& build);
 
-}  // namespace convoy
+}  // namespace convoy::termination

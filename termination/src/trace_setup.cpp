@@ -12,7 +12,7 @@
 #include <string>
 #include <system_error>
 
-namespace convoy::detail {
+namespace convoy::termination::detail {
 
 namespace {
 
@@ -131,4 +131,4 @@ termination::trace_options make_trace_options(MPI_Comm comm, const base::setting
   return o;
 }
 
-}  // namespace convoy::detail
+}  // namespace convoy::termination::detail

@@ -1,13 +1,13 @@
 #pragma once
 // The trace recorder's set-up over MPI (termination/README.md, TERM-17): rank 0's
 // directory checked once, the conveyor's index, and every rank's clock offset to rank 0.
-// Private to conveyor_api.
+// Private to termination/.
 #include <mpi.h>
 
 #include <convoy/base/settings.hpp>
 #include <convoy/termination/trace.hpp>
 
-namespace convoy::detail {
+namespace convoy::termination::detail {
 
 /// Collective over `comm`. Off (an empty dir) unless rank 0's settings name CONVOY_TRACE.
 /// Rank 0 creates the directory if needed and checks that it can write a file there; if not,
@@ -18,4 +18,4 @@ namespace convoy::detail {
 /// per rank; the error bound is half of it). Off costs one MPI_Bcast.
 [[nodiscard]] termination::trace_options make_trace_options(MPI_Comm comm, const base::settings& s);
 
-}  // namespace convoy::detail
+}  // namespace convoy::termination::detail
