@@ -150,15 +150,20 @@ void engine::impl::watch_step(bool advanced) noexcept {
       o.board->publish(status());
       return;
     }
-    // No progress for the timeout: read every rank's record and print, unless another
-    // rank did during this stall or a lower one will (is_printer); then look again a
-    // timeout later. This rank's record is published once, after the decision, so that
-    // the others see whether it printed.
+    // No progress here for the timeout: read every rank's record. A rank that made
+    // progress within the timeout (a slow one still pushing and advancing) means no stall:
+    // look again when its progress is a timeout old. Else print, unless another rank did
+    // during this stall or a lower one will (is_printer), and look again a timeout later.
+    // This rank's record is published once, after the decision, so that the others see
+    // whether it printed.
     std::vector<rank_status> all = o.board->read_all();
-    w.next_read = t + w.timeout_ms;
     rank_status& mine = all[static_cast<std::size_t>(e.rank_)];
     mine = status();
-    const bool printer = is_printer(all, e.rank_, w.last_progress, t, o.seconds);
+    const std::int64_t elsewhere = last_progress_anywhere(all);
+    const bool stall = t - elsewhere >= w.timeout_ms;
+    w.next_read =
+        stall ? t + w.timeout_ms : std::max(elsewhere + w.timeout_ms, t + w.timeout_ms / 2);
+    const bool printer = stall && is_printer(all, e.rank_, w.last_progress, t, o.seconds);
     if (printer) {
       w.diagnosed_stall = w.last_progress;
       w.diagnosed_at = mine.diagnosed_ms = t;

@@ -8,6 +8,7 @@
 #include <convoy/termination/state_machine.hpp>
 #include <cstdio>
 #include <thread>
+#include <vector>
 
 #include "status_window.hpp"
 
@@ -29,6 +30,11 @@ status_messages::status_messages(MPI_Comm comm, double seconds)
     CONVOY_MPI_CHECK(MPI_Comm_set_errhandler(comm_, MPI_ERRORS_RETURN));
     CONVOY_MPI_CHECK(MPI_Comm_rank(comm_, &rank_));
     CONVOY_MPI_CHECK(MPI_Comm_size(comm_, &size_));
+    // Every pair's connection made now, collectively: made lazily by a first query, it can
+    // take a rank that calls MPI seldom (a slow rank, once per advance) several calls to
+    // accept, longer than the reader waits for its answer.
+    std::vector<char> out(static_cast<std::size_t>(size_)), in(out.size());
+    CONVOY_MPI_CHECK(MPI_Alltoall(out.data(), 1, MPI_CHAR, in.data(), 1, MPI_CHAR, comm_));
   } catch (...) {
     MPI_Comm_free(&comm_);
     throw;
@@ -131,17 +137,19 @@ std::vector<termination::rank_status> status_messages::read_all() {
     if (r == rank_ || asked_ms_[i] == 0) continue;
     termination::rank_status& s = all[i];
     // Silent through the wait while advancing ranks answer within a publish period: it
-    // has not advanced since this rank's stall began, as far as anyone can tell.
-    const std::int64_t since = std::min(asked_ms_[i], mine_.last_progress_ms);
+    // has not advanced since the first query it left unanswered; its last answer, if any,
+    // says what it did before. A rank that never answered has not advanced since this
+    // rank's stall began, as far as anyone can tell.
     if (s.rank < 0) {  // never answered: in this rank's cycle, nothing said
       s = termination::rank_status{};
       s.rank = r;
       s.state = mine_.state;
       s.epoch = mine_.epoch;
-      s.last_advance_ms = s.last_progress_ms = s.last_pull_ms = since;
+      s.last_advance_ms = s.last_progress_ms = s.last_pull_ms =
+          std::min(asked_ms_[i], mine_.last_progress_ms);
     }
-    s.last_advance_ms = std::min(s.last_advance_ms, since);
-    s.last_progress_ms = std::min(s.last_progress_ms, since);
+    s.last_advance_ms = std::min(s.last_advance_ms, asked_ms_[i]);
+    s.last_progress_ms = std::min(s.last_progress_ms, asked_ms_[i]);
   }
   return all;
 }

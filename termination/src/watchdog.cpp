@@ -154,6 +154,13 @@ std::vector<culprit> find_culprits(const std::vector<rank_status>& all, int repo
   return found;
 }
 
+std::int64_t last_progress_anywhere(const std::vector<rank_status>& all) noexcept {
+  std::int64_t latest = 0;
+  for (const rank_status& r : all)
+    if (r.rank >= 0) latest = std::max(latest, r.last_progress_ms);
+  return latest;
+}
+
 bool is_printer(const std::vector<rank_status>& all, int me, std::int64_t stall_began_ms,
                 std::int64_t now_ms, double timeout_seconds) {
   if (me < 0 || static_cast<std::size_t>(me) >= all.size()) return false;

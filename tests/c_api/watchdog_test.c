@@ -9,6 +9,10 @@
  *                                one diagnosis (CONVOY_WATCHDOG=1), then the run ends, PASS
  *   watchdog_test busy           a normal run that makes progress for a few seconds, with
  *                                pauses shorter than the timeout: no diagnosis, PASS
+ *   watchdog_test slow R [MS]    rank R pushes 8 items one at a time, advancing after each
+ *                                and pausing MS ms (500) in user code before the next, while
+ *                                the others said done long ago and wait (8 MS in all, several
+ *                                timeouts): a slow but healthy rank, no diagnosis, PASS
  *
  * Every rank pushes `items` items round-robin over all ranks (itself included). */
 #define _POSIX_C_SOURCE 200809L
@@ -45,6 +49,8 @@ int main(int argc, char** argv) {
   const int late = strcmp(mode, "late") == 0;
   const int unpulled = strcmp(mode, "unpulled") == 0;
   const int busy = strcmp(mode, "busy") == 0;
+  const int slow = strcmp(mode, "slow") == 0;
+  const long slow_ms = slow && argc > 3 ? atol(argv[3]) : 500;
   int me = 0, np = 1;
   long bad = 0;
   long items = unpulled ? 200000 : 2000;
@@ -59,6 +65,7 @@ int main(int argc, char** argv) {
     MPI_Abort(MPI_COMM_WORLD, 2);
   }
   if (busy) items = 20000;
+  if (slow && me == victim) items = 8;
   while (pushed < items) {
     const int64_t value = pushed;
     const int rc = convey_push(c, &value, (int64_t)((me + pushed) % np));
@@ -66,6 +73,11 @@ int main(int argc, char** argv) {
       ++pushed;
       /* busy: about 4 s of pushing, with pauses well below the timeout */
       if (busy && pushed % 1000 == 0) pause_ms(200);
+      if (slow && me == victim) {
+        pull_all(c);
+        if (convey_advance(c, 0) < 0) ++bad;
+        pause_ms(slow_ms);
+      }
       continue;
     }
     if (rc < 0) ++bad;

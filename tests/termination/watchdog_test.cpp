@@ -149,6 +149,17 @@ TEST(Watchdog, OnePrinterPerStall) {  // TERM-15
   EXPECT_TRUE(t::is_printer(all, 2, now_ms - 400, now_ms, 1.0));
 }
 
+TEST(Watchdog, LastProgressAnywhereIsTheLatestRecord) {  // TERM-15
+  auto all = job(4);
+  EXPECT_EQ(t::last_progress_anywhere(all), now_ms - 3000);
+  all[2].last_progress_ms = now_ms - 400;  // a slow rank that still pushes and advances
+  EXPECT_EQ(t::last_progress_anywhere(all), now_ms - 400);
+  all[3].rank = -1;  // no record: skipped, whatever it holds
+  all[3].last_progress_ms = now_ms;
+  EXPECT_EQ(t::last_progress_anywhere(all), now_ms - 400);
+  EXPECT_EQ(t::last_progress_anywhere({}), 0);
+}
+
 TEST(Watchdog, EngineStatusCountsUnpulledItemsCreditsAndTheMissingCount) {  // TERM-15
   t::engine_options o;
   o.buffer_bytes = 256;
@@ -279,6 +290,57 @@ TEST(Watchdog, ProgressingRunIsNotDiagnosed) {  // TERM-15
   }
   run_for(sim, -1, 0.05);
   EXPECT_TRUE(board->printed().empty()) << board->printed().front();
+  for (int r = 0; r < 4; ++r) EXPECT_EQ(sim.at(r).current_state(), t::state::complete);
+}
+
+// Rank 2 pushes one item every 0.1 s, advancing after each, for 1.2 s (six 0.2 s
+// timeouts) while the other ranks said done at once and wait: no progress on them for far
+// longer than the timeout, but progress somewhere all along, so no diagnosis. Then rank 2
+// stops advancing in its cycle without saying done: one diagnosis, naming it.
+TEST(Watchdog, SlowRankIsProgressNotAStall) {  // TERM-15
+  auto board = std::make_shared<t::local_board>(4);
+  t::engine_options o;
+  o.watchdog.seconds = 0.2;
+  o.watchdog.board = board;
+  t::simulation sim(mesh_plan({2, 2}), o, 7);
+  for (int r = 0; r < 4; ++r) ASSERT_EQ(sim.at(r).begin(8), 1);
+  const auto step = [&](int r, bool done) {
+    t::item_view v;
+    while (sim.at(r).pull(v) == 1) {
+    }
+    (void)sim.at(r).advance(done);
+  };
+  std::uint64_t i = 0;
+  auto next_push = std::chrono::steady_clock::now();
+  const auto end = next_push + std::chrono::milliseconds(1200);
+  while (std::chrono::steady_clock::now() < end) {
+    if (std::chrono::steady_clock::now() >= next_push) {
+      ASSERT_EQ(sim.at(2).push(&i, static_cast<int>(i % 4)), 1);
+      ++i;
+      step(2, false);
+      next_push += std::chrono::milliseconds(100);
+    }
+    for (int r = 0; r < 4; ++r)
+      if (r != 2) step(r, true);
+    sim.network().deliver_all();
+    std::this_thread::sleep_for(std::chrono::milliseconds(2));
+  }
+  ASSERT_GE(i, 10u);
+  EXPECT_TRUE(board->printed().empty()) << board->printed().front();
+  // Rank 2 stops: the others now stall everywhere.
+  const auto stop = std::chrono::steady_clock::now() + std::chrono::milliseconds(700);
+  while (std::chrono::steady_clock::now() < stop) {
+    for (int r = 0; r < 4; ++r)
+      if (r != 2) step(r, true);
+    sim.network().deliver_all();
+    std::this_thread::sleep_for(std::chrono::milliseconds(2));
+  }
+  const auto printed = board->printed();
+  ASSERT_EQ(printed.size(), 1u);
+  EXPECT_NE(printed[0].find("likely cause:\n    rank 2 has not called advance for"),
+            std::string::npos)
+      << printed[0];
+  run_for(sim, -1, 0.05);
   for (int r = 0; r < 4; ++r) EXPECT_EQ(sim.at(r).current_state(), t::state::complete);
 }
 

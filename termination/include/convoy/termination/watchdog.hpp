@@ -124,6 +124,11 @@ struct culprit {
 [[nodiscard]] std::vector<culprit> find_culprits(const std::vector<rank_status>& all, int reporter,
                                                  std::int64_t now_ms, double timeout_seconds);
 
+/// The latest progress any rank's record shows (wall-clock ms; 0 if none). A stall is no
+/// progress anywhere for the timeout: a rank that waits while a slow one still pushes and
+/// advances is not stalled, however long it has itself waited. Pure.
+[[nodiscard]] std::int64_t last_progress_anywhere(const std::vector<rank_status>& all) noexcept;
+
 /// Whether `me`, whose last progress was at `stall_began_ms`, prints the diagnosis of its
 /// stall: no rank has printed one since (diagnosed_ms), and no lower rank of its cycle is
 /// advancing (an advance within half the timeout) with no progress for half the timeout
