@@ -5,6 +5,7 @@
 
 #if CONVOY_BENCH_HAVE_ENGINE
 #include <convoy/aggregation/combine_table.hpp>
+#include <convoy/base/mesh_spec.hpp>
 #include <convoy/base/settings.hpp>
 #endif
 
@@ -94,6 +95,23 @@ kind_spec parse_kind(const std::string& name, const options& opt, const job& j) 
   if (k.fam == family::engine || k.fam == family::coro) built = false;
 #endif
   if (!built) throw std::runtime_error("kind '" + name + "' is not built into this program");
+#if CONVOY_BENCH_HAVE_ENGINE
+  // A mesh spec the library would refuse is a bad option, named before any run.
+  if (!k.mesh.empty()) {
+    try {
+      const base::mesh_spec m = base::parse_mesh_spec(k.mesh);
+      long long cells = 1;
+      for (const int size : m.shape) cells *= size;
+      if (m.form == base::mesh_spec::kind::cartesian && cells != j.n_ranks)
+        throw std::runtime_error("mesh spec '" + k.mesh + "' has " + std::to_string(cells) +
+                                 " cells for " + std::to_string(j.n_ranks) + " ranks");
+    } catch (const std::exception& e) {
+      const bool from_option = k.mesh == opt.mesh && name.find(':') == std::string::npos;
+      throw std::runtime_error((from_option ? "--mesh: " : "kind '" + name + "': ") +
+                               std::string(e.what()));
+    }
+  }
+#endif
   return k;
 }
 

@@ -3,7 +3,10 @@
 // in report.cpp.
 #include "harness.hpp"
 
+#include <unistd.h>
+
 #include <algorithm>
+#include <cstdio>
 #include <cstdlib>
 #include <stdexcept>
 
@@ -125,6 +128,31 @@ job describe_job(MPI_Comm comm) {
 std::string transport_field(const std::string& kind) {
   const char* t = std::getenv("CONVOY_TRANSPORT");
   return std::string(" transport=") + (kind == "conveyor" ? (t ? t : "auto") : "-");
+}
+
+void check_memory(const char* option, std::uint64_t value, std::uint64_t bytes_per_rank,
+                  const job& j) {
+  MPI_Comm node = MPI_COMM_NULL;
+  MPI_Comm_split_type(j.comm, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node);
+  int local = 1;
+  MPI_Comm_size(node, &local);
+  MPI_Comm_free(&node);
+  const long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
+  const double have = pages > 0 && page > 0 ? static_cast<double>(pages) * page : 0;
+  const double need = static_cast<double>(bytes_per_rank) * local;
+  // The worst machine of the job decides, and every rank says the same.
+  double worst[2] = {have > 0 ? need / have : 0, 0};
+  double mine[2] = {worst[0], static_cast<double>(local)};
+  MPI_Allreduce(mine, worst, 2, MPI_DOUBLE, MPI_MAX, j.comm);
+  if (worst[0] <= 1.0) return;
+  const double gib = 1024.0 * 1024.0 * 1024.0;
+  char text[256];
+  std::snprintf(text, sizeof text,
+                "%s %llu: %.1f GiB per rank; with up to %d ranks on a machine that is %.0f%% of "
+                "its memory (this one has %.1f GiB)",
+                option, static_cast<unsigned long long>(value), bytes_per_rank / gib,
+                static_cast<int>(worst[1]), 100.0 * worst[0], have / gib);
+  throw std::runtime_error(text);
 }
 
 void init_mpi(int& argc, char**& argv) {

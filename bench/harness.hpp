@@ -62,6 +62,12 @@ void finish_rows(const std::vector<result_row>& rows, const options& opt, const 
 /// MPI start-up and shut-down (bale's MPI build needs its own init when linked with it).
 void init_mpi(int& argc, char**& argv);
 void finalize_mpi();
+/// Throws (status 2, naming `option` and its `value`) when `bytes_per_rank` on every rank
+/// that shares this rank's memory would not fit in the machine's physical memory: a table
+/// too large is a bad option, not a crash in the allocator. Collective; all ranks throw
+/// alike.
+void check_memory(const char* option, std::uint64_t value, std::uint64_t bytes_per_rank,
+                  const job& j);
 
 /// main() of a benchmark program: MPI up, `run(argc, argv)` (its status: 0 ok, 1 a result
 /// not verified, 2 usage), MPI down. An exception gives status 2 and one message
@@ -265,6 +271,12 @@ int run_main(int argc, char** argv) {
     const job j = describe_job(MPI_COMM_WORLD);
     const std::vector<std::string> kinds = opt.kinds.empty() ? available_kinds() : opt.kinds;
     for (const auto& kind : kinds) (void)parse_kind(kind, opt, j);  // a bad name is a usage error
+    if constexpr (requires { Kernel::table_bytes(opt, std::size_t{8}); }) {
+      std::uint64_t most = 0;
+      for (const std::size_t size : opt.sizes)
+        most = std::max(most, Kernel::table_bytes(opt, size));
+      check_memory("--table", opt.table, most, j);
+    }
     int status = 0;
     std::vector<result_row> rows;
     for (std::size_t size : opt.sizes) {

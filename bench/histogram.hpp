@@ -29,6 +29,11 @@ class histogram_kernel {
   static constexpr const char* help =
       "histogram: random 8-byte (or larger) updates to a distributed table";
 
+  /// The table of counts each rank holds (harness.hpp checks it fits in memory).
+  [[nodiscard]] static std::uint64_t table_bytes(const options& opt, std::size_t) noexcept {
+    return opt.table * sizeof(std::uint64_t);
+  }
+
   histogram_kernel(const job& j, const options& opt, std::size_t item_bytes)
       : j_(j), opt_(opt), item_bytes_(item_bytes), words_(item_bytes / 8), counts_(opt.table) {
     if (item_bytes < 8) throw std::runtime_error("histogram items are at least 8 bytes");

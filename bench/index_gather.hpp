@@ -20,6 +20,12 @@ class index_gather_kernel {
   static constexpr const char* help =
       "index-gather: random reads of a distributed table (queries and replies)";
 
+  /// The table of values each rank holds (harness.hpp checks it fits in memory).
+  [[nodiscard]] static std::uint64_t table_bytes(const options& opt,
+                                                 std::size_t item_bytes) noexcept {
+    return opt.table * item_bytes;
+  }
+
   index_gather_kernel(const job& j, const options& opt, std::size_t item_bytes)
       : j_(j),
         opt_(opt),

@@ -14,6 +14,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <exception>
 #include <string>
 #include <utility>
 
@@ -139,5 +140,22 @@ class progress_line {
   std::size_t shown_ = 0;
   std::chrono::steady_clock::time_point last_{};
 };
+
+/// A whole number >= 0 ("--conveyor: -3 is negative; give 0 or more"): CLI11's
+/// NonNegativeNumber would print its range up to the largest double.
+inline const CLI::Validator non_negative_integer(
+    [](std::string& text) -> std::string {
+      long long v = 0;
+      std::size_t used = 0;
+      try {
+        v = std::stoll(text, &used);
+      } catch (const std::exception&) {
+        return "'" + text + "' is not a whole number";
+      }
+      if (used != text.size()) return "'" + text + "' is not a whole number";
+      if (v < 0) return text + " is negative; give 0 or more";
+      return {};
+    },
+    "NONNEGATIVE");
 
 }  // namespace convoy::tools

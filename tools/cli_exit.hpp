@@ -4,7 +4,8 @@
 /// prints the usage and --version "<program> <convoy version>", both exiting 0; a bad
 /// command line prints one line, CLI11's message naming the option ("convoy-route: --tensor:
 /// Value 4 not in range 1 to 3 (--help lists the options)", "convoy-topo: unknown argument
-/// '--frobnicate' ..."), and exits 2 (BENCH-3).
+/// '--frobnicate' ..."), and exits 2 (BENCH-3). An unknown argument is named before a
+/// missing required one.
 #include <convoy/version.h>
 
 #include <CLI/CLI.hpp>
@@ -30,13 +31,21 @@ inline int parse_command_line(CLI::App& app, int argc, char** argv, bool print =
     }
     return a->get_name() + ": " + what + " (--help lists the options)\n";
   });
-  try {
-    app.parse(argc, argv);
-    return -1;
-  } catch (const CLI::ParseError& e) {
+  const auto fail = [&](const CLI::ParseError& e) {
     std::ostringstream sink;
     app.exit(e, print ? std::cout : sink, print ? std::cerr : sink);
     return e.get_exit_code() == static_cast<int>(CLI::ExitCodes::Success) ? 0 : 2;
+  };
+  try {
+    app.parse(argc, argv);
+    return -1;
+  } catch (const CLI::RequiredError& e) {
+    // CLI11 checks what is required before what is unknown: an unknown flag is the
+    // problem to name ("--bogus"), not the option it left missing.
+    if (!app.remaining().empty()) return fail(CLI::ExtrasError(app.remaining()));
+    return fail(e);
+  } catch (const CLI::ParseError& e) {
+    return fail(e);
   }
 }
 

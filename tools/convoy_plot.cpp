@@ -340,9 +340,9 @@ int main(int argc, char** argv) {  // NOLINT(bugprone-exception-escape)
   const bool timeline = std::any_of(argv + 1, argv + argc, [](const char* a) {
     return std::string_view(a).starts_with("--timeline");
   });
-  auto* output = app.add_option("-o,--output", o.output,
-                                "the PNG to write (with --timeline: DIR/convoy-trace.N.png)")
-                     ->check(convoy::tools::writable_file());
+  app.add_option("-o,--output", o.output,
+                 "the PNG to write; needed unless --timeline (default DIR/convoy-trace.N.png)")
+      ->check(convoy::tools::writable_file());
   app.add_option("--script", o.script, "write the gnuplot script here instead of running gnuplot")
       ->check(convoy::tools::writable_file());
   app.add_option("--timeline", o.timeline,
@@ -353,15 +353,16 @@ int main(int argc, char** argv) {  // NOLINT(bugprone-exception-escape)
                  "draw each kind's value divided by this kind's in the same configuration, item "
                  "size and skew");
   app.add_option("--conveyor", o.conveyor, "with --timeline: conveyor N (default: the last)")
-      ->check(CLI::NonNegativeNumber);
+      ->check(convoy::tools::non_negative_integer);
   auto* files =
       app.add_option("files", o.files, "JSON files written by the benchmark programs (--json)")
           ->check(CLI::ExistingFile);
-  if (!timeline) {
-    output->required();
-    files->required();
-  }
+  if (!timeline) files->required();
   if (const int code = convoy::tools::parse_command_line(app, argc, argv); code >= 0) return code;
+  if (o.timeline.empty() && o.output.empty()) {  // as CLI11 says a missing option
+    std::fprintf(stderr, "convoy-plot: --output is required (--help lists the options)\n");
+    return 2;
+  }
   if (!o.timeline.empty())
     return convoy::tools::draw_timeline({o.timeline, o.conveyor, o.output, o.script, o.title});
   try {
