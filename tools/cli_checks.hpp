@@ -1,7 +1,8 @@
 #pragma once
 /// @file
 /// What the command-line programs (tools/ and bench/) share beyond parsing (cli_exit.hpp):
-/// an output file checked before any work is done, and a progress line for long runs.
+/// an output file checked before any work is done, and progress for long runs (a line on a
+/// terminal, a line every few seconds in a log).
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -101,22 +102,33 @@ namespace convoy::tools {
           "FILE", "writable file"};
 }
 
-/// A line on standard error that a long run rewrites in place ('\r') to show how far it
-/// got, at most ten times a second; nothing at all when standard error is not a terminal
-/// (a log or a pipe), so that it never mixes with what the program reports.
+/// How far a long run got, on standard error. On a terminal, one line rewritten in place
+/// ('\r') at most ten times a second and erased at the end. Elsewhere (a batch job's log, a
+/// pipe), a whole line every `log_period` once the run has taken that long, so that a log
+/// shows the run is alive without filling up, and a short run prints nothing.
 class progress_line {
  public:
+  static constexpr std::chrono::seconds log_period{5};
+
   explicit progress_line(std::string prefix)
-      : prefix_(std::move(prefix)), on_(::isatty(STDERR_FILENO) != 0) {}
+      : prefix_(std::move(prefix)),
+        tty_(::isatty(STDERR_FILENO) != 0),
+        last_(std::chrono::steady_clock::now()) {}
   ~progress_line() { clear(); }
   progress_line(const progress_line&) = delete;
   progress_line& operator=(const progress_line&) = delete;
 
-  /// Shows `text` after the prefix; skipped when the last line is less than 0.1 s old,
-  /// unless `now`.
+  /// Shows `text` after the prefix; on a terminal skipped when the last line is less than
+  /// 0.1 s old, unless `now`; elsewhere when it is less than log_period old.
   void show(const std::string& text, bool now = false) {
-    if (!on_) return;
     const auto t = std::chrono::steady_clock::now();
+    if (!tty_) {
+      if (t - last_ < log_period) return;
+      last_ = t;
+      std::fputs((prefix_ + text + "\n").c_str(), stderr);
+      std::fflush(stderr);
+      return;
+    }
     if (!now && shown_ > 0 && t - last_ < std::chrono::milliseconds(100)) return;
     last_ = t;
     std::string line = "\r" + prefix_ + text;
@@ -126,9 +138,10 @@ class progress_line {
     std::fputs(line.c_str(), stderr);
     std::fflush(stderr);
   }
-  /// Erases the line (before the program prints something else on standard error).
+  /// Erases the terminal's line (before the program prints something else on standard
+  /// error); a log's lines stay.
   void clear() {
-    if (!on_ || shown_ == 0) return;
+    if (!tty_ || shown_ == 0) return;
     std::fputs(("\r" + std::string(shown_, ' ') + "\r").c_str(), stderr);
     std::fflush(stderr);
     shown_ = 0;
@@ -136,9 +149,9 @@ class progress_line {
 
  private:
   std::string prefix_;
-  bool on_;
+  bool tty_;
   std::size_t shown_ = 0;
-  std::chrono::steady_clock::time_point last_{};
+  std::chrono::steady_clock::time_point last_;
 };
 
 /// A whole number >= 0 ("--conveyor: -3 is negative; give 0 or more"): CLI11's

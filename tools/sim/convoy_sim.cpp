@@ -211,8 +211,12 @@ int replay(const CLI::App& app, const cli& o) {
     convoy::sim::print_table(std::cout, *setup.scaled, scaled);
     j["scaled"] = nlohmann::json::parse(convoy::sim::to_json_text(*setup.scaled, scaled, 0));
   }
-  std::cout << "peak_rss_kib " << peak_rss_kib() << "\n";
-  j["peak_rss_kib"] = peak_rss_kib();
+  // The process's peak, after every run: the text's figure, in the document and in its
+  // scaled run's.
+  const long peak = peak_rss_kib();
+  std::cout << "peak_rss_kib " << peak << "\n";
+  j["peak_rss_kib"] = peak;
+  if (j.contains("scaled")) j["scaled"]["peak_rss_kib"] = peak;
   if (!o.json_file.empty()) {
     std::ofstream out(o.json_file);
     out << j.dump(2) << "\n";
