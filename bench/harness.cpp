@@ -141,8 +141,8 @@ void check_memory(const char* option, std::uint64_t value, std::uint64_t bytes_p
   const double have = pages > 0 && page > 0 ? static_cast<double>(pages) * page : 0;
   const double need = static_cast<double>(bytes_per_rank) * local;
   // The worst machine of the job decides, and every rank says the same.
-  double worst[2] = {have > 0 ? need / have : 0, 0};
-  double mine[2] = {worst[0], static_cast<double>(local)};
+  const double mine[2] = {have > 0 ? need / have : 0, static_cast<double>(local)};
+  double worst[2] = {};
   MPI_Allreduce(mine, worst, 2, MPI_DOUBLE, MPI_MAX, j.comm);
   if (worst[0] <= 1.0) return;
   const double gib = 1024.0 * 1024.0 * 1024.0;
