@@ -39,7 +39,7 @@ elastic_engine::~elastic_engine() = default;
 void elastic_engine::check_fit(termination::engine* engine,
                                const aggregation::large_channel* channel) const {
   if (!engine) throw error("elastic_engine: null engine");
-  if (engine->options().mode != item_mode::elastic || !engine->options().steady)
+  if (!engine->rules().carries_size || !engine->options().steady)
     throw error(
         "elastic_engine: the engine must be elastic and steady (tickets must leave "
         "even if their buffer never fills)");

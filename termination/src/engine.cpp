@@ -35,10 +35,11 @@ void check_options(const router::route_plan& plan, int rank, const engine_option
     throw convoy::error("engine: buffer_bytes " + std::to_string(o.buffer_bytes) +
                         " is above the 1 GiB limit");
   if (o.steady_period < 1) throw convoy::error("engine: steady_period must be >= 1");
+  const item_rules& rules = rules_of(o.mode);
   if (combine_refusal(o.mode, o.combine.fn != nullptr))
-    throw convoy::error(std::string("engine: combining needs rigid items, not ") +
-                        to_string(o.mode) + " ones");
-  if (o.mode == item_mode::broadcast && !plan.broadcast_tree())
+    throw convoy::error(std::string("engine: combining needs rigid items, not ") + rules.name +
+                        " ones");
+  if (rules.fans_out && !plan.broadcast_tree())
     throw convoy::error("engine: broadcast along '" + plan.name() +
                         "' would deliver duplicates (it moves along one dimension on two "
                         "stages); use a mesh or tensor order 1 or 2");
@@ -62,25 +63,13 @@ engine::engine(std::shared_ptr<const router::route_plan> plan, int rank,
 
 engine::~engine() = default;
 
-const char* to_string(item_mode m) noexcept {
-  switch (m) {
-    case item_mode::rigid:
-      return "rigid";
-    case item_mode::elastic:
-      return "elastic";
-    case item_mode::broadcast:
-      return "broadcast";
-  }
-  return "?";
-}
-
 conveyor_engine::~conveyor_engine() = default;
 
 std::size_t engine::max_item_bytes() const noexcept { return impl_->max_item_bytes; }
 
 int engine::begin(std::size_t item_bytes) {
   if (const auto rc = state_.refuse(call::begin)) return *rc;
-  if (item_bytes == 0 && !carries_size(options_.mode)) return error_size;
+  if (item_bytes == 0 && !rules().carries_size) return error_size;
   if (item_bytes > max_item_bytes()) return error_size;
   if (options_.combine.fn != nullptr) {
     if (const char* why = aggregation::combine_spec_problem(options_.combine, item_bytes)) {
@@ -91,7 +80,7 @@ int engine::begin(std::size_t item_bytes) {
   hot_.item_bytes = item_bytes;
   impl_->start_cycle(item_bytes);
   state_.begin();
-  hot_.push_ok = options_.mode == item_mode::rigid && hot_.first_hops != nullptr;
+  hot_.push_ok = rules().direct_push && hot_.first_hops != nullptr;
   ++impl_->now.begins;
   ++impl_->life.begins;
   if (impl_->watch) impl_->watch_step(false);
@@ -101,14 +90,8 @@ int engine::begin(std::size_t item_bytes) {
 int engine::push_slow(const void* item, int dest) noexcept {
   if (const auto rc = state_.refuse(call::push)) [[unlikely]]
     return *rc;
-  switch (options_.mode) {
-    case item_mode::elastic:
-      return epush(item, hot_.item_bytes, dest);
-    case item_mode::broadcast:
-      return error_mode;
-    case item_mode::rigid:
-      break;
-  }
+  if (const int code = rules().push_refusal) return code;
+  if (rules().carries_size) return epush(item, hot_.item_bytes, dest);
   if (static_cast<unsigned>(dest) >= static_cast<unsigned>(n_ranks())) [[unlikely]]
     return error_rank;
   if (!item) [[unlikely]]
@@ -117,7 +100,7 @@ int engine::push_slow(const void* item, int dest) noexcept {
 }
 
 int engine::broadcast(const void* item) noexcept {
-  if (options_.mode != item_mode::broadcast) return error_mode;
+  if (const int code = rules().broadcast_refusal) return code;
   if (const auto rc = state_.refuse(call::push)) return *rc;
   if (!item) return error_argument;
   return impl_->broadcast_item(item);
@@ -134,7 +117,7 @@ void engine::lane_full(std::uint32_t lane) noexcept {
 }
 
 int engine::epush(const void* item, std::size_t bytes, int dest) noexcept {
-  if (options_.mode != item_mode::elastic) return error_elastic;
+  if (const int code = rules().epush_refusal) return code;
   if (const auto rc = state_.refuse(call::push)) return *rc;
   if (static_cast<unsigned>(dest) >= static_cast<unsigned>(n_ranks())) return error_rank;
   if (!item && bytes) return error_argument;

@@ -31,14 +31,14 @@ engine::impl::impl(engine& owner, std::unique_ptr<agg::transport> t)
       transport(std::move(t)),
       route(owner.plan_, owner.rank_),
       lanes(tag_bytes_per_out_link(route), owner.options_.buffer_bytes, owner.options_.n_buffers,
-            carries_size(owner.options_.mode)),
+            owner.rules().carries_size),
       counting(route.n_stages(), stages_of(route.out_links()), stages_of(route.in_links())) {
   agg::link_layout layout;
   layout.rank = e.rank_;
   layout.n_ranks = e.plan_->n_ranks();
   layout.buffer_bytes = e.options_.buffer_bytes;
   layout.n_buffers = e.options_.n_buffers;
-  layout.growable = !carries_size(e.options_.mode);
+  layout.growable = !elastic();
   for (const auto& l : route.out_links()) layout.out_links.push_back({l.stage, l.peer});
   const auto& in_ends = route.in_links();
   ins.resize(in_ends.size() + 1);
@@ -66,9 +66,9 @@ engine::impl::impl(engine& owner, std::unique_ptr<agg::transport> t)
                    (elastic() ? agg::size_field_bytes : 0);
   first_hops = route.first_hop_table(e.options_.route_table_max_ranks);
   setup_combining();
-  if (e.options_.mode == item_mode::broadcast)
+  if (e.rules().fans_out)
     setup_broadcast();
-  else if (!first_hops.empty() && !elastic())
+  else if (!first_hops.empty() && e.rules().direct_push)
     use_step_tables();
   init_counters();
   e.hot_.lanes = lanes.data();

@@ -141,7 +141,7 @@ struct engine::impl final : link_layer {
   // The trace recorder (TERM-17); null when tracing is off.
   std::unique_ptr<trace_recorder> trace;
 
-  [[nodiscard]] bool elastic() const noexcept { return carries_size(e.options_.mode); }
+  [[nodiscard]] bool elastic() const noexcept { return e.rules().carries_size; }
   [[nodiscard]] int loopback_lane() const noexcept { return lanes.loopback(); }
 
   // ---- cycle (engine_cycle.cpp) ----

@@ -222,8 +222,7 @@ std::unique_ptr<termination::engine> detail::build_mpi_engine(
   if (squeeze) {
     // The engine owns the transport, so the pointer outlives every call.
     squeeze->set_item_size_source([engine = e.get()] {
-      return termination::carries_size(engine->options().mode) ? std::size_t{0}
-                                                               : engine->item_bytes();
+      return engine->rules().carries_size ? std::size_t{0} : engine->item_bytes();
     });
     if (o.on_compressing) o.on_compressing(*squeeze);
   }

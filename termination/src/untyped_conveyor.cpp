@@ -200,7 +200,7 @@ void untyped_conveyor::record_report() noexcept {
       }
       e.buffer_bytes = engine_options_.buffer_bytes;
       e.n_buffers = options_.kind == conveyor_kind::bulk ? 1 : engine_options_.n_buffers;
-      if (termination::carries_size(engine_options_.mode)) e.item_bytes = 0;
+      if (termination::rules_of(engine_options_.mode).carries_size) e.item_bytes = 0;
       detail::record_stats(comm_, *options_.settings, e);
     }
   } catch (...) {  // the counters are lost, nothing else

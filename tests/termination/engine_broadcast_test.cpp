@@ -224,7 +224,8 @@ TEST(EngineBroadcast, FlushSendsPartlyFilledCopies) {
   for (int r = 0; r < p; ++r) EXPECT_EQ(got[static_cast<std::size_t>(r)], 1) << "rank " << r;
 }
 
-// BCAST-4: push on a broadcast engine and broadcast on a point-to-point one are error_mode;
+// BCAST-4: push and epush on a broadcast engine and broadcast on a point-to-point one are
+// error_mode;
 // broadcast checks state and item; combining is refused; tensor order 3 and elastic items
 // are refused at construction with the cause named.
 TEST(EngineBroadcast, MisuseIsNamed) {
@@ -236,6 +237,7 @@ TEST(EngineBroadcast, MisuseIsNamed) {
   EXPECT_EQ(e.set_combine({0, 8, 8, 8, [](void*, const void*) {}}), error_mode);
   ASSERT_EQ(e.begin(8), 1);
   EXPECT_EQ(e.push(&item, 1), error_mode);
+  EXPECT_EQ(e.epush(&item, 8, 1), error_mode);
   EXPECT_EQ(e.broadcast(nullptr), error_argument);
   EXPECT_EQ(e.stats().pushes, 0u);
   EXPECT_NE(std::string(error_string(error_mode)).find("broadcast"), std::string::npos);

@@ -131,6 +131,8 @@ class engine final : public conveyor_engine {
   /// ranks waiting (convoy::async's reply conveyor asks this before it rests).
   [[nodiscard]] bool sending() const noexcept override;
   [[nodiscard]] const engine_options& options() const noexcept { return options_; }
+  /// Its item mode's rules (item_mode.hpp).
+  [[nodiscard]] const item_rules& rules() const noexcept { return rules_of(options_.mode); }
   /// Combining (TERM-20..25) from the next begin on: `spec.fn` set turns it on with that
   /// key and value, null turns it off; options().combine is `spec` afterwards. DORMANT
   /// only. begin() checks the spec against the item size (error_size, last_message()).
