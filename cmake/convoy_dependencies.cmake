@@ -33,9 +33,9 @@ set(CONVOY_CXX_RUNTIME_LIBS ${CMAKE_CXX_IMPLICIT_LINK_LIBRARIES})
 list(REMOVE_ITEM CONVOY_CXX_RUNTIME_LIBS ${CMAKE_C_IMPLICIT_LINK_LIBRARIES})
 list(REMOVE_DUPLICATES CONVOY_CXX_RUNTIME_LIBS)
 
-# How convey.pc names MPI for a static link (Requires.private), without this machine's
+# How the pkg-config modules name MPI (cmake/convoy_install.cmake), without this machine's
 # paths: the MPI's own pkg-config module if it is the MPI found above, else -l<name> for
-# each of its libraries (Libs.private).
+# each of its libraries (Libs).
 set(CONVOY_MPI_PC_REQUIRES "")
 set(CONVOY_MPI_PC_LIBS "")
 list(GET MPI_C_LIBRARIES 0 convoy_libmpi)

@@ -21,5 +21,50 @@ write_basic_package_version_file(${CMAKE_CURRENT_BINARY_DIR}/convoyConfigVersion
 install(FILES ${CMAKE_CURRENT_BINARY_DIR}/convoyConfig.cmake
               ${CMAKE_CURRENT_BINARY_DIR}/convoyConfigVersion.cmake
         DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/convoy)
+
+# pkg-config modules, relocatable (the prefix is found from the .pc file's own directory)
+# and without this machine's paths: MPI by its own module (or -l names;
+# cmake/convoy_dependencies.cmake), hwloc as -lhwloc (its module's static dependencies are
+# those of a static libhwloc, e.g. -ludev, which convoy does not need).
+#   convey.pc         the C library, shared. MPI is public (Requires): a program that calls
+#                     MPI itself builds with the plain C compiler. The rest of what
+#                     libconvey.a would need is private, for `pkg-config --static` and -static.
+#   convey-static.pc  the C library, static: names the archive itself (-lconvey would find
+#                     libconvey.so first) and, public, what it needs, the C++ runtime too.
+#   convoy.pc         the C++ API: every component archive in link order (the shared
+#                     libconvey exports the C ABI only).
+file(RELATIVE_PATH convoy_convey_pc_up "/p/${CMAKE_INSTALL_LIBDIR}/pkgconfig" "/p")
+set(convoy_convey_pc_url "")
+if(PROJECT_HOMEPAGE_URL)
+  set(convoy_convey_pc_url "URL: ${PROJECT_HOMEPAGE_URL}\n")
+endif()
+list(TRANSFORM CONVOY_CXX_RUNTIME_LIBS PREPEND " -l" OUTPUT_VARIABLE convoy_convey_pc_runtime)
+string(REPLACE ";" "" convoy_convey_pc_runtime "${convoy_convey_pc_runtime}")
+set(convoy_pc_component_libs "")
+foreach(tgt IN LISTS convoy_components)
+  get_target_property(name ${tgt} OUTPUT_NAME)
+  if(NOT name)
+    set(name ${tgt})
+  endif()
+  string(PREPEND convoy_pc_component_libs " -l${name}")  # users before what they use
+endforeach()
+foreach(pc convey convey-static convoy)
+  configure_file(${CMAKE_CURRENT_LIST_DIR}/${pc}.pc.in ${PROJECT_BINARY_DIR}/pkgconfig/${pc}.pc
+                 @ONLY)
+  install(FILES ${PROJECT_BINARY_DIR}/pkgconfig/${pc}.pc
+          DESTINATION ${CMAKE_INSTALL_LIBDIR}/pkgconfig)
+endforeach()
+
+# The documents a user of the installed tree reads: the README, the guides and the
+# scripts they use (tools/cluster and bench/emulate as convoy-cluster and convoy-emulate).
 install(FILES ${PROJECT_SOURCE_DIR}/LICENSE ${PROJECT_SOURCE_DIR}/CHANGELOG.md
+              ${PROJECT_SOURCE_DIR}/README.md
         DESTINATION ${CMAKE_INSTALL_DOCDIR})
+install(DIRECTORY ${PROJECT_SOURCE_DIR}/docs/ DESTINATION ${CMAKE_INSTALL_DOCDIR}/docs
+        FILES_MATCHING PATTERN "*.md")
+foreach(script tools/cluster bench/emulate)
+  get_filename_component(name ${script} NAME)
+  configure_file(${PROJECT_SOURCE_DIR}/${script} ${PROJECT_BINARY_DIR}/scripts/convoy-${name}
+                 @ONLY)
+  install(PROGRAMS ${PROJECT_BINARY_DIR}/scripts/convoy-${name} DESTINATION ${CMAKE_INSTALL_BINDIR})
+endforeach()

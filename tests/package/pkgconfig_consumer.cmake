@@ -1,7 +1,11 @@
-# The C consumer (SOURCE) built from the installed tree in PREFIX with nothing but the C
-# compiler and pkg-config, as docs/install.md shows:
-#   shared  `pkg-config --cflags --libs convey` and an rpath to its libdir
-#   static  `pkg-config --cflags --libs convey-static`: libconvey.a, no libconvey.so loaded
+# The consumers built from the installed tree in PREFIX (a moved one: install_prefix.cmake)
+# with nothing but the plain compilers (CC, CXX: not mpicc) and pkg-config, as
+# docs/install.md shows:
+#   shared  C_SOURCE with `pkg-config --cflags --libs convey` and an rpath to its libdir,
+#           once as it is and once calling MPI itself (-DCONSUMER_CALLS_MPI)
+#   static  C_SOURCE with `pkg-config --cflags --libs convey-static`: libconvey.a, no
+#           libconvey.so loaded
+#   C++     CXX_SOURCE with `pkg-config --cflags --libs convoy`: the component archives
 # each run as a singleton and on 2 ranks under a clean environment (CLEAN_ENV). The .pc
 # files carry VERSION and no path of this machine in their dependencies.
 cmake_minimum_required(VERSION 3.25)
@@ -9,7 +13,7 @@ include(${CMAKE_CURRENT_LIST_DIR}/run_consumer.cmake)
 file(GLOB_RECURSE pc_files ${PREFIX}/convey.pc)
 list(GET pc_files 0 pc)
 get_filename_component(pc_dir ${pc} DIRECTORY)
-foreach(module convey convey-static)
+foreach(module convey convey-static convoy)
   file(STRINGS ${pc_dir}/${module}.pc deps REGEX "^(Libs|Requires)(\\.private)?:")
   string(REPLACE "\${libdir}/libconvey.a" "" deps "${deps}")
   if(deps MATCHES "/")
@@ -37,7 +41,7 @@ function(pkg_config out module)
   set(${out} "${words}" PARENT_SCOPE)
 endfunction()
 
-foreach(module convey convey-static)
+foreach(module convey convey-static convoy)
   pkg_config(version ${module} --modversion)
   if(NOT version STREQUAL VERSION)
     message(FATAL_ERROR "pkg-config --modversion ${module}: '${version}', not ${VERSION}")
@@ -47,22 +51,28 @@ endforeach()
 # Shared: libconvey.so found at run time through the rpath alone.
 pkg_config(flags convey --cflags --libs)
 pkg_config(libdir convey --variable=libdir)
-set(exe ${BINARY_DIR}/consumer)
-execute_process(COMMAND ${CC} ${cc_flags} ${SOURCE} -o ${exe} ${flags} -Wl,-rpath,${libdir}
-                RESULT_VARIABLE rc)
-if(rc)
-  message(FATAL_ERROR "compiling the consumer failed: ${CC} ${SOURCE} ${flags}")
-endif()
-execute_process(COMMAND ldd ${exe} OUTPUT_VARIABLE deps)
-if(NOT deps MATCHES "libconvey\\.so")
-  message(FATAL_ERROR "consumer does not load libconvey.so:\n${deps}")
-endif()
-convoy_run_consumer(${exe})
+foreach(variant consumer consumer_mpi)
+  set(defines)
+  if(variant STREQUAL "consumer_mpi")
+    set(defines -DCONSUMER_CALLS_MPI)
+  endif()
+  set(exe ${BINARY_DIR}/${variant})
+  execute_process(COMMAND ${CC} ${cc_flags} ${defines} ${C_SOURCE} -o ${exe} ${flags}
+                          -Wl,-rpath,${libdir} RESULT_VARIABLE rc)
+  if(rc)
+    message(FATAL_ERROR "compiling the consumer failed: ${CC} ${defines} ${C_SOURCE} ${flags}")
+  endif()
+  execute_process(COMMAND ldd ${exe} OUTPUT_VARIABLE deps)
+  if(NOT deps MATCHES "libconvey\\.so")
+    message(FATAL_ERROR "${variant} does not load libconvey.so:\n${deps}")
+  endif()
+  convoy_run_consumer(${exe})
+endforeach()
 
 # Static: convey-static names the archive and what it needs.
 pkg_config(sflags convey-static --cflags --libs)
 set(sexe ${BINARY_DIR}/consumer_static)
-execute_process(COMMAND ${CC} ${cc_flags} ${SOURCE} -o ${sexe} ${sflags} RESULT_VARIABLE rc)
+execute_process(COMMAND ${CC} ${cc_flags} ${C_SOURCE} -o ${sexe} ${sflags} RESULT_VARIABLE rc)
 if(rc)
   message(FATAL_ERROR "linking the consumer statically failed: ${sflags}")
 endif()
@@ -71,3 +81,13 @@ if(deps MATCHES "libconvey")
   message(FATAL_ERROR "consumer_static still loads libconvey.so:\n${deps}")
 endif()
 convoy_run_consumer(${sexe})
+
+# C++: convoy.pc names the component archives and MPI; the program calls MPI itself.
+pkg_config(cxxflags convoy --cflags --libs)
+set(cxxexe ${BINARY_DIR}/cxx_consumer)
+execute_process(COMMAND ${CXX} -std=c++20 -Wall -Werror ${extra} ${CXX_SOURCE} -o ${cxxexe}
+                        ${cxxflags} RESULT_VARIABLE rc)
+if(rc)
+  message(FATAL_ERROR "compiling the C++ consumer failed: ${CXX} ${CXX_SOURCE} ${cxxflags}")
+endif()
+convoy_run_consumer(${cxxexe})

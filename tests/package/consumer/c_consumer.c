@@ -1,15 +1,27 @@
 /* A bale program in miniature, written only against the installed convey.h (and convoy's
  * convey_ext.h for the PE count): built by the package tests with
  * `cc $(pkg-config --cflags --libs convey)`, with convey-static (libconvey.a), and through
- * find_package(convoy). It never calls MPI. Every PE sends item me * n + i to PE i % P;
- * each receiver checks source, content, FIFO per source and the count it must get.
- * Exit code 0 only if this PE saw exactly its items. */
+ * find_package(convoy). It never calls MPI, unless built with CONSUMER_CALLS_MPI: then it
+ * initialises and finalises MPI itself, checks that convey's PEs are MPI's ranks and sums
+ * the wrong items over every rank (what needs MPI's headers and library from convey.pc).
+ * Every PE sends item me * n + i to PE i % P; each receiver checks source, content, FIFO
+ * per source and the count it must get. Exit code 0 only if this PE saw exactly its items. */
 #include <convey.h>
 #include <convoy/convey_ext.h>
 #include <stdio.h>
 #include <stdlib.h>
+#ifdef CONSUMER_CALLS_MPI
+#include <mpi.h>
+#endif
 
 int main(void) {
+#ifdef CONSUMER_CALLS_MPI
+  int mpi_rank = -1, mpi_size = 0;
+  long bad_anywhere = 0;
+  MPI_Init(NULL, NULL);
+  MPI_Comm_rank(MPI_COMM_WORLD, &mpi_rank);
+  MPI_Comm_size(MPI_COMM_WORLD, &mpi_size);
+#endif
   convey_t* c = convey_new(SIZE_MAX, 0, NULL, 0);
   const long n = 1000;
   long i = 0, got = 0, bad = 0, item, me, p, expected;
@@ -39,5 +51,11 @@ int main(void) {
   expected = p * ((n - me + p - 1) / p);
   printf("consumer (%s) PE %ld of %ld: pulled %ld items, expected %ld, %ld wrong\n", convey_version,
          me, p, got, expected, bad);
+#ifdef CONSUMER_CALLS_MPI
+  if (mpi_rank != me || mpi_size != p) return 1;
+  MPI_Allreduce(&bad, &bad_anywhere, 1, MPI_LONG, MPI_SUM, MPI_COMM_WORLD);
+  MPI_Finalize();
+  if (bad_anywhere != 0) return 1;
+#endif
   return got == expected && bad == 0 ? 0 : 1;
 }
