@@ -152,7 +152,9 @@ convey_channel::convey_channel(MPI_Comm comm, const kind_spec& k, const options&
     const char* env = std::getenv("CONVEY_BUFFER_SIZE");
 #if CONVOY_BENCH_HAVE_ENGINE
     // The library's grammar (k = x1000, Ki = x1024, M, Mi): the size the library would use.
-    capacity_ = env ? convoy::base::parse_bytes("CONVEY_BUFFER_SIZE", env) : 0;
+    capacity_ = env ? convoy::base::parse_bytes("CONVEY_BUFFER_SIZE", env,
+                                                convoy::base::limit_of("CONVEY_BUFFER_SIZE"))
+                    : 0;
 #else
     capacity_ = env ? std::strtoull(env, nullptr, 10) : 0;  // another library: plain digits
 #endif

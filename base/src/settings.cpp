@@ -122,7 +122,7 @@ settings settings::from_values(const std::map<std::string, std::string>& values)
   if (const auto* v = get("CONVEY_NLOCAL"))
     s.convey_nlocal = detail::parse_positive_int("CONVEY_NLOCAL", *v);
   if (const auto* v = get("CONVEY_BUFFER_SIZE"))
-    s.convey_buffer_size = parse_bytes("CONVEY_BUFFER_SIZE", *v);
+    s.convey_buffer_size = parse_bytes("CONVEY_BUFFER_SIZE", *v, limit_of("CONVEY_BUFFER_SIZE"));
   return s;
 }
 

@@ -11,6 +11,7 @@
 #include <limits>
 #include <string>
 #include <string_view>
+#include <utility>
 
 #include "text.hpp"
 
@@ -118,11 +119,35 @@ std::string synthetic_with_pus(std::string_view desc) {
   return text;
 }
 
-std::size_t parse_bytes(const std::string& name, const std::string& text) {
+const setting_limit& limit_of(std::string_view name) {
+  for (const auto& l : setting_limits)
+    if (l.name == name) return l;
+  throw error("no limit is known for the setting " + std::string(name));
+}
+
+namespace {
+std::string bytes_text(std::uint64_t v) {
+  static constexpr std::pair<std::uint64_t, const char*> units[] = {
+      {std::uint64_t{1} << 30, " GiB"}, {std::uint64_t{1} << 20, " MiB"}, {1024, " KiB"}};
+  for (const auto& [unit, name] : units)
+    if (v >= unit && v % unit == 0) return std::to_string(v / unit) + name;
+  return std::to_string(v) + " bytes";
+}
+}  // namespace
+
+std::string range_text(const setting_limit& l) {
+  if (l.bytes) return bytes_text(l.min) + " to " + bytes_text(l.max);
+  return std::to_string(l.min) + " to " + std::to_string(l.max);
+}
+
+std::size_t parse_bytes(const std::string& name, const std::string& text,
+                        const setting_limit& range) {
   const std::string t = std::string(detail::trim(text));
   size_t end = 0;
   while (end < t.size() && std::isdigit(static_cast<unsigned char>(t[end]))) ++end;
   const std::string suffix = t.substr(end);
+  const std::string why = "must be a byte count from " + range_text(range) +
+                          ": digits with an optional suffix k, Ki, M or Mi";
   std::uint64_t scale = 1;
   if (suffix.empty())
     scale = 1;
@@ -135,13 +160,10 @@ std::size_t parse_bytes(const std::string& name, const std::string& text) {
   else if (suffix == "Mi")
     scale = std::uint64_t{1024} * 1024;
   else
-    detail::bad(name, text, "must be a byte count: digits with an optional suffix k, Ki, M or Mi");
+    detail::bad(name, text, why);
   std::uint64_t v = 0;
-  const std::uint64_t max = std::numeric_limits<std::uint32_t>::max();  // 4 GiB per buffer
-  if (!detail::parse_unsigned(t.substr(0, end), max, v))
-    detail::bad(name, text, "must be a byte count: digits with an optional suffix k, Ki, M or Mi");
-  if (v == 0) detail::bad(name, text, "must be at least 1 byte");
-  if (v > max / scale) detail::bad(name, text, "is larger than 4 GiB");
+  if (!detail::parse_unsigned(t.substr(0, end), range.max, v)) detail::bad(name, text, why);
+  if (v > range.max / scale || v * scale < range.min) detail::bad(name, text, why);
   return static_cast<std::size_t>(v * scale);
 }
 
@@ -163,34 +185,38 @@ std::vector<int> parse_int_list(const std::string& name, const std::string& text
   return out;
 }
 
+namespace {
+// An integer within `name`'s limit (and a power of two where it says so).
+std::uint64_t parse_limited(const std::string& name, const std::string& text,
+                            const setting_limit& l, const char* unit) {
+  std::uint64_t v = 0;
+  const std::string digits(detail::trim(text));
+  const bool ok = !digits.empty() && detail::parse_unsigned(digits, l.max, v) && v >= l.min &&
+                  (!l.power_of_two || (v & (v - 1)) == 0);
+  if (!ok)
+    detail::bad(
+        name, text,
+        std::string(l.power_of_two ? "must be a power of two from " : "must be an integer from ") +
+            range_text(l) + unit);
+  return v;
+}
+}  // namespace
+
 int parse_n_buffers(const std::string& name, const std::string& text) {
-  const int n = detail::parse_positive_int(name, text);
-  if (n > 1024 || (n & (n - 1)) != 0)
-    detail::bad(name, text, "must be a power of two between 1 and 1024");
-  return n;
+  return static_cast<int>(parse_limited(name, text, limit_of("CONVOY_N_BUFFERS"), ""));
 }
 
 std::size_t parse_trace_events(const std::string& name, const std::string& text) {
-  const int n = detail::parse_positive_int(name, text);
-  if (n < 16 || n > (1 << 24) || (n & (n - 1)) != 0)
-    detail::bad(name, text, "must be a power of two between 16 and 16777216");
-  return static_cast<std::size_t>(n);
+  return parse_limited(name, text, limit_of("CONVOY_TRACE_EVENTS"), "");
 }
 
 std::size_t parse_combine_cache(const std::string& name, const std::string& text) {
-  std::uint64_t v = 0;
-  const std::string digits(detail::trim(text));
-  if (digits.empty() || !detail::parse_unsigned(digits, std::uint64_t{1} << 24, v))
-    detail::bad(name, text, "must be an integer from 0 to 16777216 (entries per lane)");
-  return static_cast<std::size_t>(v);
+  return parse_limited(name, text, limit_of("CONVOY_COMBINE_CACHE"), " (entries per lane)");
 }
 
 std::uint32_t parse_combine_min_hit(const std::string& name, const std::string& text) {
-  std::uint64_t v = 0;
-  const std::string digits(detail::trim(text));
-  if (digits.empty() || !detail::parse_unsigned(digits, 1024, v))
-    detail::bad(name, text, "must be an integer from 0 to 1024 (hits per 1024 offers)");
-  return static_cast<std::uint32_t>(v);
+  return static_cast<std::uint32_t>(
+      parse_limited(name, text, limit_of("CONVOY_COMBINE_MIN_HIT"), " (hits per 1024 offers)"));
 }
 
 }  // namespace convoy::base

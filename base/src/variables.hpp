@@ -21,7 +21,7 @@ inline const std::vector<variable>& variables() {
        "hwloc synthetic topology of every pretend node, e.g. \"pack:2 core:2\""},
       {"CONVOY_EMULATE_MAP", "block", "ranks over pretend nodes: block (rank order) | cyclic"},
       {"CONVOY_BUFFER_BYTES", std::to_string(default_buffer_bytes),
-       "bytes per engine buffer (suffix k=1000, Ki=1024)"},
+       "bytes per engine buffer, 64 bytes to 1 GiB (suffix k=1000, Ki=1024)"},
       {"CONVOY_N_BUFFERS", std::to_string(default_n_buffers), "buffers per link, a power of two"},
       {"CONVOY_TUNE_FILE", "~/.config/convoy/tune.conf if it exists",
        "path of a tuning file (key=value lines, written by convoy-tune)"},
@@ -42,8 +42,9 @@ inline const std::vector<variable>& variables() {
        "entries of the hold-back cache in front of each combining lane (power of two)"},
       {"CONVOY_COMBINE_MIN_HIT", "64",
        "hits per 1024 offers a combining buffer needs to keep its lane combining"},
-      {"CONVEY_NLOCAL", "ranks per node", "bale: ranks per local group of tensor conveyors"},
-      {"CONVEY_BUFFER_SIZE", "conveyor default", "bale: conveyor buffer bytes (suffix k=1000)"},
+      {"CONVEY_NLOCAL", "gcd of the node sizes", "bale: ranks per local group of tensor conveyors"},
+      {"CONVEY_BUFFER_SIZE", "conveyor default",
+       "bale: conveyor buffer bytes, 64 bytes to 1 GiB (suffix k=1000)"},
   };
   return list;
 }

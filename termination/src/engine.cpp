@@ -5,6 +5,7 @@
 #include <chrono>
 #include <convoy/aggregation/packing.hpp>
 #include <convoy/base/error.hpp>
+#include <convoy/base/settings.hpp>
 #include <convoy/termination/engine.hpp>
 #include <exception>
 #include <string>
@@ -31,7 +32,7 @@ void check_options(const router::route_plan& plan, int rank, const engine_option
     throw convoy::error("engine: buffer_bytes " + std::to_string(o.buffer_bytes) +
                         " is too small: a buffer needs at least " + std::to_string(min_capacity) +
                         " bytes");
-  if (o.buffer_bytes > (std::size_t{1} << 30))
+  if (o.buffer_bytes > base::max_buffer_bytes)
     throw convoy::error("engine: buffer_bytes " + std::to_string(o.buffer_bytes) +
                         " is above the 1 GiB limit");
   if (o.steady_period < 1) throw convoy::error("engine: steady_period must be >= 1");

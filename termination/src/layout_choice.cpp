@@ -93,14 +93,16 @@ std::size_t model(const layout_plan& t, const layout_request& r, const metered_p
 
 // n_local and the preferred routes, most hops first (Maley & DeVinney 2019, sec. 4.3).
 std::vector<layout_plan> routes(const layout_request& r, const layout_inputs& in,
-                                std::size_t payload, std::string& note) {
+                                std::size_t payload, std::string& note, bool& warn) {
   const auto p = static_cast<std::size_t>(in.n_ranks);
   std::size_t n = r.n_local;
-  if (n == 0 && in.settings.convey_nlocal) n = static_cast<std::size_t>(*in.settings.convey_nlocal);
+  const bool from_setting = n == 0 && in.settings.convey_nlocal;
+  if (from_setting) n = static_cast<std::size_t>(*in.settings.convey_nlocal);
   if (n == 0) n = in.node_group;
   if (n == 0 || p % n != 0) {
-    note = "n_local " + std::to_string(n) + " does not divide the " + std::to_string(p) +
-           " ranks; using 1 (one-hop routes)";
+    note = (from_setting ? "CONVEY_NLOCAL=" : "n_local ") + std::to_string(n) +
+           " does not divide the " + std::to_string(p) + " ranks; using 1 (one-hop routes)";
+    warn = from_setting;
     n = 1;
   }
   layout_plan base;
@@ -183,8 +185,12 @@ layout_plan choose_layout(const layout_request& r, const layout_inputs& in,
                   : 1024;
   if (r.max_payload_bytes && payload > r.max_payload_bytes) payload = r.max_payload_bytes;
   std::string note;
-  std::vector<layout_plan> candidates = routes(r, in, payload, note);
-  for (auto& t : candidates) t.note = note;
+  bool warn = false;
+  std::vector<layout_plan> candidates = routes(r, in, payload, note, warn);
+  for (auto& t : candidates) {
+    t.note = note;
+    t.note_is_warning = warn;
+  }
   if (r.max_bytes == SIZE_MAX) return candidates.front();
 
   // Hard limit: fewer buffers, then the other routes, then smaller buffers (bale's
@@ -210,6 +216,7 @@ layout_plan choose_layout(const layout_request& r, const layout_inputs& in,
       t.n_buffers = 1;
       t.memory_bytes = bulk_memory_bytes(cap, p);
       t.note = note;
+      t.note_is_warning = warn;
       return t;
     }
   }

@@ -150,11 +150,11 @@ TEST(SettingsMpi, TuningErrorsAreTheSameOnEveryRank) {  // BASE-8, BASE-6
       {"buffer_bytes=8192\nmesh node,core\n",
        "error: tuning file " + tune_path + ":2: expected key=value"},
       {"n_buffers=3\n", "error: tuning file " + tune_path +
-                            ":1: n_buffers='3': must be a power of two between 1 and 1024"},
+                            ":1: n_buffers='3': must be a power of two from 1 to 1024"},
       {"# tuned\ncapacity_bytes=lots\n",
        "error: tuning file " + tune_path +
-           ":2: capacity_bytes='lots': must be a byte count: digits with an optional suffix k, "
-           "Ki, M or Mi"},
+           ":2: capacity_bytes='lots': must be a byte count from 64 bytes to 1 GiB: digits "
+           "with an optional suffix k, Ki, M or Mi"},
   };
   for (const auto& c : cases) {
     // The other ranks hold a valid file: only rank 0's counts.

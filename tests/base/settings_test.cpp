@@ -4,7 +4,9 @@
 
 #include <convoy/base/error.hpp>
 #include <convoy/base/settings.hpp>
+#include <cstdint>
 #include <cstdlib>
+#include <fstream>
 #include <map>
 #include <string>
 
@@ -86,23 +88,26 @@ TEST(Settings, ByteSuffixes) {  // BASE-4
 }
 
 TEST(Settings, InvalidValuesNameTheVariableAndValue) {  // BASE-4
-  EXPECT_EQ(message_of({{"CONVOY_BUFFER_BYTES", "12q"}}),
-            "CONVOY_BUFFER_BYTES='12q': must be a byte count: digits with an optional suffix k, "
-            "Ki, M or Mi");
-  EXPECT_EQ(message_of({{"CONVOY_BUFFER_BYTES", "0"}}),
-            "CONVOY_BUFFER_BYTES='0': must be at least 1 byte");
-  EXPECT_EQ(message_of({{"CONVOY_BUFFER_BYTES", "-5"}}),
-            "CONVOY_BUFFER_BYTES='-5': must be a byte count: digits with an optional suffix k, "
-            "Ki, M or Mi");
-  EXPECT_EQ(message_of({{"CONVOY_BUFFER_BYTES", "8000000Ki"}}),
-            "CONVOY_BUFFER_BYTES='8000000Ki': is larger than 4 GiB");
-  EXPECT_EQ(message_of({{"CONVEY_BUFFER_SIZE", "k"}}),
-            "CONVEY_BUFFER_SIZE='k': must be a byte count: digits with an optional suffix k, Ki, "
-            "M or Mi");
-  EXPECT_EQ(message_of({{"CONVOY_N_BUFFERS", "3"}}),
-            "CONVOY_N_BUFFERS='3': must be a power of two between 1 and 1024");
-  EXPECT_EQ(message_of({{"CONVOY_N_BUFFERS", "two"}}),
-            "CONVOY_N_BUFFERS='two': must be a positive integer");
+  // The limits of setting_limits, the engine's: a buffer of 64 bytes to 1 GiB.
+  for (const char* bad : {"0", "10", "63", "2048Mi", "1025Mi", "8000000Ki", "12q", "-5"})
+    EXPECT_EQ(message_of({{"CONVOY_BUFFER_BYTES", bad}}),
+              std::string("CONVOY_BUFFER_BYTES='") + bad +
+                  "': must be a byte count from 64 bytes to 1 GiB: digits with an optional suffix "
+                  "k, Ki, M or Mi")
+        << bad;
+  for (const char* bad : {"1", "0", "2048Mi", "k"})
+    EXPECT_EQ(message_of({{"CONVEY_BUFFER_SIZE", bad}}),
+              std::string("CONVEY_BUFFER_SIZE='") + bad +
+                  "': must be a byte count from 64 bytes to 1 GiB: digits with an optional suffix "
+                  "k, Ki, M or Mi")
+        << bad;
+  EXPECT_EQ(*base::settings::from_values({{"CONVOY_BUFFER_BYTES", "64"}}).buffer_bytes, 64u);
+  EXPECT_EQ(*base::settings::from_values({{"CONVOY_BUFFER_BYTES", "1024Mi"}}).buffer_bytes,
+            std::size_t{1} << 30);
+  for (const char* bad : {"3", "two", "0", "2048"})
+    EXPECT_EQ(message_of({{"CONVOY_N_BUFFERS", bad}}),
+              std::string("CONVOY_N_BUFFERS='") + bad + "': must be a power of two from 1 to 1024")
+        << bad;
   EXPECT_EQ(message_of({{"CONVEY_NLOCAL", "0"}}), "CONVEY_NLOCAL='0': must be >= 1");
   EXPECT_EQ(message_of({{"CONVOY_EMULATE_MAP", "random"}}),
             "CONVOY_EMULATE_MAP='random': must be block or cyclic");
@@ -137,7 +142,7 @@ TEST(Settings, InvalidValuesNameTheVariableAndValue) {  // BASE-4
     EXPECT_EQ(message_of({{"CONVOY_TRACE_EVENTS", bad}}).rfind("CONVOY_TRACE_EVENTS='", 0), 0u)
         << bad;
   EXPECT_EQ(message_of({{"CONVOY_TRACE_EVENTS", "1000"}}),
-            "CONVOY_TRACE_EVENTS='1000': must be a power of two between 16 and 16777216");
+            "CONVOY_TRACE_EVENTS='1000': must be a power of two from 16 to 16777216");
   EXPECT_EQ(*base::settings::from_values({{"CONVOY_TRACE_EVENTS", "1024"}}).trace_events, 1024u);
   // TERM-27: the combining cache's entries per lane.
   for (const char* bad : {"", "-1", "16777217", "16Ki", "1.5"})
@@ -201,4 +206,35 @@ TEST(Settings, DescribeListsEveryVariable) {  // BASE-4, BASE-5
   EXPECT_NE(
       base::settings::from_values({{"CONVOY_LARGE", "two-sided"}}).describe().find("'two-sided'"),
       std::string::npos);
+}
+
+// BASE-4: every documented range is the enforced one. For each entry of setting_limits,
+// the row of its variable in docs/cluster.md's table states range_text(), and the parser
+// accepts both ends and refuses one past each.
+TEST(Settings, DocumentedLimitsAreTheEnforcedOnes) {
+  std::ifstream in(std::string(CONVOY_SOURCE_DIR) + "/docs/cluster.md");
+  ASSERT_TRUE(in) << "cannot read docs/cluster.md";
+  std::map<std::string, std::string> values;  // variable -> its row's "values" cell
+  for (std::string line; std::getline(in, line);) {
+    if (line.rfind("| `", 0) != 0) continue;
+    const auto name_end = line.find("` |");
+    if (name_end == std::string::npos) continue;
+    const auto cell_end = line.find(" | ", name_end + 3);
+    values[line.substr(3, name_end - 3)] = line.substr(name_end + 4, cell_end - name_end - 4);
+  }
+  for (const auto& l : base::setting_limits) {
+    const std::string name(l.name);
+    ASSERT_TRUE(values.count(name)) << name << " has no row in docs/cluster.md";
+    EXPECT_NE(values[name].find(base::range_text(l)), std::string::npos)
+        << name << ": docs/cluster.md says '" << values[name] << "', the limit is "
+        << base::range_text(l);
+    for (const std::uint64_t ok : {l.min, l.max})
+      EXPECT_NO_THROW((void)base::settings::from_values({{name, std::to_string(ok)}})) << name;
+    for (const std::uint64_t bad : {l.min - 1, l.max + 1}) {
+      if (l.min == 0 && bad == l.min - 1) continue;
+      EXPECT_NE(message_of({{name, std::to_string(bad)}}).find(base::range_text(l)),
+                std::string::npos)
+          << name << "=" << bad;
+    }
+  }
 }

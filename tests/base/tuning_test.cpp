@@ -97,18 +97,19 @@ TEST(Tuning, MalformedLinesNameFileAndLine) {  // BASE-8
 
 TEST(Tuning, BadValuesNameFileLineKeyAndValue) {  // BASE-8
   EXPECT_EQ(message_of("buffer_bytes=12q\n"),
-            "tuning file t.conf:1: buffer_bytes='12q': must be a byte count: digits with an "
-            "optional suffix k, Ki, M or Mi");
+            "tuning file t.conf:1: buffer_bytes='12q': must be a byte count from 64 bytes to "
+            "1 GiB: digits with an optional suffix k, Ki, M or Mi");
   EXPECT_EQ(message_of("# c\nn_buffers=3\n"),
-            "tuning file t.conf:2: n_buffers='3': must be a power of two between 1 and 1024");
+            "tuning file t.conf:2: n_buffers='3': must be a power of two from 1 to 1024");
   EXPECT_EQ(message_of("n_buffers=4,8\n"),
-            "tuning file t.conf:1: n_buffers='4,8': must be a positive integer");
+            "tuning file t.conf:1: n_buffers='4,8': must be a power of two from 1 to 1024");
   EXPECT_EQ(message_of("mesh=8xx2\n"),
             "tuning file t.conf:1: mesh: mesh spec '8xx2': size 2 is empty (expected sizes like "
             "8x4x2)");
   EXPECT_EQ(message_of("kind=\n"), "tuning file t.conf:1: kind='': is empty");
   EXPECT_EQ(message_of("tensor3.buffer_bytes=0\n"),
-            "tuning file t.conf:1: tensor3.buffer_bytes='0': must be at least 1 byte");
+            "tuning file t.conf:1: tensor3.buffer_bytes='0': must be a byte count from 64 bytes to "
+            "1 GiB: digits with an optional suffix k, Ki, M or Mi");
 }
 
 TEST(Settings, PrecedenceEnvironmentThenTuningThenDefault) {  // BASE-5

@@ -2,6 +2,7 @@
 // layout (convoy::termination::layout_plan), the generic ones through
 // convoy::termination::choose_and_build; NULL and one message on failure (CAPI-8).
 #include <convoy/base/error.hpp>
+#include <convoy/base/settings.hpp>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -16,8 +17,8 @@ using convoy::termination::layout_plan;
 namespace {
 
 // Bounds beyond which an argument is a mistake, not a size (CAPI-8): a buffer of the
-// engine's largest (1 GiB, termination::engine), an item of 1 TiB.
-constexpr std::size_t max_buffer_bytes = std::size_t{1} << 30;
+// engine's largest (1 GiB, base::max_buffer_bytes), an item of 1 TiB.
+using convoy::base::max_buffer_bytes;
 constexpr std::size_t max_item_bytes = std::size_t{1} << 40;
 
 void check_capacity(const char* what, std::size_t bytes) {
@@ -71,8 +72,9 @@ layout_plan cf::tensor_layout(std::size_t capacity, int order, std::size_t n_loc
 layout_plan cf::choose(const convoy::termination::layout_request& r, std::uint64_t options,
                        const std::function<std::size_t(const layout_plan&)>& build) {
   layout_plan t = convoy::termination::choose_and_build(MPI_COMM_WORLD, r, build);
-  if (!t.note.empty() && (options & convey_opt_ALERT) && cf::world_rank() == 0)
-    cf::print_once("warning: " + t.note);
+  const bool shown =
+      (options & convey_opt_ALERT) || (t.note_is_warning && !(options & convey_opt_QUIET));
+  if (!t.note.empty() && shown && cf::world_rank() == 0) cf::print_once("warning: " + t.note);
   return t;
 }
 

@@ -28,6 +28,34 @@ inline constexpr int default_n_buffers = 2;
 /// Events kept per rank and conveyor by the trace recorder (CONVOY_TRACE_EVENTS).
 inline constexpr std::size_t default_trace_events = std::size_t{1} << 16;
 
+/// A buffer's bounds, in bytes, header included: what CONVOY_BUFFER_BYTES and
+/// CONVEY_BUFFER_SIZE accept, and the engine's largest (termination::engine).
+inline constexpr std::size_t min_buffer_bytes = 64;
+inline constexpr std::size_t max_buffer_bytes = std::size_t{1} << 30;
+
+/// The range of a numeric setting. The parsers enforce it, their messages and
+/// docs/cluster.md state it as range_text() gives it (a test compares them), so what is
+/// documented is what is enforced.
+struct setting_limit {
+  std::string_view name;  ///< the environment variable
+  std::uint64_t min;
+  std::uint64_t max;
+  bool bytes;         ///< a byte count: shown with binary units ("64 to 1 GiB")
+  bool power_of_two;  ///< only powers of two in the range
+};
+inline constexpr setting_limit setting_limits[] = {
+    {"CONVOY_BUFFER_BYTES", min_buffer_bytes, max_buffer_bytes, true, false},
+    {"CONVOY_N_BUFFERS", 1, 1024, false, true},
+    {"CONVOY_TRACE_EVENTS", 16, std::uint64_t{1} << 24, false, true},
+    {"CONVOY_COMBINE_CACHE", 0, std::uint64_t{1} << 24, false, false},
+    {"CONVOY_COMBINE_MIN_HIT", 0, 1024, false, false},
+    {"CONVEY_BUFFER_SIZE", min_buffer_bytes, max_buffer_bytes, true, false},
+};
+/// The limit of the variable `name`; @throws convoy::error if it has none.
+[[nodiscard]] const setting_limit& limit_of(std::string_view name);
+/// "64 to 1 GiB", "1 to 1024", "16 to 16777216".
+[[nodiscard]] std::string range_text(const setting_limit& l);
+
 /// Where the ranks of an emulated run go (CONVOY_EMULATE_MAP).
 enum class placement {
   block,  ///< rank order fills node 0, then node 1, ... (mpirun --map-by core)
@@ -164,9 +192,10 @@ struct settings {
 };
 
 /// Parses a byte count: decimal digits with an optional suffix k/K (x1000), Ki (x1024),
-/// M (x10^6), Mi (x2^20). @throws convoy::error "<name>='<text>': ..." on anything else,
-/// zero, or more than 4 GiB.
-[[nodiscard]] std::size_t parse_bytes(const std::string& name, const std::string& text);
+/// M (x10^6), Mi (x2^20), within `range` (a buffer's, by default). @throws convoy::error
+/// "<name>='<text>': ..." on anything else or outside the range, naming it.
+[[nodiscard]] std::size_t parse_bytes(const std::string& name, const std::string& text,
+                                      const setting_limit& range = limit_of("CONVOY_BUFFER_BYTES"));
 
 /// Parses a buffer count per link: a power of two in 1..1024 (CONVOY_N_BUFFERS and the
 /// tuning file's n_buffers). @throws convoy::error "<name>='<text>': ...".

@@ -82,6 +82,9 @@ struct layout_plan {
   /// bulk_memory_bytes().
   std::size_t memory_bytes = 0;
   std::string note;  ///< why the request was adjusted (e.g. an n_local that does not divide)
+  /// The note is about a setting the user gave (CONVEY_NLOCAL): shown even when the caller
+  /// did not ask for alerts, since a setting never passes silently.
+  bool note_is_warning = false;
   /// The settings the choice was made under (the collective choose_layout and
   /// choose_and_build set them; null otherwise): options() hands them on, so that the
   /// conveyor built from this layout does not resolve them again.
