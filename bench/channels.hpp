@@ -49,6 +49,7 @@ extern "C" {
 #if CONVOY_BENCH_HAVE_ENGINE
 #include <convoy/conveyor_api/conveyor.hpp>
 #include <convoy/router/memory.hpp>
+#include <convoy/termination/untyped_conveyor.hpp>
 
 #include "coro_channel.hpp"
 #endif
@@ -246,7 +247,9 @@ class convey_channel {
 
 #if CONVOY_BENCH_HAVE_ENGINE
 // ---------------------------------------------------------------------------------------
-/// A convoy engine over a TRAM mesh, built through the C++ API (make_mpi_engine).
+/// A convoy engine over a TRAM mesh: the streaming engine of a C++ conveyor
+/// (termination::untyped_conveyor), driven directly; the conveyor owns it and, with
+/// CONVOY_STATS, reports its counters when the channel goes (collective, as every channel).
 class engine_channel {
  public:
   engine_channel(MPI_Comm comm, const kind_spec& k, const options& opt);
@@ -285,7 +288,8 @@ class engine_channel {
 
  private:
   [[noreturn]] void fail(const char* call, int rc) const;
-  std::unique_ptr<termination::engine> e_;
+  termination::untyped_conveyor conveyor_;
+  termination::engine* e_ = nullptr;
   bool combining_ = false;
 };
 #endif

@@ -259,11 +259,13 @@ engine_stats bulk_engine::stats(bool cumulative) const {
   s.bytes_sent = since(x.bytes, mark_.bytes);
   s.buffers_received = since(x.received, mark_.received);
   s.collectives = since(x.collectives, mark_.collectives);
+  // The stage's items are those put into its links' buffers, as on a streaming engine:
+  // items to this rank itself never cross a link, so they are in pushes but not here.
   stage_stats st;
-  st.items = s.pushes;
+  st.links = cumulative ? links_life_ : links_now_;
+  for (const link_stats& l : st.links) st.items += l.items_sent;
   st.buffers = s.buffers_sent;
   st.bytes = s.bytes_sent;
-  st.links = cumulative ? links_life_ : links_now_;
   s.stages.assign(1, st);
   s.memory_high_water = std::max(s.memory_high_water, static_cast<std::uint64_t>(memory_bytes()));
   return s;

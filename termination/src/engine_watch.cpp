@@ -169,6 +169,9 @@ void engine::impl::watch_step(bool advanced) noexcept {
       w.diagnosed_at = mine.diagnosed_ms = t;
     }
     o.board->publish(mine);
+    // The job may end now (the printer's abort): every rank that sees the stall leaves
+    // its timeline so far, not the empty file reserved at set-up.
+    if (stall && o.abort && trace) (void)trace->checkpoint();
     if (!printer) return;
     o.board->print(diagnose(all, e.rank_, t, o.seconds));
     if (o.abort) {

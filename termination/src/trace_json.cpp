@@ -66,9 +66,12 @@ void write_args(std::ostream& out, const trace_event& e) {
     case trace_kind::send:
     case trace_kind::receive:
       if (e.flags & trace_items) out << "\"items\":" << e.items << ',';
-      out << "\"bytes\":" << e.bytes << ",\"stage\":" << int{e.stage}
-          << ",\"full\":" << ((e.flags & trace_full) ? "true" : "false")
-          << ",\"last\":" << ((e.flags & trace_last) ? "true" : "false");
+      out << "\"bytes\":" << e.bytes << ",\"stage\":" << int{e.stage};
+      // Whether a buffer went full is the sender's to say (its lane had no room for the
+      // next record); the receiver cannot tell, so its events do not claim either.
+      if (e.kind == trace_kind::send)
+        out << ",\"full\":" << ((e.flags & trace_full) ? "true" : "false");
+      out << ",\"last\":" << ((e.flags & trace_last) ? "true" : "false");
       break;
     case trace_kind::stall:
       out << "\"stage\":" << int{e.stage}
@@ -148,6 +151,12 @@ void trace_recorder::write_json(std::ostream& out) const {
 
 bool trace_recorder::write_file() noexcept {
   written_ = true;
+  return write_to_disk();
+}
+
+bool trace_recorder::checkpoint() noexcept { return write_to_disk(); }
+
+bool trace_recorder::write_to_disk() noexcept {
   const std::string path = file_name();
   try {
     std::ofstream f(path);

@@ -3,7 +3,13 @@
 #   EXPECT  the number of diagnoses (lines "convoy watchdog: rank N has made no progress");
 #   MATCH   a regular expression the likely cause must match (EXPECT 1);
 #   SECONDS the watchdog's timeout: the stall the diagnosis reports is at most twice that;
-#   EXIT    "nonzero" (CONVOY_WATCHDOG_ABORT=1 ends the job) or "zero".
+#   EXIT    "nonzero" (CONVOY_WATCHDOG_ABORT=1 ends the job) or "zero";
+#   TRACE   (optional) a fresh directory for CONVOY_TRACE: after the abort, some rank's
+#           timeline there holds the events recorded before it (not an empty file).
+if(DEFINED TRACE)
+  file(REMOVE_RECURSE ${TRACE})
+  set(ENV{CONVOY_TRACE} ${TRACE})
+endif()
 string(TIMESTAMP start "%s")
 execute_process(COMMAND ${LAUNCHER} ${PROGRAM} ${ARGS} RESULT_VARIABLE rc OUTPUT_VARIABLE out
                 ERROR_VARIABLE err TIMEOUT 120)
@@ -39,6 +45,26 @@ if(EXPECT EQUAL 1)
   list(LENGTH causes n_causes)
   if(NOT n_causes EQUAL 1)
     message(FATAL_ERROR "${n_causes} cause lines (expected 1); ${all}")
+  endif()
+endif()
+if(DEFINED TRACE)
+  file(GLOB timelines ${TRACE}/convoy-trace.*.json)
+  set(recorded "")
+  foreach(f IN LISTS timelines)
+    file(READ ${f} text)
+    if(text STREQUAL "")
+      continue()
+    endif()
+    string(JSON n_events ERROR_VARIABLE bad LENGTH "${text}" traceEvents)
+    if(bad)
+      message(FATAL_ERROR "${f} is not a whole timeline: ${bad}; ${all}")
+    endif()
+    if(n_events GREATER 0)
+      list(APPEND recorded ${f})
+    endif()
+  endforeach()
+  if(NOT recorded)
+    message(FATAL_ERROR "no timeline with events in ${TRACE} (${timelines}); ${all}")
   endif()
 endif()
 message(STATUS "${all}")

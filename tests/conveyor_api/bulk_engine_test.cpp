@@ -18,6 +18,7 @@ namespace {
 
 namespace agg = convoy::aggregation;
 namespace term = convoy::termination;
+using convoy_test::world_rank;
 using convoy_test::world_size;
 
 std::unique_ptr<convoy::termination::bulk_engine> make(std::size_t capacity, bool steady,
@@ -48,6 +49,15 @@ TEST(BulkEngine, EveryItemOnceInOrder) {
     auto e = make(256, steady, false);
     for (int c = 0; c < 3; ++c) cycle(*e, 1500);
     EXPECT_EQ(e->stats(true).begins, 3u);
+    // TERM-16: the stage's items are its links' (items to this rank itself cross none).
+    const auto st = e->stats(true);
+    ASSERT_EQ(st.stages.size(), 1u);
+    std::uint64_t linked = 0, to_self = 0;
+    for (const auto& l : st.stages[0].links) linked += l.items_sent;
+    for (std::uint32_t i = 0; i < 1500; ++i)
+      to_self += static_cast<int>(i % static_cast<std::uint32_t>(world_size())) == world_rank();
+    EXPECT_EQ(st.stages[0].items, linked);
+    EXPECT_EQ(st.stages[0].items, st.pushes - 3 * to_self);
     EXPECT_GT(e->collectives(true), 0u) << "advance agrees collectively";
   }
   EXPECT_TRUE(convoy_test::all_ranks(!HasFailure()));

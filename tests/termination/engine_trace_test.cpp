@@ -66,6 +66,7 @@ link_counts from_trace(const std::string& dir, int n_ranks) {
       } else if (e.at("name") == "receive") {
         const auto& l = ins.at(static_cast<std::size_t>(tid - 1 - n_out));
         EXPECT_TRUE(a.contains("items")) << e;
+        EXPECT_FALSE(a.contains("full")) << "a receiver cannot know: " << e;
         const std::uint64_t n = a.value("items", std::uint64_t{0});
         if (n) c.items_received[{r, l[0].get<int>(), l[1].get<int>()}] += n;
       }

@@ -185,6 +185,17 @@ void finish(const CLI::App& app, cli& o) {
 
 long peak_rss_kib();
 
+// `c`'s progress on stderr through `progress` (a line every few seconds in a log), its
+// lines starting with `what`.
+void report_progress(convoy::sim::run_config& c, convoy::tools::progress_line& progress,
+                     const std::string& what) {
+  c.on_progress = [&progress, what](std::uint64_t pulled, std::uint64_t items) {
+    progress.show(what + std::to_string(pulled) + " of " + std::to_string(items) +
+                  " items delivered (" + std::to_string(items ? pulled * 100 / items : 100) +
+                  " %)");
+  };
+}
+
 // --from-stats: the run on the measured machine and its comparison, then the scaled run.
 int replay(const CLI::App& app, const cli& o) {
   const auto run = convoy::sim::load_stats(o.from_stats);
@@ -199,14 +210,19 @@ int replay(const CLI::App& app, const cli& o) {
   req.n_buffers_given = app.count("--n-buffers") > 0;
   req.item_bytes_given = app.count("--item-bytes") > 0;
   req.fit_app = !o.keep_app;
-  const auto setup = convoy::sim::setup_replay(run, cv, o.c, req);
+  auto setup = convoy::sim::setup_replay(run, cv, o.c, req);
+  convoy::tools::progress_line progress("convoy-sim: ");
+  report_progress(setup.check, progress, "the measured run: ");
   const auto check = convoy::sim::run(setup.check);
+  progress.clear();
   convoy::sim::print_table(std::cout, setup.check, check);
   convoy::sim::print_replay(std::cout, run, cv, setup, check);
   nlohmann::json j = nlohmann::json::parse(convoy::sim::to_json_text(setup.check, check, 0));
   j["replay"] = nlohmann::json::parse(convoy::sim::replay_json_text(run, cv, setup, check));
   if (setup.scaled) {
+    report_progress(*setup.scaled, progress, "the scaled run: ");
     const auto scaled = convoy::sim::run(*setup.scaled);
+    progress.clear();
     std::cout << "# scaled: the run's per-rank traffic pattern at " << scaled.ranks << " ranks\n";
     convoy::sim::print_table(std::cout, *setup.scaled, scaled);
     j["scaled"] = nlohmann::json::parse(convoy::sim::to_json_text(*setup.scaled, scaled, 0));
@@ -262,10 +278,7 @@ int main(int argc, char** argv) {  // NOLINT(bugprone-exception-escape)
       return 0;
     }
     convoy::tools::progress_line progress("convoy-sim: ");
-    o.c.on_progress = [&progress](std::uint64_t pulled, std::uint64_t items) {
-      progress.show(std::to_string(pulled) + " of " + std::to_string(items) + " items delivered (" +
-                    std::to_string(items ? pulled * 100 / items : 100) + " %)");
-    };
+    report_progress(o.c, progress, "");
     const auto r = convoy::sim::run(o.c);
     progress.clear();
     convoy::sim::print_table(std::cout, o.c, r);

@@ -72,8 +72,8 @@ void runtime::impl::open_phase() {
   m.reply_record.assign(m.reply_bytes + 8, std::byte{0});
   m.held_record.assign(m.reply_bytes + 8, std::byte{0});
   m.serve_ctx = {};
-  m.serve_ctx.requests = m.requests.get();
-  m.serve_ctx.replies = m.replies.get();
+  m.serve_ctx.requests = m.requests;
+  m.serve_ctx.replies = m.replies;
   m.serve_ctx.id_bytes = m.id_bytes;
   m.serve_ctx.reply_bytes = m.reply_bytes;
   m.serve_ctx.reply_record = m.reply_record.data();
@@ -91,7 +91,7 @@ void runtime::run_phase(spawner& s) {
   auto& m = *impl_;
   if (m.running) throw convoy::error("convoy::async: a phase is already running");
   m.open_phase();
-  hot_.requests = m.requests.get();
+  hot_.requests = m.requests;
   hot_.handlers = m.handlers.data();
   hot_.n_handlers = static_cast<std::uint32_t>(m.handlers.size());
   hot_.request_bytes = m.request_bytes;

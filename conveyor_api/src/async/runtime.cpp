@@ -66,8 +66,14 @@ runtime::runtime(MPI_Comm comm, runtime_options options)
   if (o.kind == conveyor_kind::elastic) o.kind = conveyor_kind::streaming;
   impl_->plan = make_plan(comm, o);
   impl_->conveyor = o;
-  impl_->requests = make_mpi_engine(comm, impl_->plan, o);
-  impl_->replies = make_mpi_engine(comm, impl_->plan, o);
+  impl_->request_conveyor = termination::untyped_conveyor(comm, o);
+  impl_->reply_conveyor = termination::untyped_conveyor(comm, o);
+  impl_->request_conveyor.set_report_label("async", "requests");
+  impl_->reply_conveyor.set_report_label("async", "replies");
+  impl_->requests = impl_->request_conveyor.streaming();
+  impl_->replies = impl_->reply_conveyor.streaming();
+  if (!impl_->requests || !impl_->replies)
+    throw convoy::error("convoy::async: its conveyors must be of the streaming kind");
   impl_->owner = this;
   hot_.root.rt = this;
   impl_->forwards = impl_->replies->plan().max_hops() > 1;
@@ -76,8 +82,9 @@ runtime::runtime(MPI_Comm comm, runtime_options options)
 
 runtime::~runtime() {
   impl_->combiners.clear();
-  impl_->requests.reset();
-  impl_->replies.reset();
+  impl_->requests = impl_->replies = nullptr;
+  impl_->request_conveyor = termination::untyped_conveyor();  // collective: CONVOY_STATS
+  impl_->reply_conveyor = termination::untyped_conveyor();
   if (impl_->comm != MPI_COMM_NULL) MPI_Comm_free(&impl_->comm);
 }
 

@@ -5,6 +5,7 @@
 //   reply    [u32 token | error bit][result, max over handlers]
 // A token is the index of the waiting task's reply slot, or k_post for fire-and-forget.
 #include <convoy/async/runtime.hpp>
+#include <convoy/termination/untyped_conveyor.hpp>
 #include <deque>
 #include <string>
 #include <vector>
@@ -22,7 +23,11 @@ struct runtime::impl {
   };
 
   MPI_Comm comm = MPI_COMM_NULL;  // our duplicate, for the per-phase agreements
-  std::unique_ptr<termination::engine> requests, replies;
+  // The two conveyors own their engines (and, with CONVOY_STATS, report them when they
+  // go); `requests` and `replies` are their streaming engines, driven directly.
+  termination::untyped_conveyor request_conveyor, reply_conveyor;
+  termination::engine* requests = nullptr;
+  termination::engine* replies = nullptr;
   // The plan and options of the two conveyors, for the combining engines built later.
   std::shared_ptr<const router::route_plan> plan;
   conveyor_options conveyor;

@@ -133,10 +133,14 @@ class trace_recorder {
   /// Writes file_name(); on failure prints one line to stderr (a destructor cannot throw).
   /// Returns whether it wrote the file.
   bool write_file() noexcept;
+  /// Writes what is recorded so far, as write_file, before something that may end the
+  /// process (the watchdog's abort); the destructor still writes the whole record.
+  bool checkpoint() noexcept;
 
  private:
   void put(trace_kind k, int link, int stage, std::size_t bytes, std::size_t items,
            std::uint8_t flags) noexcept;
+  bool write_to_disk() noexcept;
 
   trace_options options_;
   int rank_, n_ranks_, n_stages_;
