@@ -230,7 +230,8 @@ engine_channel::engine_channel(MPI_Comm comm, const kind_spec& k, const options&
   }
   conveyor_ = termination::untyped_conveyor(comm, o);
   e_ = conveyor_.streaming();
-  if (e_ == nullptr) throw std::runtime_error("engine_channel: the conveyor has no streaming engine");
+  if (e_ == nullptr)
+    throw std::runtime_error("engine_channel: the conveyor has no streaming engine");
 }
 
 std::uint64_t engine_channel::offnode_bytes(const std::vector<int>& rank_node) const {

@@ -56,8 +56,8 @@ time_bound lower_bound(const run_config& c, const router::route_plan& plan,
   }
   // Items leaving node 0, counted item by item over node 0's ranks; on one node there are
   // none, and counting them would cost P x items (the bound stays linear in P).
-  const bool one_node = std::all_of(node_of.begin(), node_of.end(),
-                                    [&](int n) { return n == node_of[0]; });
+  const bool one_node =
+      std::all_of(node_of.begin(), node_of.end(), [&](int n) { return n == node_of[0]; });
   for (int r = 0; r < p && !one_node; ++r) {
     if (node_of[static_cast<std::size_t>(r)] != node_of[0]) continue;
     if (from_matrix) {

@@ -40,7 +40,7 @@ struct runtime::impl {
   };
   std::vector<combiner> combiners;
   std::vector<termination::engine*> combiner_engines;  // hot_.combiners points here
-  void open_phase();  // phase.cpp
+  void open_phase();                                   // phase.cpp
   void start_combiners();
   // Applies what arrived and advances every combining engine not yet complete; true once
   // all are complete (every combined update applied).
