@@ -77,6 +77,40 @@ std::string joined(const std::vector<T>& v) {
   return s.str();
 }
 
+// The buffers and groups of the conveyors under test, in the library's own ranges
+// (base::setting_limits), as its settings have them.
+void add_buffer_options(CLI::App& app, options& o) {
+  const auto& buffer = convoy::base::limit_of("CONVOY_BUFFER_BYTES");
+  const auto& convey_buffer = convoy::base::limit_of("CONVEY_BUFFER_SIZE");
+  const auto& n_buffers = convoy::base::limit_of("CONVOY_N_BUFFERS");
+  const auto& cache = convoy::base::limit_of("CONVOY_COMBINE_CACHE");
+  count_option(
+      app, "--capacity", buffer.min, buffer.max,
+      [&o](std::uint64_t v) { o.buffer_bytes = static_cast<std::size_t>(v); },
+      "bytes per buffer, C++ API kinds (default: library)");
+  count_option(
+      app, "--n-buffers", n_buffers.min, n_buffers.max,
+      [&o](std::uint64_t v) { o.n_buffers = static_cast<int>(v); },
+      "buffers per link, C++ API kinds (default: library)");
+  count_option(
+      app, "--combine-cache", cache.min, cache.max,
+      [&o](std::uint64_t v) { o.combine_cache = static_cast<std::size_t>(v); },
+      "kind combine: hold-back cache entries per lane, a power of two (default: "
+      "CONVOY_COMBINE_CACHE, else none)");
+  count_option(
+      app, "--convey-capacity", convey_buffer.min, convey_buffer.max,
+      [&o](std::uint64_t v) { o.convey_capacity = static_cast<std::size_t>(v); },
+      "buffer bytes of convey.h kinds (default CONVEY_BUFFER_SIZE, else 10000)");
+  count_option(
+      app, "--convey-buffers", 1, 1024,
+      [&o](std::uint64_t v) { o.convey_buffers = static_cast<int>(v); },
+      "buffers per link of tensor kinds (default 1)");
+  count_option(
+      app, "--n-local", 1, 1ULL << 31,
+      [&o](std::uint64_t v) { o.convey_n_local = static_cast<std::size_t>(v); },
+      "local group of tensor kinds (default ranks per node, emulated nodes included)");
+}
+
 // The help of each option names the default of this program (`o` holds its defaults).
 void add_options(CLI::App& app, options& o, bool write_here) {
   constexpr std::uint64_t below_2_32 = (1ULL << 32) - 1;
@@ -103,11 +137,6 @@ void add_options(CLI::App& app, options& o, bool write_here) {
              "): naive, alltoallv, simple, tensor1, tensor2, tensor3, convey, mesh, mesh-1d, "
              "mesh:<spec>, combine, combine:<spec>")
       ->type_name("LIST");
-  // The library's own ranges (base::setting_limits), as its settings have them.
-  const auto& buffer = convoy::base::limit_of("CONVOY_BUFFER_BYTES");
-  const auto& convey_buffer = convoy::base::limit_of("CONVEY_BUFFER_SIZE");
-  const auto& n_buffers = convoy::base::limit_of("CONVOY_N_BUFFERS");
-  const auto& cache = convoy::base::limit_of("CONVOY_COMBINE_CACHE");
   count_option(
       app, "--reps", 1, 1000000, [&o](std::uint64_t v) { o.reps = static_cast<int>(v); },
       "timed cycles; the median is reported (default " + std::to_string(o.reps) + ")");
@@ -126,32 +155,8 @@ void add_options(CLI::App& app, options& o, bool write_here) {
   count_option(
       app, "--seed", 0, 1ULL << 48, [&o](std::uint64_t v) { o.seed = v; },
       "random stream (default 1)");
-  count_option(
-      app, "--capacity", buffer.min, buffer.max,
-      [&o](std::uint64_t v) { o.buffer_bytes = static_cast<std::size_t>(v); },
-      "bytes per buffer, C++ API kinds (default: library)");
-  count_option(
-      app, "--n-buffers", n_buffers.min, n_buffers.max,
-      [&o](std::uint64_t v) { o.n_buffers = static_cast<int>(v); },
-      "buffers per link, C++ API kinds (default: library)");
-  count_option(
-      app, "--combine-cache", cache.min, cache.max,
-      [&o](std::uint64_t v) { o.combine_cache = static_cast<std::size_t>(v); },
-      "kind combine: hold-back cache entries per lane, a power of two (default: "
-      "CONVOY_COMBINE_CACHE, else none)");
   app.add_option("--mesh", o.mesh, "mesh spec of kind 'mesh' (default auto)")->type_name("SPEC");
-  count_option(
-      app, "--convey-capacity", convey_buffer.min, convey_buffer.max,
-      [&o](std::uint64_t v) { o.convey_capacity = static_cast<std::size_t>(v); },
-      "buffer bytes of convey.h kinds (default CONVEY_BUFFER_SIZE, else 10000)");
-  count_option(
-      app, "--convey-buffers", 1, 1024,
-      [&o](std::uint64_t v) { o.convey_buffers = static_cast<int>(v); },
-      "buffers per link of tensor kinds (default 1)");
-  count_option(
-      app, "--n-local", 1, 1ULL << 31,
-      [&o](std::uint64_t v) { o.convey_n_local = static_cast<std::size_t>(v); },
-      "local group of tensor kinds (default ranks per node, emulated nodes included)");
+  add_buffer_options(app, o);
   count_option(
       app, "--window", 1, 1 << 20, [&o](std::uint64_t v) { o.naive_window = static_cast<int>(v); },
       "outstanding requests of kind naive (default 256)");

@@ -228,7 +228,7 @@ TEST(Discovery, RankZeroEnvironmentWins) {  // BASE-6
   if (rank == 0) ::setenv("CONVOY_N_BUFFERS", "3", 1);
   got = message_of([] { (void)convoy::base::settings::from_env(MPI_COMM_WORLD); });
   if (rank == 0) ::unsetenv("CONVOY_N_BUFFERS");
-  EXPECT_EQ(got, "CONVOY_N_BUFFERS='3': must be a power of two between 1 and 1024");
+  EXPECT_EQ(got, "CONVOY_N_BUFFERS='3': must be a power of two from 1 to 1024");
 }
 
 TEST(Discovery, MismatchedEmulationFailsEveryRankAlike) {  // TOPO-4, TOPO-11

@@ -7,7 +7,7 @@
 /// An unset variable is std::nullopt: the component that uses the setting applies its own
 /// default (documented in describe(), the defaults below). A set but invalid value throws
 /// convoy::error naming the variable and quoting the value, e.g.
-///   "CONVOY_N_BUFFERS='3': must be a power of two between 1 and 1024".
+///   "CONVOY_N_BUFFERS='3': must be a power of two from 1 to 1024".
 #include <mpi.h>
 
 #include <convoy/base/mesh_spec.hpp>

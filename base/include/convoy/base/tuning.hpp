@@ -32,7 +32,7 @@ struct tuning {
   /// Parses the text of a tuning file; `path` names it in messages. Pure, not collective.
   /// @throws convoy::error "tuning file <path>:<line>: <problem>" for a line without '=',
   ///   an empty key, or an invalid value of a known key (e.g.
-  ///   "tuning file t.conf:3: n_buffers='3': must be a power of two between 1 and 1024").
+  ///   "tuning file t.conf:3: n_buffers='3': must be a power of two from 1 to 1024").
   [[nodiscard]] static tuning parse(const std::string& path, std::string_view text);
 
   /// The raw value of `key` for conveyor kind `kind`: entry "<kind>.<key>" if `kind` is
