@@ -11,12 +11,14 @@
 #include <convoy/base/error.hpp>
 #include <cstdio>
 #include <cstring>
+#include <ctime>
 #include <exception>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <mutex>
 #include <nlohmann/json.hpp>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -36,19 +38,50 @@ const char* const scalar_names[] = {"pushes",           "pulls",
                                     "buffers_received", "begins",
                                     "unpulls",          "collectives"};
 
-// Rank 0's document: every conveyor recorded so far, by creation order.
-struct job_document {
-  std::mutex lock;
-  std::string path;
-  std::vector<std::pair<std::uint64_t, json>> conveyors;
+// Who writes the document: rank 0's process, named by host, process id and start time
+// (clock ticks after boot). A program can hold convoy twice (the C++ components linked
+// statically and libconvey.so); both copies name the same process and extend one document,
+// where a document of another job is replaced.
+struct writer_process {
+  std::string job;
+  double start_seconds = 0;  ///< the process's start on CLOCK_BOOTTIME
 };
 
-job_document& document() {
-  static job_document d;
-  return d;
+double boot_seconds() {
+  timespec t{};
+  ::clock_gettime(CLOCK_BOOTTIME, &t);
+  return static_cast<double>(t.tv_sec) + 1e-9 * static_cast<double>(t.tv_nsec);
 }
 
-std::uint64_t next_serial = 0;
+writer_process read_writer_process() {
+  writer_process w;
+  char host[256] = {};
+  ::gethostname(host, sizeof host - 1);
+  std::string start_ticks;
+  std::ifstream stat("/proc/self/stat");
+  std::string line;
+  if (std::getline(stat, line)) {
+    // Field 22 (starttime) counts from the field after the command's closing parenthesis.
+    std::istringstream rest(line.substr(line.rfind(')') + 1));
+    std::string field;
+    for (int k = 3; k <= 22 && rest >> field; ++k)
+      if (k == 22) start_ticks = field;
+  }
+  const long hz = ::sysconf(_SC_CLK_TCK);
+  if (!start_ticks.empty() && hz > 0)
+    w.start_seconds = std::stod(start_ticks) / static_cast<double>(hz);
+  else
+    w.start_seconds = boot_seconds();
+  w.job = std::string(host) + ':' + std::to_string(::getpid()) + ':' + start_ticks;
+  return w;
+}
+
+const writer_process& writer() {
+  static const writer_process w = read_writer_process();
+  return w;
+}
+
+std::mutex document_lock;  // one writer per copy of convoy at a time
 
 // Rank 0 prints each distinct failure once per job (a document that cannot be written
 // fails again at every later destruction).
@@ -165,6 +198,7 @@ json conveyor_json(const stats_entry& e, json rows) {
   json reduced = json::object();
   for (const char* n : scalar_names) reduced[n] = reduce(rows, n);
   return {{"index", 0},
+          {"created_seconds", e.created_seconds},
           {"api", e.api},
           {"kind", e.kind},
           {"mesh", e.mesh},
@@ -177,27 +211,34 @@ json conveyor_json(const stats_entry& e, json rows) {
           {"per_rank", std::move(rows)}};
 }
 
-// Rank 0: adds the conveyor and rewrites the whole document (temporary file, rename).
-void write_document(const std::string& path, const std::vector<int>& nodes, std::uint64_t serial,
-                    json conveyor) {
-  job_document& d = document();
-  const std::lock_guard<std::mutex> hold(d.lock);
-  if (d.path != path) {
-    d.path = path;
-    d.conveyors.clear();
-  }
-  d.conveyors.emplace_back(serial, std::move(conveyor));
-  std::stable_sort(d.conveyors.begin(), d.conveyors.end(),
-                   [](const auto& a, const auto& b) { return a.first < b.first; });
+// The conveyors of the document at `path` if this process wrote it, else none.
+json conveyors_of_this_job(const std::string& path, std::size_t ranks) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return json::array();
+  const json old = json::parse(in, nullptr, /*allow_exceptions=*/false);
+  if (!old.is_object() || old.value("job", std::string()) != writer().job ||
+      old.value("ranks", std::size_t{0}) != ranks || !old.contains("conveyors") ||
+      !old["conveyors"].is_array())
+    return json::array();
+  return old["conveyors"];
+}
+
+// Rank 0: adds the conveyor to the document and rewrites it whole (temporary file, rename).
+void write_document(const std::string& path, const std::vector<int>& nodes, json conveyor) {
+  const std::lock_guard<std::mutex> hold(document_lock);
+  json conveyors = conveyors_of_this_job(path, nodes.size());
+  conveyors.push_back(std::move(conveyor));
+  std::stable_sort(conveyors.begin(), conveyors.end(), [](const json& a, const json& b) {
+    return a.value("created_seconds", 0.0) < b.value("created_seconds", 0.0);
+  });
+  std::size_t index = 0;
+  for (json& c : conveyors) c["index"] = index++;
   int n_nodes = 0;
   for (int n : nodes) n_nodes = std::max(n_nodes, n + 1);
-  json doc = {{"format", "convoy-stats"}, {"version", 1},       {"ranks", nodes.size()},
-              {"nodes", n_nodes},         {"rank_node", nodes}, {"conveyors", json::array()}};
-  std::size_t index = 0;
-  for (auto& [s, c] : d.conveyors) {
-    c["index"] = index++;
-    doc["conveyors"].push_back(c);
-  }
+  const json doc = {{"format", "convoy-stats"}, {"version", 1},
+                    {"job", writer().job},      {"ranks", nodes.size()},
+                    {"nodes", n_nodes},         {"rank_node", nodes},
+                    {"conveyors", std::move(conveyors)}};
   const std::string tmp = path + ".tmp." + std::to_string(::getpid());
   {
     std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
@@ -214,7 +255,7 @@ void write_document(const std::string& path, const std::vector<int>& nodes, std:
 
 }  // namespace
 
-std::uint64_t open_stats_report(MPI_Comm comm, const base::settings& s) {
+double open_stats_report(MPI_Comm comm, const base::settings& s) {
   if (!s.stats_path) return 0;
   int rank = 0;
   CONVOY_MPI_CHECK(MPI_Comm_rank(comm, &rank));
@@ -224,7 +265,7 @@ std::uint64_t open_stats_report(MPI_Comm comm, const base::settings& s) {
   problem.resize(static_cast<std::size_t>(n));
   CONVOY_MPI_CHECK(MPI_Bcast(problem.data(), n, MPI_CHAR, 0, comm));
   if (n > 0) throw error("CONVOY_STATS='" + *s.stats_path + "': " + problem);
-  return next_serial++;
+  return boot_seconds() - writer().start_seconds;
 }
 
 void record_stats(MPI_Comm comm, const base::settings& s, const stats_entry& e) noexcept {
@@ -259,7 +300,7 @@ void record_stats(MPI_Comm comm, const base::settings& s, const stats_entry& e) 
     for (std::size_t r = 0; r < lens.size(); ++r)
       rows.push_back(json::parse(
           all.substr(static_cast<std::size_t>(at[r]), static_cast<std::size_t>(lens[r]))));
-    write_document(*s.stats_path, nodes, e.serial, conveyor_json(e, std::move(rows)));
+    write_document(*s.stats_path, nodes, conveyor_json(e, std::move(rows)));
   } catch (const std::exception& ex) {
     print_once(rank, ex.what());
   } catch (...) {

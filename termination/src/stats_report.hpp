@@ -14,7 +14,7 @@ namespace convoy::termination::detail {
 
 /// What the document says about one conveyor besides its counters.
 struct stats_entry {
-  std::uint64_t serial = 0;          ///< creation order among the conveyors with a report
+  double created_seconds = 0;        ///< rank 0's process age at construction: the order
   std::string api;                   ///< "cpp", "convey", "biconvey"
   std::string kind;                  ///< "mesh", "tensor", "bulk", or the C kind name
   std::vector<int> mesh;             ///< dimension sizes in dimension order; empty if not a mesh
@@ -27,9 +27,10 @@ struct stats_entry {
 
 /// Collective over `comm` when `s` has CONVOY_STATS: rank 0 checks that the document can be
 /// written there (the directory exists and is writable, the path is not a directory) and
-/// every rank learns its verdict. Returns the conveyor's serial (creation order); throws
-/// convoy::error "CONVOY_STATS='<path>': ..." on every rank otherwise.
-std::uint64_t open_stats_report(MPI_Comm comm, const base::settings& s);
+/// every rank learns its verdict. Returns the seconds since this process started (rank 0's
+/// value orders the document); throws convoy::error "CONVOY_STATS='<path>': ..." on every
+/// rank otherwise.
+double open_stats_report(MPI_Comm comm, const base::settings& s);
 
 /// Collective over `comm`: gathers every rank's row of `e` to rank 0, which adds the
 /// conveyor to the job's document and rewrites the file (a temporary file, then rename).

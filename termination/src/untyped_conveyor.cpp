@@ -35,7 +35,7 @@ untyped_conveyor::untyped_conveyor(MPI_Comm comm, conveyor_options options)
   const base::settings& s = *options_.settings;
   if (s.stats_path) {  // API-30: collective, checks the path once for every rank
     report_ = std::make_unique<report>();
-    report_->entry.serial = detail::open_stats_report(comm_, s);
+    report_->entry.created_seconds = detail::open_stats_report(comm_, s);
     report_->entry.api = "cpp";
     report_->entry.kind = options_.kind == conveyor_kind::bulk      ? "bulk"
                           : options_.kind == conveyor_kind::elastic ? "elastic"

@@ -1,20 +1,21 @@
 #!/usr/bin/env bash
-# bench_stats.sh API KINDS EXPECTED -- LAUNCHER... PROGRAM ARGS...: runs a bench program
-# with CONVOY_STATS and checks the document: exactly EXPECTED conveyors, each of `api`
-# API, and the pushes summed over every rank and conveyor equal to the pulls (every item
-# counted once where it entered and once where it left).
+# bench_stats.sh APIS -- LAUNCHER... PROGRAM ARGS...: runs a bench program with
+# CONVOY_STATS and checks the document: its conveyors' `api` fields, in creation order, are
+# the comma-separated APIS (one document for a program that holds convoy twice: the C++
+# components linked in and libconvey.so), and the pushes summed over every rank and
+# conveyor equal the pulls (every item counted once where it entered and once where it
+# left).
 set -u
-api=$1 expected=$2
-shift 3
+expected=$1
+shift 2
 doc=$(mktemp)
 trap 'rm -f "$doc"' EXIT
 rm -f "$doc"
 CONVOY_STATS=$doc "$@" >/dev/null || { echo "bench_stats: the run failed" >&2; exit 1; }
 [[ -s $doc ]] || { echo "bench_stats: CONVOY_STATS wrote nothing" >&2; exit 1; }
-n=$(jq --arg api "$api" '[.conveyors[] | select(.api == $api)] | length' "$doc")
-all=$(jq '.conveyors | length' "$doc")
-if [[ $n != "$expected" || $all != "$expected" ]]; then
-  echo "bench_stats: $all conveyors, $n of api '$api' (expected $expected):" >&2
+apis=$(jq -r '[.conveyors[].api] | join(",")' "$doc")
+if [[ $apis != "$expected" ]]; then
+  echo "bench_stats: conveyors of apis '$apis' (expected '$expected'):" >&2
   jq -c '.conveyors[] | {api, kind}' "$doc" >&2
   exit 1
 fi
