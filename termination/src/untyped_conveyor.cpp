@@ -23,7 +23,8 @@ void add(termination::engine_stats& into, const termination::engine_stats& s) {
 }
 }  // namespace
 
-untyped_conveyor::untyped_conveyor(MPI_Comm comm, conveyor_options options)
+untyped_conveyor::untyped_conveyor(MPI_Comm comm, conveyor_options options,
+                                   std::shared_ptr<const router::route_plan> plan)
     : comm_(comm), options_(std::move(options)) {
   if (options_.kind == conveyor_kind::elastic)
     options_.steady = true;  // tickets must leave
@@ -55,7 +56,7 @@ untyped_conveyor::untyped_conveyor(MPI_Comm comm, conveyor_options options)
     max_memory_bytes_ = engine_->max_memory_bytes();
     return;
   }
-  plan_ = make_plan(comm_, options_, s);
+  plan_ = plan ? std::move(plan) : make_plan(comm_, options_, s);
   // Built once even when dynamic: construction validates everything (plan, options,
   // transport, channel) and learns the engine's shape; a dynamic conveyor then drops it
   // until begin. The buffers are agreed once here (one collective); a dynamic conveyor's

@@ -64,10 +64,12 @@ runtime::runtime(MPI_Comm comm, runtime_options options)
   conveyor_options o = options_.conveyor;
   o.steady = false;
   if (o.kind == conveyor_kind::elastic) o.kind = conveyor_kind::streaming;
-  impl_->plan = make_plan(comm, o);
+  if (!o.settings)  // resolved once for the plan and both conveyors
+    o.settings = std::make_shared<const base::settings>(base::settings::from_env(comm));
+  impl_->plan = make_plan(comm, o, *o.settings);
   impl_->conveyor = o;
-  impl_->request_conveyor = termination::untyped_conveyor(comm, o);
-  impl_->reply_conveyor = termination::untyped_conveyor(comm, o);
+  impl_->request_conveyor = termination::untyped_conveyor(comm, o, impl_->plan);
+  impl_->reply_conveyor = termination::untyped_conveyor(comm, o, impl_->plan);
   impl_->request_conveyor.set_report_label("async", "requests");
   impl_->reply_conveyor.set_report_label("async", "replies");
   impl_->requests = impl_->request_conveyor.streaming();

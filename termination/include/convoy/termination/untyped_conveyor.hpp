@@ -37,8 +37,11 @@ class untyped_conveyor {
   /// Collective over `comm`: builds the route plan (topology discovery) and the engine. A
   /// dynamic conveyor builds it once to validate the options and learn its memory, then
   /// drops it until begin(). The bulk kind builds make_bulk_engine() (which holds its
-  /// buffers only from begin to reset when dynamic) and has no plan. Throws convoy::error.
-  untyped_conveyor(MPI_Comm comm, conveyor_options options);
+  /// buffers only from begin to reset when dynamic) and has no plan. `plan`, if given, is
+  /// one make_plan() built before over `comm` and `options` (several conveyors, one
+  /// topology discovery); the bulk kind ignores it. Throws convoy::error.
+  untyped_conveyor(MPI_Comm comm, conveyor_options options,
+                   std::shared_ptr<const router::route_plan> plan = nullptr);
   /// Over an engine built elsewhere (e.g. on a simulated transport); never dynamic.
   explicit untyped_conveyor(std::unique_ptr<termination::engine> engine);
   ~untyped_conveyor();
