@@ -3,6 +3,9 @@
 
 #include <unistd.h>
 
+#include <algorithm>
+#include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <ctime>
 #include <iostream>
@@ -33,7 +36,25 @@ T nearest(const std::vector<T>& given, T wanted) {
   return best;
 }
 
+std::string duration_text(double seconds) {
+  const long s = std::lround(seconds);
+  if (s < 90) return std::to_string(s) + " s";
+  if (s < 5400) return std::to_string((s + 30) / 60) + " min";
+  return std::to_string(s / 3600) + " h " + std::to_string((s % 3600 + 30) / 60) + " min";
+}
+
 }  // namespace
+
+std::string tuner::what_remains() const {
+  const double spent =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
+  const int left = std::max(planned_ - runs_, 0);
+  std::string text = "run " + std::to_string(runs_) + " of at most " + std::to_string(planned_);
+  if (left == 0) return text;
+  // Every run measures the same items: the mean so far times the runs that may remain (an
+  // upper bound, as a repeated configuration is not run again).
+  return text + "; at most about " + duration_text(spent / runs_ * left) + " left";
+}
 
 std::map<std::string, double> tuner::measure(const std::string& kinds,
                                              const std::vector<std::string>& args) {
@@ -52,7 +73,8 @@ std::map<std::string, double> tuner::measure(const std::string& kinds,
   cmd.insert(cmd.end(), {"--kinds", missing, "--sizes", std::to_string(o_.item_bytes), "--items",
                          o_.items, "--reps", std::to_string(o_.reps)});
   cmd.insert(cmd.end(), args.begin(), args.end());
-  progress_.show("run " + std::to_string(++runs_) + " of at most " + std::to_string(planned_) +
+  ++runs_;
+  progress_.show("run " + std::to_string(runs_) + " of at most " + std::to_string(planned_) +
                      ": " + missing + tail,
                  true);
   std::map<std::string, double> got;
@@ -64,7 +86,7 @@ std::map<std::string, double> tuner::measure(const std::string& kinds,
     rates[k] = seen_[k + tail] = got[k];  // absent: the run failed before writing
     std::fprintf(stderr, " %s %.3f M", k.c_str(), got[k] / 1e6);
   }
-  std::cerr << "\n";
+  std::cerr << " (" << what_remains() << ")\n";
   return rates;
 }
 

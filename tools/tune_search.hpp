@@ -4,6 +4,7 @@
 /// command line asks for, the measurements through bench-histogram, coordinate descent
 /// over the C++ API's buffer size, buffers per link and mesh shape and over the convey.h
 /// kinds, and the tuning file's text.
+#include <chrono>
 #include <cstddef>
 #include <map>
 #include <string>
@@ -39,12 +40,16 @@ class tuner {
                                         const std::vector<std::string>& args);
 
  private:
+  // "run N of at most M; at most about T left", from the mean time of the runs so far.
+  [[nodiscard]] std::string what_remains() const;
+
   const options& o_;
   std::vector<std::string> base_;
   std::string log_;
   std::map<std::string, double> seen_;  // "kind args" -> rate
   int planned_;                         // runs of the whole search, before repeats are skipped
   int runs_ = 0;
+  std::chrono::steady_clock::time_point start_ = std::chrono::steady_clock::now();
   convoy::tools::progress_line progress_{"convoy-tune: "};
 };
 

@@ -201,6 +201,8 @@ void untyped_conveyor::record_report() noexcept {
       }
       e.buffer_bytes = engine_options_.buffer_bytes;
       e.n_buffers = options_.kind == conveyor_kind::bulk ? 1 : engine_options_.n_buffers;
+      // A caller that drove the engine itself (bench, async) began it there.
+      if (e.item_bytes == 0 && engine_) e.item_bytes = engine_->item_bytes();
       if (termination::rules_of(engine_options_.mode).carries_size) e.item_bytes = 0;
       detail::record_stats(comm_, *options_.settings, e);
     }

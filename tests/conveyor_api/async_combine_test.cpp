@@ -1,7 +1,9 @@
 // Combinable updates of convoy::async (API-82): Zipf-skewed updates through the combining
 // engines, over several phases, against a serial oracle of every rank's draws; a get in a
-// later phase sees them all; misuse is a clear error.
+// later phase sees them all; misuse is a clear error; CONVOY_STATS reports the combining
+// conveyors.
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <convoy/async/dist_array.hpp>
@@ -9,7 +11,11 @@
 #include <convoy_test/mix.hpp>
 #include <convoy_test/mpi.hpp>
 #include <cstdint>
+#include <filesystem>
+#include <fstream>
 #include <functional>
+#include <memory>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
@@ -149,6 +155,57 @@ TEST(AsyncCombine, AppliedBeforeThePhaseEnds) {
   std::int64_t all_b = 0;
   MPI_Allreduce(&total_b, &all_b, 1, MPI_INT64_T, MPI_SUM, MPI_COMM_WORLD);
   EXPECT_EQ(all_b, 2 * static_cast<std::int64_t>(m) * p);
+}
+
+// CONVOY_STATS (docs/stats-format.md): the runtime's request and reply conveyors and one
+// combining conveyor per combinable update, api "async", in creation order; each combining
+// conveyor pushed every update of its kind once (pushes over ranks) and delivered at most
+// as many records (pulls: combined records arrive once).
+TEST(AsyncCombine, StatsDocumentHoldsTheCombiningConveyors) {
+  const std::uint64_t id = world_rank() == 0 ? static_cast<std::uint64_t>(::getpid()) : 0;
+  std::uint64_t job = id;
+  MPI_Allreduce(&id, &job, 1, MPI_UINT64_T, MPI_SUM, MPI_COMM_WORLD);
+  const std::string path = (std::filesystem::temp_directory_path() /
+                            ("convoy-async-stats-" + std::to_string(job) + ".json"))
+                               .string();
+  const std::uint64_t m = 2000;
+  const auto all = m * static_cast<std::uint64_t>(world_size());
+  {
+    auto s = std::make_shared<convoy::base::settings>(
+        convoy::base::settings::from_env(MPI_COMM_WORLD));
+    s->stats_path = path;
+    runtime_options o;
+    o.conveyor.settings = s;
+    runtime rt(MPI_COMM_WORLD, o);
+    dist_array<std::uint64_t> a(rt, 64);
+    auto add = a.define_update([](std::uint64_t& x, std::uint64_t v) { x += v; }, combinable);
+    auto lowest = a.define_update(
+        [](std::uint64_t& x, std::uint64_t v) { x = std::min(x, v); }, combinable);
+    rt.run_each(m, [&](std::size_t k) -> task<> {
+      a.update(k % 7, add, 1);  // seven hot elements
+      a.update(k % 64, lowest, k);
+      co_return;
+    });
+  }
+  if (world_rank() != 0) return;
+  std::ifstream in(path);
+  ASSERT_TRUE(in) << "no document at " << path;
+  const auto doc = nlohmann::json::parse(in);
+  std::filesystem::remove(path);
+  const auto& cs = doc.at("conveyors");
+  std::vector<std::string> names;
+  for (const auto& c : cs)
+    names.push_back(c.at("api").get<std::string>() + "/" + c.at("kind").get<std::string>());
+  const std::vector<std::string> want{"async/requests", "async/replies", "async/combine",
+                                      "async/combine"};
+  ASSERT_EQ(names, want);
+  for (std::size_t i = 2; i < 4; ++i) {
+    const auto& r = cs[i].at("reduced");
+    EXPECT_EQ(r.at("pushes").at("sum").get<std::uint64_t>(), all) << i;
+    EXPECT_LE(r.at("pulls").at("sum").get<std::uint64_t>(), all) << i;
+    EXPECT_GT(r.at("pulls").at("sum").get<std::uint64_t>(), 0u) << i;
+    EXPECT_EQ(cs[i].at("item_bytes").get<std::size_t>(), 16u) << i;
+  }
 }
 
 std::string phase_error(runtime& rt, const std::function<task<>()>& root) {

@@ -4,7 +4,7 @@
 # the comma-separated APIS (one document for a program that holds convoy twice: the C++
 # components linked in and libconvey.so), and the pushes summed over every rank and
 # conveyor equal the pulls (every item counted once where it entered and once where it
-# left).
+# left); no conveyor says item_bytes 0 (the programs push fixed-size items).
 set -u
 expected=$1
 shift 2
@@ -17,6 +17,12 @@ apis=$(jq -r '[.conveyors[].api] | join(",")' "$doc")
 if [[ $apis != "$expected" ]]; then
   echo "bench_stats: conveyors of apis '$apis' (expected '$expected'):" >&2
   jq -c '.conveyors[] | {api, kind}' "$doc" >&2
+  exit 1
+fi
+# Fixed-size items: each conveyor's item size is the one its last cycle began with.
+if jq -e '[.conveyors[] | select(.item_bytes == 0)] | length > 0' "$doc" >/dev/null; then
+  echo "bench_stats: a conveyor with item_bytes 0:" >&2
+  jq -c '.conveyors[] | {api, kind, item_bytes}' "$doc" >&2
   exit 1
 fi
 pushes=$(jq '[.conveyors[].reduced.pushes.sum] | add' "$doc")

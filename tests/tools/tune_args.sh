@@ -3,7 +3,8 @@
 # bench-histogram records each command line and fails; the launcher (-l) is `env` with a
 # quoted word holding a blank. Every measurement then fails (exit 1), and each recorded
 # run must have had the quoted word whole, only the buffer size of -c, only the buffers
-# per link of -b, and nothing on stderr may be a progress line (stderr is not a terminal).
+# per link of -b, nothing on stderr may be a progress line (stderr is not a terminal), and
+# each run's line says how many runs remain and about how long they take.
 set -u
 tune=$1
 dir=$(mktemp -d)
@@ -33,5 +34,10 @@ while IFS= read -r call; do
 done < "$dir/calls"
 [[ $(wc -l < "$dir/calls") -eq 2 ]] || fail "expected 2 runs (C++ API, then both kinds at once)"
 grep -q $'\r' "$dir/err" && fail "a progress line on a stderr that is not a terminal"
+# Each finished run says how far the search is: runs done, at most how many, time left.
+grep -q '(run 1 of at most 6; at most about [0-9]* s left)' "$dir/err" ||
+  fail "run 1 does not say what remains"
+grep -q '(run 2 of at most 6; at most about [0-9]* s left)' "$dir/err" ||
+  fail "run 2 does not say what remains"
 [[ -e $dir/tune.conf ]] && fail "a tuning file was written"
 exit 0

@@ -14,7 +14,9 @@ std::uint32_t runtime::add_combiner(detail::combiner_entry e) {
     throw convoy::error("convoy::async: define_update() is not legal during a phase");
   if (impl_->combiners.size() >= 65536)
     throw convoy::error("convoy::async: more than 65536 combinable updates");
-  impl_->combiners.push_back({e, nullptr, false});
+  impl::combiner c;
+  c.entry = e;
+  impl_->combiners.push_back(std::move(c));
   return static_cast<std::uint32_t>(impl_->combiners.size() - 1);
 }
 
@@ -47,11 +49,13 @@ void runtime::impl::start_combiners() {
     if (!c.engine) {
       conveyor_options o = conveyor;
       o.combine = {0, 8, 8, static_cast<std::uint32_t>(c.entry.value_bytes), c.entry.fold};
-      c.engine = make_mpi_engine(comm, plan, o);
+      c.conveyor = termination::untyped_conveyor(comm, o, plan);
+      c.conveyor.set_report_label("async", "combine");
+      c.engine = c.conveyor.streaming();
     }
     check(c.engine->begin(8 + c.entry.value_bytes), "begin", *c.engine);
     c.complete = false;
-    combiner_engines.push_back(c.engine.get());
+    combiner_engines.push_back(c.engine);
   }
 }
 

@@ -31,11 +31,14 @@ struct runtime::impl {
   // The plan and options of the two conveyors, for the combining engines built later.
   std::shared_ptr<const router::route_plan> plan;
   conveyor_options conveyor;
-  // A combinable update (combine.cpp): its engine is built by the first phase after its
-  // definition; `complete` once the engine said done in the running phase.
+  // A combinable update (combine.cpp): its conveyor is built by the first phase after its
+  // definition (and, with CONVOY_STATS, reported as api "async", kind "combine"); `engine`
+  // is its streaming engine, driven directly; `complete` once the engine said done in the
+  // running phase.
   struct combiner {
     detail::combiner_entry entry;
-    std::unique_ptr<termination::engine> engine;
+    termination::untyped_conveyor conveyor;
+    termination::engine* engine = nullptr;
     bool complete = false;
   };
   std::vector<combiner> combiners;
