@@ -77,6 +77,26 @@ std::string joined(const std::vector<T>& v) {
   return s.str();
 }
 
+// An option in the range of the library's setting `l` (a power of two where `l` says so),
+// with the setting's message.
+template <class Set>
+void limited_option(CLI::App& app, const std::string& flag, const convoy::base::setting_limit& l,
+                    Set set, const std::string& help) {
+  app.add_option_function<std::string>(
+         flag,
+         [=](const std::string& s) {
+           const std::uint64_t v = parse_count(flag, s);
+           if (v < l.min || v > l.max || (l.power_of_two && (v & (v - 1)) != 0))
+             throw CLI::ValidationError(
+                 flag, "'" + s + "': must be " +
+                           (l.power_of_two ? "a power of two" : l.bytes ? "a byte count" : "a count") +
+                           " from " + convoy::base::range_text(l));
+           set(v);
+         },
+         help)
+      ->type_name("N");
+}
+
 // The buffers and groups of the conveyors under test, in the library's own ranges
 // (base::setting_limits), as its settings have them.
 void add_buffer_options(CLI::App& app, options& o) {
@@ -84,27 +104,26 @@ void add_buffer_options(CLI::App& app, options& o) {
   const auto& convey_buffer = convoy::base::limit_of("CONVEY_BUFFER_SIZE");
   const auto& n_buffers = convoy::base::limit_of("CONVOY_N_BUFFERS");
   const auto& cache = convoy::base::limit_of("CONVOY_COMBINE_CACHE");
-  count_option(
-      app, "--capacity", buffer.min, buffer.max,
+  limited_option(
+      app, "--capacity", buffer,
       [&o](std::uint64_t v) { o.buffer_bytes = static_cast<std::size_t>(v); },
       "bytes per buffer, C++ API kinds (default: library)");
-  count_option(
-      app, "--n-buffers", n_buffers.min, n_buffers.max,
-      [&o](std::uint64_t v) { o.n_buffers = static_cast<int>(v); },
+  limited_option(
+      app, "--n-buffers", n_buffers, [&o](std::uint64_t v) { o.n_buffers = static_cast<int>(v); },
       "buffers per link, C++ API kinds (default: library)");
-  count_option(
-      app, "--combine-cache", cache.min, cache.max,
+  limited_option(
+      app, "--combine-cache", cache,
       [&o](std::uint64_t v) { o.combine_cache = static_cast<std::size_t>(v); },
       "kind combine: hold-back cache entries per lane, a power of two (default: "
       "CONVOY_COMBINE_CACHE, else none)");
-  count_option(
-      app, "--convey-capacity", convey_buffer.min, convey_buffer.max,
+  limited_option(
+      app, "--convey-capacity", convey_buffer,
       [&o](std::uint64_t v) { o.convey_capacity = static_cast<std::size_t>(v); },
       "buffer bytes of convey.h kinds (default CONVEY_BUFFER_SIZE, else 10000)");
-  count_option(
-      app, "--convey-buffers", 1, 1024,
+  limited_option(
+      app, "--convey-buffers", n_buffers,
       [&o](std::uint64_t v) { o.convey_buffers = static_cast<int>(v); },
-      "buffers per link of tensor kinds (default 1)");
+      "buffers per link of tensor kinds, a power of two (default 1)");
   count_option(
       app, "--n-local", 1, 1ULL << 31,
       [&o](std::uint64_t v) { o.convey_n_local = static_cast<std::size_t>(v); },

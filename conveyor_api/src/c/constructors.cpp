@@ -51,9 +51,10 @@ layout_plan cf::tensor_layout(std::size_t capacity, int order, std::size_t n_loc
   check_capacity("buffer capacity", capacity);
   if (order < 1 || order > 3)
     throw convoy::error("order " + std::to_string(order) + " is not 1, 2 or 3");
-  if (n_buffers == 0 || (n_buffers & (n_buffers - 1)) != 0 || n_buffers > 1024)
-    throw convoy::error("n_buffers " + std::to_string(n_buffers) +
-                        " is not a power of two (1, 2, 4, ...)");
+  const auto& limit = convoy::base::limit_of("CONVOY_N_BUFFERS");
+  if (n_buffers < limit.min || n_buffers > limit.max || (n_buffers & (n_buffers - 1)) != 0)
+    throw convoy::error("n_buffers " + std::to_string(n_buffers) + ": must be a power of two from " +
+                        convoy::base::range_text(limit));
   if (order >= 2) {
     if (n_local == 0) throw convoy::error("n_local must be at least 1");
     if (n_local > p || p % n_local != 0)
