@@ -110,6 +110,8 @@ struct engine::impl final : link_layer {
     std::int64_t last_advance = 0, last_progress = 0, last_pull = 0, last_publish = 0;
     std::int64_t diagnosed_stall = -1;  // the last progress time of the stall diagnosed
     std::int64_t diagnosed_at = 0;      // when this rank printed its last diagnosis
+    std::int64_t saved_stall = -1;      // the last progress time of the stall whose trace
+                                        // this rank wrote (once per stall)
     std::int64_t next_read = 0;         // a stalled rank reads the board from then on
     std::int32_t published_state = -1;
     bool published_done = false;

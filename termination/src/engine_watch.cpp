@@ -170,8 +170,12 @@ void engine::impl::watch_step(bool advanced) noexcept {
     }
     o.board->publish(mine);
     // The job may end now (the printer's abort): every rank that sees the stall leaves
-    // its timeline so far, not the empty file reserved at set-up.
-    if (stall && o.abort && trace) (void)trace->checkpoint();
+    // its timeline so far, not the empty file reserved at set-up; once per stall (a stall
+    // it does not print is read again every timeout).
+    if (stall && o.abort && trace && w.saved_stall != w.last_progress) {
+      w.saved_stall = w.last_progress;
+      (void)trace->checkpoint();
+    }
     if (!printer) return;
     o.board->print(diagnose(all, e.rank_, t, o.seconds));
     if (o.abort) {
