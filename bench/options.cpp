@@ -87,10 +87,11 @@ void limited_option(CLI::App& app, const std::string& flag, const convoy::base::
          [=](const std::string& s) {
            const std::uint64_t v = parse_count(flag, s);
            if (v < l.min || v > l.max || (l.power_of_two && (v & (v - 1)) != 0))
-             throw CLI::ValidationError(
-                 flag, "'" + s + "': must be " +
-                           (l.power_of_two ? "a power of two" : l.bytes ? "a byte count" : "a count") +
-                           " from " + convoy::base::range_text(l));
+             throw CLI::ValidationError(flag, "'" + s + "': must be " +
+                                                  (l.power_of_two ? "a power of two"
+                                                   : l.bytes      ? "a byte count"
+                                                                  : "a count") +
+                                                  " from " + convoy::base::range_text(l));
            set(v);
          },
          help)

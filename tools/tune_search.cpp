@@ -74,8 +74,8 @@ std::map<std::string, double> tuner::measure(const std::string& kinds,
                          o_.items, "--reps", std::to_string(o_.reps)});
   cmd.insert(cmd.end(), args.begin(), args.end());
   ++runs_;
-  progress_.show("run " + std::to_string(runs_) + " of at most " + std::to_string(planned_) +
-                     ": " + missing + tail,
+  progress_.show("run " + std::to_string(runs_) + " of at most " + std::to_string(planned_) + ": " +
+                     missing + tail,
                  true);
   std::map<std::string, double> got;
   for (const auto& r : convoy::tools::run_bench(cmd, log_))

@@ -235,9 +235,12 @@ void write_document(const std::string& path, const std::vector<int>& nodes, json
   for (json& c : conveyors) c["index"] = index++;
   int n_nodes = 0;
   for (int n : nodes) n_nodes = std::max(n_nodes, n + 1);
-  const json doc = {{"format", "convoy-stats"}, {"version", 1},
-                    {"job", writer().job},      {"ranks", nodes.size()},
-                    {"nodes", n_nodes},         {"rank_node", nodes},
+  const json doc = {{"format", "convoy-stats"},
+                    {"version", 1},
+                    {"job", writer().job},
+                    {"ranks", nodes.size()},
+                    {"nodes", n_nodes},
+                    {"rank_node", nodes},
                     {"conveyors", std::move(conveyors)}};
   const std::string tmp = path + ".tmp." + std::to_string(::getpid());
   {

@@ -171,16 +171,16 @@ TEST(AsyncCombine, StatsDocumentHoldsTheCombiningConveyors) {
   const std::uint64_t m = 2000;
   const auto all = m * static_cast<std::uint64_t>(world_size());
   {
-    auto s = std::make_shared<convoy::base::settings>(
-        convoy::base::settings::from_env(MPI_COMM_WORLD));
+    auto s =
+        std::make_shared<convoy::base::settings>(convoy::base::settings::from_env(MPI_COMM_WORLD));
     s->stats_path = path;
     runtime_options o;
     o.conveyor.settings = s;
     runtime rt(MPI_COMM_WORLD, o);
     dist_array<std::uint64_t> a(rt, 64);
     auto add = a.define_update([](std::uint64_t& x, std::uint64_t v) { x += v; }, combinable);
-    auto lowest = a.define_update(
-        [](std::uint64_t& x, std::uint64_t v) { x = std::min(x, v); }, combinable);
+    auto lowest =
+        a.define_update([](std::uint64_t& x, std::uint64_t v) { x = std::min(x, v); }, combinable);
     rt.run_each(m, [&](std::size_t k) -> task<> {
       a.update(k % 7, add, 1);  // seven hot elements
       a.update(k % 64, lowest, k);

@@ -53,8 +53,8 @@ layout_plan cf::tensor_layout(std::size_t capacity, int order, std::size_t n_loc
     throw convoy::error("order " + std::to_string(order) + " is not 1, 2 or 3");
   const auto& limit = convoy::base::limit_of("CONVOY_N_BUFFERS");
   if (n_buffers < limit.min || n_buffers > limit.max || (n_buffers & (n_buffers - 1)) != 0)
-    throw convoy::error("n_buffers " + std::to_string(n_buffers) + ": must be a power of two from " +
-                        convoy::base::range_text(limit));
+    throw convoy::error("n_buffers " + std::to_string(n_buffers) +
+                        ": must be a power of two from " + convoy::base::range_text(limit));
   if (order >= 2) {
     if (n_local == 0) throw convoy::error("n_local must be at least 1");
     if (n_local > p || p % n_local != 0)
