@@ -13,9 +13,48 @@
 # The launcher is MPIEXEC_EXECUTABLE with CONVOY_MPIEXEC_PREFLAGS; override both for a
 # cluster, e.g. -DMPIEXEC_EXECUTABLE=srun -DCONVOY_MPIEXEC_PREFLAGS="" -DMPIEXEC_NUMPROC_FLAG=-n.
 
-set(CONVOY_MPIEXEC_PREFLAGS
-    "--oversubscribe;--mca;mpi_yield_when_idle;1;--mca;btl;self,vader;--bind-to;none"
+# The MPI family of the launcher (its --version): "openmpi" (OpenRTE/PRRTE), "mpich"
+# (Hydra: MPICH, Intel MPI, MVAPICH) or "other". Launch flags follow it; tests that need one
+# family's own components or launcher are skipped under another, saying why
+# (convoy_add_skipped_test).
+if(NOT DEFINED CACHE{CONVOY_MPI_FAMILY})
+  execute_process(COMMAND ${MPIEXEC_EXECUTABLE} --version OUTPUT_VARIABLE version_text
+    ERROR_VARIABLE version_text TIMEOUT 20)
+  if(version_text MATCHES "Open MPI|OpenRTE|PRRTE")
+    set(family openmpi)
+  elseif(version_text MATCHES "HYDRA|Intel\\(R\\) MPI")
+    set(family mpich)
+  else()
+    set(family other)
+  endif()
+  set(CONVOY_MPI_FAMILY ${family} CACHE STRING
+    "MPI family of MPIEXEC_EXECUTABLE: openmpi, mpich or other")
+endif()
+if(CONVOY_MPI_FAMILY STREQUAL "openmpi")
+  set(preflags "--oversubscribe;--mca;mpi_yield_when_idle;1;--mca;btl;self,vader;--bind-to;none")
+  # Ranks of emulated nodes talk over the kernel's TCP stack (bench/emulate).
+  set(tcp_flags --oversubscribe --bind-to none --mca mpi_yield_when_idle 1 --mca pml ob1
+                --mca btl self,tcp --mca btl_tcp_if_include lo)
+else()
+  # Hydra oversubscribes and leaves ranks unbound by default.
+  set(preflags "")
+  # UCX (MPICH's ch4:ucx) between ranks of one host over TCP only.
+  set(tcp_flags -genv UCX_TLS tcp,self)
+endif()
+set(CONVOY_MPIEXEC_PREFLAGS "${preflags}"
     CACHE STRING "Flags placed before the program by the MPI launcher in tests")
+set(CONVOY_MPIEXEC_TCP_FLAGS "${tcp_flags}" CACHE STRING
+    "Launcher flags of the tests whose emulated nodes talk over TCP (bench/emulate)")
+
+# convoy_add_skipped_test(NAME <name> LABELS <labels> REASON <text>)
+# An entry that says why it cannot run with this build's MPI and reports Skipped.
+function(convoy_add_skipped_test)
+  cmake_parse_arguments(ARG "" "NAME;LABELS;REASON" "" ${ARGN})
+  add_test(NAME ${ARG_NAME}
+    COMMAND ${CMAKE_COMMAND} -E echo "SKIPPED (${CONVOY_MPI_FAMILY} MPI): ${ARG_REASON}")
+  set_tests_properties(${ARG_NAME} PROPERTIES LABELS "${ARG_LABELS}"
+    SKIP_REGULAR_EXPRESSION "SKIPPED \\(")
+endfunction()
 set(CONVOY_TEST_TIMEOUT 180 CACHE STRING "Default timeout (s) of one CTest entry")
 
 set(CONVOY_TEST_ENV

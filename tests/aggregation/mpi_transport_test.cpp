@@ -238,6 +238,10 @@ TEST(MpiTransport, BadLayoutIsAConvoyError) {
 TEST(MpiTransport, MpiErrorIsAConvoyError) {
   const int rank = world_rank(), p = world_size();
   if (p != 2) GTEST_SKIP() << "runs at np 2 only (the sender's destructor waits its 20 s bound)";
+  // MPICH raises an error of MPI_Testsome on MPI_COMM_WORLD's handler (fatal by default),
+  // not on the requests' communicator, whose MPI_ERRORS_RETURN the transport set.
+  if (convoy_test::mpich_family())
+    GTEST_SKIP() << "MPICH reports MPI_Testsome's errors through MPI_COMM_WORLD's error handler";
   const auto lay = all_to_all(rank, 2, 1, rank == 0 ? 256 : 64, 1);
   {
     agg::mpi_transport t(MPI_COMM_WORLD);

@@ -2,6 +2,7 @@
 // Small helpers shared by the MPI tests.
 #include <mpi.h>
 
+#include <cstddef>
 #include <string>
 
 namespace convoy_test {
@@ -32,6 +33,22 @@ inline std::string from_root(std::string s) {
   s.resize(static_cast<size_t>(len));
   MPI_Bcast(s.data(), len, MPI_CHAR, 0, MPI_COMM_WORLD);
   return s;
+}
+
+// The MPI library's own name for itself (MPI_Get_library_version), e.g. "Open MPI v4.1.4,
+// ..." or "MPICH Version: 4.0.2 ...".
+inline std::string library_version() {
+  char text[MPI_MAX_LIBRARY_VERSION_STRING] = {};
+  int len = 0;
+  MPI_Get_library_version(text, &len);
+  return {text, static_cast<std::size_t>(len)};
+}
+
+// True when the MPI is MPICH or one derived from it (Intel MPI, MVAPICH, Cray MPICH).
+inline bool mpich_family() {
+  const std::string v = library_version();
+  return v.find("MPICH") != std::string::npos || v.find("Intel(R) MPI") != std::string::npos ||
+         v.find("MVAPICH") != std::string::npos;
 }
 
 // True on every rank iff every rank holds the same `s`.
