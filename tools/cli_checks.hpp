@@ -104,26 +104,43 @@ namespace convoy::tools {
 
 /// How far a long run got, on standard error. On a terminal, one line rewritten in place
 /// ('\r') at most ten times a second and erased at the end. Elsewhere (a batch job's log, a
-/// pipe), a whole line every `log_period` once the run has taken that long, so that a log
-/// shows the run is alive without filling up, and a short run prints nothing.
+/// pipe), a whole line every log period once the run has taken that long, so that a log
+/// shows the run is alive without filling up, and a short run prints nothing. The period
+/// is CONVOY_PROGRESS_SECONDS (a whole number from 1 to 3600), else 5 s.
 class progress_line {
  public:
-  static constexpr std::chrono::seconds log_period{5};
-
   explicit progress_line(std::string prefix)
       : prefix_(std::move(prefix)),
         tty_(::isatty(STDERR_FILENO) != 0),
+        log_period_(log_period()),
         last_(std::chrono::steady_clock::now()) {}
+
+  /// CONVOY_PROGRESS_SECONDS, else 5 s; a bad value is said once and the default taken.
+  static std::chrono::seconds log_period() {
+    static const std::chrono::seconds period = [] {
+      const char* text = std::getenv("CONVOY_PROGRESS_SECONDS");
+      if (text == nullptr) return std::chrono::seconds(5);
+      char* end = nullptr;
+      const long v = std::strtol(text, &end, 10);
+      if (end != text && *end == '\0' && v >= 1 && v <= 3600) return std::chrono::seconds(v);
+      std::fprintf(stderr,
+                   "convoy: CONVOY_PROGRESS_SECONDS='%s': must be a whole number of seconds "
+                   "from 1 to 3600; using 5\n",
+                   text);
+      return std::chrono::seconds(5);
+    }();
+    return period;
+  }
   ~progress_line() { clear(); }
   progress_line(const progress_line&) = delete;
   progress_line& operator=(const progress_line&) = delete;
 
   /// Shows `text` after the prefix; on a terminal skipped when the last line is less than
-  /// 0.1 s old, unless `now`; elsewhere when it is less than log_period old.
+  /// 0.1 s old, unless `now`; elsewhere when it is less than the log period old.
   void show(const std::string& text, bool now = false) {
     const auto t = std::chrono::steady_clock::now();
     if (!tty_) {
-      if (t - last_ < log_period) return;
+      if (t - last_ < log_period_) return;
       last_ = t;
       std::fputs((prefix_ + text + "\n").c_str(), stderr);
       std::fflush(stderr);
@@ -150,6 +167,7 @@ class progress_line {
  private:
   std::string prefix_;
   bool tty_;
+  std::chrono::seconds log_period_;
   std::size_t shown_ = 0;
   std::chrono::steady_clock::time_point last_;
 };
