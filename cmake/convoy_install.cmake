@@ -13,6 +13,14 @@ foreach(tgt IN LISTS convoy_components)
   install(DIRECTORY ${comp_dir}/include/ DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
 endforeach()
 install(EXPORT convoyTargets NAMESPACE convoy:: DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/convoy)
+# The MPI convoy was built for, by its compiler wrappers' names (no paths of this machine):
+# convoyConfig.cmake hands them to FindMPI unless the consumer chose its own.
+get_filename_component(CONVOY_MPI_C_WRAPPER "${MPI_C_COMPILER}" NAME)
+if(MPI_CXX_COMPILER)
+  get_filename_component(CONVOY_MPI_CXX_WRAPPER "${MPI_CXX_COMPILER}" NAME)
+else()  # the C wrapper's sibling: mpicc -> mpicxx, mpicc.mpich -> mpicxx.mpich
+  string(REGEX REPLACE "^mpicc" "mpicxx" CONVOY_MPI_CXX_WRAPPER "${CONVOY_MPI_C_WRAPPER}")
+endif()
 configure_package_config_file(${CMAKE_CURRENT_LIST_DIR}/convoyConfig.cmake.in
   ${CMAKE_CURRENT_BINARY_DIR}/convoyConfig.cmake
   INSTALL_DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/convoy)
