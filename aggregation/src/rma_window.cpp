@@ -11,6 +11,15 @@ namespace convoy::aggregation::detail {
 
 namespace {
 MPI_Aint as_disp(std::size_t disp) { return static_cast<MPI_Aint>(disp); }
+
+// Every rank's part is a whole number of cache lines. MPICH 4.0 (ch4) places the parts of
+// the ranks of one node back to back in one segment and hands each rank the exact start
+// of its part, but its one-sided calls address a part from that start rounded down to 16
+// bytes: with 24 bytes per rank, rank 1's `*base` is 8 bytes past where a get or put
+// aimed at rank 1 lands, inside rank 0's part. Whole cache lines keep every start
+// aligned (and keep ranks' words off each other's lines).
+constexpr MPI_Aint part_align = 64;
+MPI_Aint whole_lines(MPI_Aint size) { return (size + part_align - 1) / part_align * part_align; }
 }  // namespace
 
 std::string window_failure(const char* call, int code) {
@@ -42,10 +51,10 @@ MPI_Win allocate_window(MPI_Comm comm, MPI_Aint size, void** base) {
     MPI_Info info = MPI_INFO_NULL;
     CONVOY_MPI_CHECK(MPI_Info_create(&info));
     MPI_Info_set(info, "alloc_shared_noncontig", "true");
-    rc_alloc = MPI_Win_allocate_shared(size, 1, info, comm, base, &win);
+    rc_alloc = MPI_Win_allocate_shared(whole_lines(size), 1, info, comm, base, &win);
     MPI_Info_free(&info);
   } else {
-    rc_alloc = MPI_Win_allocate(size, 1, MPI_INFO_NULL, comm, base, &win);
+    rc_alloc = MPI_Win_allocate(whole_lines(size), 1, MPI_INFO_NULL, comm, base, &win);
   }
   // Every rank or none (AGG-161): MPI may be unable to make one-sided windows at all
   // (OpenMPI 4.1's `rdma` component between nodes joined by TCP alone), and a rank that

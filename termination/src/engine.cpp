@@ -173,6 +173,10 @@ int engine::advance(bool done) noexcept {
   if (m.trace) [[unlikely]]
     m.trace->advance_enter();
   const auto entered = std::chrono::steady_clock::now();  // one of the two reads (TERM-16)
+  // The record says this call began before any MPI call of it runs: a board read that waits
+  // for this rank's MPI progress (status_window) is answered by the first of them.
+  if (m.watch) [[unlikely]]
+    m.watch_enter();
   try {
     m.settle();
     ++m.tick;

@@ -178,6 +178,12 @@ struct engine::impl final : link_layer {
   // After advance (`advanced`), begin and reset: notes progress, publishes this rank's
   // record when it changed or is due, and diagnoses a stall of the timeout or longer.
   void watch_step(bool advanced) noexcept;
+  /// On entering advance, before any MPI call of it: publishes the record with this call's
+  /// time when the publish period has passed (not counted as the period's publish, so
+  /// watch_step at the end of the call publishes too).
+  void watch_enter() noexcept;
+  /// The watch's clocks at `t`: the last advance (if `advanced`), progress and pull.
+  void watch_sample(std::int64_t t, bool advanced) noexcept;
 
   // ---- the trace's event sites (engine_trace.cpp) ----
   void start_trace();

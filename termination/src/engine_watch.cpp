@@ -116,25 +116,40 @@ void engine::impl::status_termination(rank_status& s) const {
   }
 }
 
+void engine::impl::watch_sample(std::int64_t t, bool advanced) noexcept {
+  watch_state& w = *watch;
+  if (advanced) w.last_advance = t;
+  if (counting.epoch() != w.epoch) {  // a new cycle: begin counts as a call and progress
+    w.epoch = counting.epoch();
+    w.last_advance = w.last_progress = w.last_pull = t;
+  }
+  const std::uint64_t a = activity();
+  if (a != w.activity) {
+    w.activity = a;
+    w.last_progress = t;
+  }
+  if (e.hot_.pulls != w.pulls) {
+    w.pulls = e.hot_.pulls;
+    w.last_pull = t;
+  }
+}
+
+void engine::impl::watch_enter() noexcept {
+  const std::int64_t t = wall_clock_ms();
+  if (t - watch->last_publish < watch->publish_period_ms) return;
+  watch_sample(t, true);
+  try {
+    e.options_.watchdog.board->publish(status());
+  } catch (...) {  // status() allocates nothing; the watchdog never fails a call
+  }
+}
+
 void engine::impl::watch_step(bool advanced) noexcept {
   watch_state& w = *watch;
   const watchdog_options& o = e.options_.watchdog;
   try {
     const std::int64_t t = wall_clock_ms();
-    if (advanced) w.last_advance = t;
-    if (counting.epoch() != w.epoch) {  // a new cycle: begin counts as a call and progress
-      w.epoch = counting.epoch();
-      w.last_advance = w.last_progress = w.last_pull = t;
-    }
-    const std::uint64_t a = activity();
-    if (a != w.activity) {
-      w.activity = a;
-      w.last_progress = t;
-    }
-    if (e.hot_.pulls != w.pulls) {
-      w.pulls = e.hot_.pulls;
-      w.last_pull = t;
-    }
+    watch_sample(t, advanced);
     const auto st = static_cast<std::int32_t>(e.state_.current());
     const bool changed = st != w.published_state || counting.done_pushing() != w.published_done;
     const bool working = in_cycle(e.state_.current());

@@ -23,8 +23,7 @@ constexpr int record_bytes = static_cast<int>(sizeof(termination::rank_status));
 }  // namespace
 
 status_messages::status_messages(MPI_Comm comm, double seconds)
-    : timeout_ms_(static_cast<std::int64_t>(seconds * 1000.0)),
-      wait_ms_(std::clamp<std::int64_t>(static_cast<std::int64_t>(seconds * 250.0), 1, 1000)) {
+    : timeout_ms_(static_cast<std::int64_t>(seconds * 1000.0)), wait_ms_(answer_wait_ms(seconds)) {
   CONVOY_MPI_CHECK(MPI_Comm_dup(comm, &comm_));
   try {
     CONVOY_MPI_CHECK(MPI_Comm_set_errhandler(comm_, MPI_ERRORS_RETURN));
@@ -135,21 +134,8 @@ std::vector<termination::rank_status> status_messages::read_all() {
   for (int r = 0; r < size_; ++r) {
     const auto i = static_cast<std::size_t>(r);
     if (r == rank_ || asked_ms_[i] == 0) continue;
-    termination::rank_status& s = all[i];
-    // Silent through the wait while advancing ranks answer within a publish period: it
-    // has not advanced since the first query it left unanswered; its last answer, if any,
-    // says what it did before. A rank that never answered has not advanced since this
-    // rank's stall began, as far as anyone can tell.
-    if (s.rank < 0) {  // never answered: in this rank's cycle, nothing said
-      s = termination::rank_status{};
-      s.rank = r;
-      s.state = mine_.state;
-      s.epoch = mine_.epoch;
-      s.last_advance_ms = s.last_progress_ms = s.last_pull_ms =
-          std::min(asked_ms_[i], mine_.last_progress_ms);
-    }
-    s.last_advance_ms = std::min(s.last_advance_ms, asked_ms_[i]);
-    s.last_progress_ms = std::min(s.last_progress_ms, asked_ms_[i]);
+    // Silent through the wait while advancing ranks answer within a publish period.
+    describe_silent(all[i], r, asked_ms_[i], mine_);
   }
   return all;
 }

@@ -1,19 +1,25 @@
-// The watchdog's board over MPI (TERM-15). Each rank's slot is [sequence][record]:
-// the owner writes its record between two increments of the sequence (odd while writing),
-// a reader gets the sequence and the record, then the sequence again, and keeps the copy
-// when both are equal and even. Reads are passive-target gets (no atomics) inside
-// one MPI_Win_lock_all epoch opened at construction, so no rank waits for another to call
-// MPI — as far as the MPI library completes one-sided operations without the target
-// (shared memory on a node, RDMA networks).
+// The watchdog's board over one-sided MPI (TERM-15, status_window.hpp). Each rank's slot is
+// [head][record][tail]: the owner sets the head to n + 1, writes the record, then sets the
+// tail to n + 1; a copy whose head and tail agree is whole. Node slots live in a shared-
+// memory window and are read with loads, tail first and head last, so a write that began
+// during the copy is seen. Off-node slots are read with MPI_Rget inside one lock_all epoch
+// opened at construction; a get completes when MPI says so, which for some libraries is
+// only when the target calls MPI, so a pending get makes its rank silent, not the reader
+// blocked.
 #include "status_window.hpp"
 
+#include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <convoy/aggregation/detail/rma_window.hpp>
+#include <convoy/aggregation/node_map.hpp>
 #include <convoy/base/collective.hpp>
 #include <convoy/base/error.hpp>
+#include <convoy/termination/state_machine.hpp>
 #include <cstdio>
 #include <cstring>
 #include <string>
+#include <thread>
 #include <type_traits>
 
 namespace convoy::termination::detail {
@@ -22,90 +28,233 @@ namespace {
 
 static_assert(std::is_trivially_copyable_v<termination::rank_status>);
 
-constexpr MPI_Aint seq_offset = 0;
-constexpr MPI_Aint record_offset = 8;
-constexpr MPI_Aint slot_bytes = record_offset + sizeof(termination::rank_status);
+constexpr std::size_t head_offset = 0;
+constexpr std::size_t record_offset = 8;
+constexpr std::size_t tail_offset = record_offset + sizeof(termination::rank_status);
+constexpr std::size_t slot_bytes = tail_offset + 8;
 constexpr int read_tries = 8;
+
+std::atomic_ref<std::uint64_t> counter(std::byte* slot, std::size_t offset) {
+  return std::atomic_ref<std::uint64_t>(*reinterpret_cast<std::uint64_t*>(slot + offset));
+}
+
+void write_slot(std::byte* slot, const termination::rank_status& s) noexcept {
+  const std::uint64_t n = counter(slot, tail_offset).load(std::memory_order_relaxed) + 1;
+  counter(slot, head_offset).store(n, std::memory_order_relaxed);
+  std::atomic_thread_fence(std::memory_order_release);
+  std::memcpy(slot + record_offset, &s, sizeof s);
+  counter(slot, tail_offset).store(n, std::memory_order_release);
+}
+
+// A whole copy of a node slot, or false while it is being written.
+bool load_slot(std::byte* slot, termination::rank_status& out) noexcept {
+  const std::uint64_t tail = counter(slot, tail_offset).load(std::memory_order_acquire);
+  termination::rank_status copy;
+  std::memcpy(&copy, slot + record_offset, sizeof copy);
+  std::atomic_thread_fence(std::memory_order_acquire);
+  if (counter(slot, head_offset).load(std::memory_order_relaxed) != tail) return false;
+  out = copy;
+  return true;
+}
+
+// The record of a copied slot (a get's landing place), or false when torn.
+bool whole_copy(const std::byte* slot, termination::rank_status& out) noexcept {
+  std::uint64_t head = 0, tail = 0;
+  std::memcpy(&head, slot + head_offset, sizeof head);
+  std::memcpy(&tail, slot + tail_offset, sizeof tail);
+  if (head != tail) return false;
+  std::memcpy(&out, slot + record_offset, sizeof out);
+  return true;
+}
 
 }  // namespace
 
-status_window::status_window(MPI_Comm comm) {
-  // A duplicate that returns errors: MPI may be unable to make the window (AGG-161).
+void describe_silent(termination::rank_status& s, int rank, std::int64_t asked_ms,
+                     const termination::rank_status& mine) noexcept {
+  if (s.rank < 0) {  // never answered: in the reader's cycle, nothing said
+    s = termination::rank_status{};
+    s.rank = rank;
+    s.state = mine.state;
+    s.epoch = mine.epoch;
+    s.last_advance_ms = s.last_progress_ms = s.last_pull_ms =
+        std::min(asked_ms, mine.last_progress_ms);
+  }
+  s.last_advance_ms = std::min(s.last_advance_ms, asked_ms);
+  s.last_progress_ms = std::min(s.last_progress_ms, asked_ms);
+}
+
+std::int64_t answer_wait_ms(double seconds) noexcept {
+  return std::clamp<std::int64_t>(static_cast<std::int64_t>(seconds * 250.0), 1, 1000);
+}
+
+status_window::status_window(MPI_Comm comm, double seconds)
+    : timeout_ms_(static_cast<std::int64_t>(seconds * 1000.0)), wait_ms_(answer_wait_ms(seconds)) {
+  // A duplicate that returns errors: MPI may be unable to make the windows (AGG-161).
   CONVOY_MPI_CHECK(MPI_Comm_dup(comm, &comm_));
   try {
     CONVOY_MPI_CHECK(MPI_Comm_set_errhandler(comm_, MPI_ERRORS_RETURN));
     CONVOY_MPI_CHECK(MPI_Comm_rank(comm_, &rank_));
     CONVOY_MPI_CHECK(MPI_Comm_size(comm_, &size_));
-    void* mem = nullptr;
-    win_ = aggregation::detail::allocate_window(comm_, slot_bytes, &mem);
-    base_ = static_cast<std::byte*>(mem);
-    std::memset(base_, 0, slot_bytes);
-    termination::rank_status none;  // rank -1: nothing published yet
-    std::memcpy(base_ + record_offset, &none, sizeof none);
-    CONVOY_MPI_CHECK(MPI_Win_lock_all(MPI_MODE_NOCHECK, win_));
-    CONVOY_MPI_CHECK(MPI_Win_sync(win_));
+    const auto n = static_cast<std::size_t>(size_);
+    near_.assign(n, nullptr);
+    far_.resize(n);
+    known_.resize(n);
+    far_slots_.resize(n * slot_bytes);
+    open_node_window();
+    open_far_window();
     CONVOY_MPI_CHECK(MPI_Barrier(comm_));  // every slot initialized before anyone reads
   } catch (...) {
-    if (win_ != MPI_WIN_NULL) MPI_Win_free(&win_);
-    MPI_Comm_free(&comm_);
+    free_windows();
     throw;
   }
 }
 
-status_window::~status_window() {
-  int finalized = 0;
-  MPI_Finalized(&finalized);
-  if (finalized || win_ == MPI_WIN_NULL) return;
-  MPI_Win_unlock_all(win_);
-  MPI_Win_free(&win_);
-  MPI_Comm_free(&comm_);
+void status_window::open_node_window() {
+  node_ = aggregation::split_node(comm_, {});  // the real shared-memory group
+  CONVOY_MPI_CHECK(MPI_Comm_set_errhandler(node_, MPI_ERRORS_RETURN));
+  void* mem = nullptr;
+  node_win_ = aggregation::detail::allocate_window(node_, slot_bytes, &mem);
+  std::memset(mem, 0, slot_bytes);
+  write_slot(static_cast<std::byte*>(mem), termination::rank_status{});  // rank -1: nothing yet
+  CONVOY_MPI_CHECK(MPI_Win_lock_all(MPI_MODE_NOCHECK, node_win_));
+  CONVOY_MPI_CHECK(MPI_Win_sync(node_win_));
+  int node_size = 0;
+  CONVOY_MPI_CHECK(MPI_Comm_size(node_, &node_size));
+  MPI_Group node_group = MPI_GROUP_NULL, group = MPI_GROUP_NULL;
+  CONVOY_MPI_CHECK(MPI_Comm_group(node_, &node_group));
+  CONVOY_MPI_CHECK(MPI_Comm_group(comm_, &group));
+  std::vector<int> on_node(static_cast<std::size_t>(node_size)), ranks(on_node.size());
+  for (int i = 0; i < node_size; ++i) on_node[static_cast<std::size_t>(i)] = i;
+  const int rc =
+      MPI_Group_translate_ranks(node_group, node_size, on_node.data(), group, ranks.data());
+  MPI_Group_free(&node_group);
+  MPI_Group_free(&group);
+  if (rc != MPI_SUCCESS)
+    convoy::detail::throw_mpi_error("MPI_Group_translate_ranks", rc, __FILE__, __LINE__);
+  for (int i = 0; i < node_size; ++i) {
+    MPI_Aint size = 0;
+    int disp = 0;
+    void* slot = nullptr;
+    CONVOY_MPI_CHECK(MPI_Win_shared_query(node_win_, i, &size, &disp, &slot));
+    near_[static_cast<std::size_t>(ranks[static_cast<std::size_t>(i)])] =
+        static_cast<std::byte*>(slot);
+  }
 }
 
+void status_window::open_far_window() {
+  int node_size = 0;
+  CONVOY_MPI_CHECK(MPI_Comm_size(node_, &node_size));
+  if (node_size == size_) return;  // one node: every slot is a load away
+  void* mem = nullptr;
+  far_win_ = aggregation::detail::allocate_window(comm_, slot_bytes, &mem);
+  far_base_ = static_cast<std::byte*>(mem);
+  std::memset(far_base_, 0, slot_bytes);
+  write_slot(far_base_, termination::rank_status{});
+  CONVOY_MPI_CHECK(MPI_Win_lock_all(MPI_MODE_NOCHECK, far_win_));
+  CONVOY_MPI_CHECK(MPI_Win_sync(far_win_));
+  // Every pair's connection made now, while every rank is here to progress it: made by a
+  // reader's first get, it can take a rank that calls MPI seldom more calls than the
+  // reader waits for its answer (ranks that are not mesh peers have no connection yet).
+  std::uint64_t word = 0;
+  for (int r = 0; r < size_; ++r)
+    if (near_[static_cast<std::size_t>(r)] == nullptr)
+      CONVOY_MPI_CHECK(MPI_Get(&word, 1, MPI_UINT64_T, r, 0, 1, MPI_UINT64_T, far_win_));
+  CONVOY_MPI_CHECK(MPI_Win_flush_all(far_win_));
+}
+
+void status_window::free_windows() noexcept {
+  int finalized = 0;
+  MPI_Finalized(&finalized);
+  if (finalized) return;
+  for (far_read& f : far_)  // complete once every rank is here (the destructor's collective)
+    if (f.request != MPI_REQUEST_NULL) MPI_Wait(&f.request, MPI_STATUS_IGNORE);
+  for (MPI_Win* w : {&far_win_, &node_win_}) {
+    if (*w == MPI_WIN_NULL) continue;
+    MPI_Win_unlock_all(*w);
+    MPI_Win_free(w);
+  }
+  if (node_ != MPI_COMM_NULL) MPI_Comm_free(&node_);
+  if (comm_ != MPI_COMM_NULL) MPI_Comm_free(&comm_);
+}
+
+status_window::~status_window() { free_windows(); }
+
 void status_window::publish(const termination::rank_status& s) noexcept {
-  std::atomic_ref<std::uint64_t> seq(*reinterpret_cast<std::uint64_t*>(base_ + seq_offset));
-  const std::uint64_t n = seq.load(std::memory_order_relaxed);
-  seq.store(n + 1, std::memory_order_relaxed);
-  std::atomic_thread_fence(std::memory_order_release);
-  std::memcpy(base_ + record_offset, &s, sizeof s);
-  std::atomic_thread_fence(std::memory_order_release);
-  seq.store(n + 2, std::memory_order_relaxed);
-  MPI_Win_sync(win_);
+  mine_ = s;
+  write_slot(near_[static_cast<std::size_t>(rank_)], s);
+  MPI_Win_sync(node_win_);
+  if (far_win_ == MPI_WIN_NULL) return;
+  write_slot(far_base_, s);
+  MPI_Win_sync(far_win_);
+  // Gets from other nodes that wait for this rank's MPI progress are served now, with the
+  // record just written: served by the engine's earlier MPI calls in this advance, they
+  // would carry the previous record, as old as this rank's pause between advances.
+  int flag = 0;
+  MPI_Iprobe(MPI_ANY_SOURCE, MPI_ANY_TAG, comm_, &flag, MPI_STATUS_IGNORE);
+  try {
+    // Half a timeout without progress inside a cycle: ask the other nodes now, so that by
+    // the read a rank whose get is still pending has not called MPI for half a timeout.
+    const std::int64_t now = termination::wall_clock_ms();
+    poll_far(termination::in_cycle(static_cast<termination::state>(s.state)) &&
+                 now - s.last_progress_ms >= timeout_ms_ / 2,
+             now);
+  } catch (...) {  // the next read reports what fails; publishing never throws
+  }
+}
+
+bool status_window::poll_far(bool ask, std::int64_t now) {
+  bool waiting = false;
+  for (int r = 0; r < size_; ++r) {
+    const auto i = static_cast<std::size_t>(r);
+    if (near_[i] != nullptr) continue;
+    if (far_[i].asked_ms == 0 && ask) ask_far(r, now);
+    if (far_[i].asked_ms != 0 && !take_far(r)) waiting = true;
+  }
+  return waiting;
+}
+
+void status_window::ask_far(int r, std::int64_t now) {
+  far_read& f = far_[static_cast<std::size_t>(r)];
+  std::byte* into = far_slots_.data() + static_cast<std::size_t>(r) * slot_bytes;
+  constexpr int bytes = static_cast<int>(slot_bytes);
+  CONVOY_MPI_CHECK(MPI_Rget(into, bytes, MPI_BYTE, r, 0, bytes, MPI_BYTE, far_win_, &f.request));
+  f.asked_ms = now;
+}
+
+bool status_window::take_far(int r) {
+  far_read& f = far_[static_cast<std::size_t>(r)];
+  int done = 0;
+  CONVOY_MPI_CHECK(MPI_Test(&f.request, &done, MPI_STATUS_IGNORE));
+  if (!done) return false;
+  const auto i = static_cast<std::size_t>(r);
+  if (whole_copy(far_slots_.data() + i * slot_bytes, known_[i])) {
+    f.asked_ms = 0;
+  } else {
+    ask_far(r, f.asked_ms);  // torn by a write: again, still silent since the first ask
+  }
+  return f.asked_ms == 0;
 }
 
 std::vector<termination::rank_status> status_window::read_all() {
-  const auto n = static_cast<std::size_t>(size_);
-  std::vector<std::byte> slots(n * static_cast<std::size_t>(slot_bytes - seq_offset));
-  std::vector<std::uint64_t> again(n);
-  std::vector<termination::rank_status> out(n);
-  std::vector<bool> done(n, false);
-  const int record_bytes = static_cast<int>(slot_bytes - seq_offset);
-  for (int attempt = 0; attempt < read_tries; ++attempt) {
-    for (int r = 0; r < size_; ++r) {
-      if (done[static_cast<std::size_t>(r)]) continue;
-      std::byte* into = slots.data() + static_cast<std::size_t>(r) * record_bytes;
-      CONVOY_MPI_CHECK(
-          MPI_Get(into, record_bytes, MPI_BYTE, r, seq_offset, record_bytes, MPI_BYTE, win_));
+  const std::int64_t now = termination::wall_clock_ms();
+  for (int r = 0; r < size_; ++r) {
+    const auto i = static_cast<std::size_t>(r);
+    // A slot being written keeps its last copy after the tries: a diagnosis is a hint.
+    for (int t = 0; near_[i] && t < read_tries && !load_slot(near_[i], known_[i]); ++t) {
     }
-    CONVOY_MPI_CHECK(MPI_Win_flush_all(win_));
-    for (int r = 0; r < size_; ++r)
-      if (!done[static_cast<std::size_t>(r)])
-        CONVOY_MPI_CHECK(MPI_Get(&again[static_cast<std::size_t>(r)], 1, MPI_UINT64_T, r,
-                                 seq_offset, 1, MPI_UINT64_T, win_));
-    CONVOY_MPI_CHECK(MPI_Win_flush_all(win_));
-    bool all = true;
-    for (std::size_t r = 0; r < n; ++r) {
-      if (done[r]) continue;
-      const std::byte* from = slots.data() + r * static_cast<std::size_t>(record_bytes);
-      std::uint64_t seq = 0;
-      std::memcpy(&seq, from, sizeof seq);
-      std::memcpy(&out[r], from + (record_offset - seq_offset), sizeof out[r]);
-      // A slot being written keeps its last copy after the tries: a diagnosis is a hint.
-      done[r] = seq % 2 == 0 && seq == again[r];
-      all = all && done[r];
-    }
-    if (all) break;
   }
-  return out;
+  // Off-node answers, for a bounded time; a get still pending leaves its rank silent.
+  for (bool ask = true; poll_far(ask, now); ask = false) {
+    if (termination::wall_clock_ms() - now >= wait_ms_) break;
+    std::this_thread::sleep_for(std::chrono::microseconds(200));
+  }
+  std::vector<termination::rank_status> all = known_;
+  all[static_cast<std::size_t>(rank_)] = mine_;
+  for (int r = 0; r < size_; ++r) {
+    const auto i = static_cast<std::size_t>(r);
+    if (r != rank_ && far_[i].asked_ms != 0) describe_silent(all[i], r, far_[i].asked_ms, mine_);
+  }
+  return all;
 }
 
 void status_window::print(const std::string& text) noexcept {
@@ -118,7 +267,7 @@ void status_window::abort() noexcept { MPI_Abort(MPI_COMM_WORLD, 3); }
 std::shared_ptr<termination::status_board> make_status_board(MPI_Comm comm, double seconds) {
   if (seconds <= 0) return nullptr;
   try {
-    return std::make_shared<status_window>(comm);
+    return std::make_shared<status_window>(comm, seconds);
   } catch (const convoy::error& e) {  // agreed on every rank (AGG-161)
     base::notice_once(comm, "convoy.watchdog_messages",
                       std::string("convoy: ") + e.what() +

@@ -1,7 +1,7 @@
 #pragma once
-// The watchdog's boards over MPI (termination/README.md, TERM-15): one passive-target RMA
-// window over the conveyor's communicator holding every rank's status record, or, where
-// MPI cannot make that window, point-to-point queries and answers. Private to termination/.
+// The watchdog's boards over MPI (termination/README.md, TERM-15): one-sided windows
+// holding every rank's status record, or, where MPI cannot make them, point-to-point
+// queries and answers. Private to termination/.
 #include <mpi.h>
 
 #include <convoy/termination/watchdog.hpp>
@@ -12,30 +12,69 @@
 
 namespace convoy::termination::detail {
 
+/// How a rank that did not answer within a read is described (both boards): by its last
+/// answer, or, with none, as in the reader's cycle with nothing said; either way it has not
+/// advanced or made progress since `asked_ms`, when the unanswered question was put.
+void describe_silent(termination::rank_status& s, int rank, std::int64_t asked_ms,
+                     const termination::rank_status& mine) noexcept;
+
+/// How long a read waits for other ranks' answers: a quarter of the watchdog's timeout
+/// `seconds`, from 1 ms to 1 s.
+[[nodiscard]] std::int64_t answer_wait_ms(double seconds) noexcept;
+
+/// The board in two windows: on each node a shared-memory window whose slots the node's
+/// ranks read with plain loads (no MPI call, so a rank that sleeps or computes does not
+/// delay them), and, when `comm` spans nodes, a passive-target window over `comm` read with
+/// MPI_Rget. MPI may complete a get only when the target calls MPI (MPICH's ch4 does, even
+/// on one node), so, as status_messages does with its queries, a rank without progress for
+/// half the timeout asks already, a read waits for answers for a bounded time, and a rank
+/// whose get is still pending is described as silent.
 class status_window final : public termination::status_board {
  public:
-  /// Collective over `comm` (a duplicate, aggregation::detail::allocate_window, one
-  /// barrier). Throws convoy::error on every rank alike if MPI cannot make the window.
-  explicit status_window(MPI_Comm comm);
+  /// Collective over `comm` (a duplicate, its node communicator, one shared-memory window
+  /// and, across nodes, aggregation::detail::allocate_window). `seconds`: the watchdog's
+  /// timeout. Throws convoy::error on every rank alike if MPI cannot make the windows.
+  status_window(MPI_Comm comm, double seconds);
   /// Collective (MPI_Win_free), unless MPI is finalized.
   ~status_window() override;
   status_window(const status_window&) = delete;
   status_window& operator=(const status_window&) = delete;
 
-  /// Writes this rank's slot (a sequence-locked copy): local stores, no communication.
+  /// Writes this rank's slots (a head and tail counter around the record): local stores,
+  /// no communication.
   void publish(const termination::rank_status& s) noexcept override;
-  /// MPI_Get of every rank's slot under the window's lock_all epoch (passive target: the
-  /// other ranks need not call MPI), retried while a slot is being written.
+  /// Every rank's record: the node's by loads, retried while a slot is being written; the
+  /// other nodes' by MPI_Rget, waited for a bounded time.
   [[nodiscard]] std::vector<termination::rank_status> read_all() override;
   void print(const std::string& text) noexcept override;
   void abort() noexcept override;
 
  private:
+  struct far_read {  // a pending get of one off-node rank's slot
+    MPI_Request request = MPI_REQUEST_NULL;
+    std::int64_t asked_ms = 0;  // when it was issued; 0: none pending
+  };
+  void open_node_window();
+  void open_far_window();
+  bool poll_far(bool ask, std::int64_t now);  // asks (if `ask`) and takes; true: some pending
+  void ask_far(int r, std::int64_t now);
+  bool take_far(int r);  // true when r's get completed (its record taken or asked again)
+  void free_windows() noexcept;
+
   MPI_Comm comm_ = MPI_COMM_NULL;
-  MPI_Win win_ = MPI_WIN_NULL;
-  std::byte* base_ = nullptr;  // this rank's slot
+  MPI_Comm node_ = MPI_COMM_NULL;
+  MPI_Win node_win_ = MPI_WIN_NULL;
+  MPI_Win far_win_ = MPI_WIN_NULL;    // none when `comm` is one node
+  std::byte* far_base_ = nullptr;     // this rank's slot in far_win_
+  std::vector<std::byte*> near_;      // by rank of `comm`: its node slot, or null off-node
+  std::vector<std::byte> far_slots_;  // by rank: the landing place of its get
+  std::vector<far_read> far_;
+  std::vector<termination::rank_status> known_;  // each off-node rank's last record
+  termination::rank_status mine_;
   int rank_ = 0;
   int size_ = 0;
+  std::int64_t timeout_ms_ = 0;
+  std::int64_t wait_ms_ = 0;
 };
 
 /// The board without one-sided MPI (TERM-61): publish() keeps this rank's record and

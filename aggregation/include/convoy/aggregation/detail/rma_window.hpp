@@ -20,7 +20,8 @@ namespace convoy::aggregation::detail {
 /// `*base` to this rank's part: MPI_Win_allocate_shared (OpenMPI's `sm` component) when
 /// every rank of `comm` shares one node, else MPI_Win_allocate (AGG-117: the `rdma`
 /// component over the `vader` BTL crashes once a window has been freed and another
-/// allocated). `comm` must return errors (MPI_ERRORS_RETURN); so does the window. Every
+/// allocated). Each rank's part is rounded up to whole cache lines (MPICH 4.0 addresses a
+/// part that does not start on 16 bytes wrongly). `comm` must return errors (MPI_ERRORS_RETURN); so does the window. Every
 /// rank gets a window or every rank throws convoy::error with the lowest failing rank's
 /// reason, window_failure()'s text (AGG-161).
 MPI_Win allocate_window(MPI_Comm comm, MPI_Aint size, void** base);
