@@ -1,5 +1,6 @@
 #include "bench_rows.hpp"
 
+#include <cctype>
 #include <cmath>
 #include <fstream>
 #include <limits>
@@ -194,6 +195,19 @@ std::string configuration_label(const run_context& c) {
   else if (!c.transport.empty() && c.transport != "auto")
     s += " transport=" + c.transport;
   return s;
+}
+
+std::string mpi_label(std::string_view version) {
+  version = version.substr(0, version.find(','));
+  std::istringstream words{std::string(version)};
+  std::string label, w;
+  while (words >> w) {
+    if (w == "Version:") continue;
+    if (w.size() > 1 && w[0] == 'v' && std::isdigit(static_cast<unsigned char>(w[1])))
+      w.erase(0, 1);
+    label += (label.empty() ? "" : " ") + w;
+  }
+  return label.empty() ? "unknown MPI" : label;
 }
 
 }  // namespace convoy::bench

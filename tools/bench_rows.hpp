@@ -82,4 +82,11 @@ void write_results_file(const std::string& path, const run_results& r);
 /// (b) CONVOY_TRANSPORT=mpi (bench/README.md, "Configurations").
 [[nodiscard]] std::string configuration_label(const run_context& c);
 
+/// A short name of the MPI library from the first line of MPI_Get_library_version (the
+/// context's `mpi`), for tables that set MPIs side by side: "Open MPI v4.1.4, package: ..."
+/// gives "Open MPI 4.1.4", "MPICH Version:\t4.0.2" gives "MPICH 4.0.2"; the text up to its
+/// first comma, "Version:" dropped, blanks collapsed, "v" before the version number
+/// dropped. Empty text gives "unknown MPI".
+[[nodiscard]] std::string mpi_label(std::string_view version);
+
 }  // namespace convoy::bench

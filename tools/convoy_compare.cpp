@@ -2,12 +2,15 @@
 // convey.h library (bench/README.md "Comparing with another convey.h library"; bench/compare
 // runs the programs and calls this).
 //
-//   convoy-compare [--base convoy] [--sizes 8] FILE...
+//   convoy-compare [--by impl|mpi] [--base NAME] [--impl NAME] [--sizes 8] FILE...
 //
 // Rows: network configuration (from each file's context: ranks, emulated nodes,
 // transport), kernel, kind, item size; columns: million items/s per rank of every library
 // (impl=), then base/other for each other library. After each (configuration, kernel) a
 // "best" row compares each library's fastest kind. Unverified rows show as "fail".
+// With --by mpi the columns are the MPI libraries the runs were made with (the context's
+// `mpi`, e.g. "MPICH 4.0.2" and "Open MPI 4.1.4"), of one library's rows (--impl, convoy
+// unless given).
 #include <CLI/CLI.hpp>
 #include <algorithm>
 #include <cstdio>
@@ -43,23 +46,34 @@ struct table {
   std::map<std::tuple<std::string, std::string, std::size_t, std::string, std::string>, cell> cells;
 };
 
-table collect(const std::vector<std::string>& files, const std::string& base,
-              const std::vector<std::size_t>& sizes) {
+/// What the columns are and which rows count (the command line).
+struct selection {
+  bool by_mpi = false;             ///< columns by MPI library instead of by convey.h library
+  std::string base;                ///< the numerator's column ("" with --by mpi: the first file's)
+  std::string impl;                ///< only this library's rows ("": every library's)
+  std::vector<std::size_t> sizes;  ///< only these item sizes (empty: all)
+};
+
+table collect(const std::vector<std::string>& files, const selection& sel) {
   table t;
-  t.impls.push_back(base);
+  if (!sel.base.empty()) t.impls.push_back(sel.base);
   for (const auto& f : files) {
     const cb::run_results run = cb::read_results_file(f);
     const std::string config = cb::configuration_label(run.context);
+    const std::string mpi = cb::mpi_label(run.context.mpi);
     for (const auto& r : run.rows) {
+      const auto& sizes = sel.sizes;
       if (!sizes.empty() && std::find(sizes.begin(), sizes.end(), r.item_bytes) == sizes.end())
         continue;
-      add_once(t.impls, r.impl);
-      t.has_base = t.has_base || r.impl == base;
+      if (!sel.impl.empty() && r.impl != sel.impl) continue;
+      const std::string& column = sel.by_mpi ? mpi : r.impl;
+      add_once(t.impls, column);
+      t.has_base = t.has_base || column == t.impls.front();
       add_once(t.configs, config);
       const auto group = std::make_tuple(config, r.kernel, r.item_bytes);
       add_once(t.groups, group);
       add_once(t.kinds[group], r.kind);
-      t.cells[{config, r.kernel, r.item_bytes, r.kind, r.impl}] = {r.items_per_s_per_rank,
+      t.cells[{config, r.kernel, r.item_bytes, r.kind, column}] = {r.items_per_s_per_rank,
                                                                    r.verified && r.error.empty()};
     }
   }
@@ -141,31 +155,44 @@ void print(const table& t) {
 
 // CLI11 throws while the options are declared only for a mistake in this table.
 int main(int argc, char** argv) {  // NOLINT(bugprone-exception-escape)
-  std::string base = "convoy";
-  std::vector<std::size_t> sizes;
+  selection sel;
+  std::string by = "impl";
   std::vector<std::string> files;
   CLI::App app{
       "convoy-compare: one table of benchmark JSON results (bench --json FILE): "
       "items/s per rank of each library and their ratios",
       "convoy-compare"};
-  app.add_option("--base", base, "the library in the numerator of the ratios (default convoy)");
-  app.add_option("--sizes", sizes, "only these item sizes (comma separated)")->delimiter(',');
+  app.add_option("--by", by,
+                 "columns by convey.h library (impl, default) or by the MPI library the runs "
+                 "were made with (mpi)")
+      ->check(CLI::IsMember({"impl", "mpi"}));
+  app.add_option("--base", sel.base,
+                 "the column in the numerator of the ratios (default convoy; with --by mpi the "
+                 "first file's MPI, e.g. \"MPICH 4.0.2\")");
+  app.add_option("--impl", sel.impl,
+                 "only the rows of this library (default all; with --by mpi convoy)");
+  app.add_option("--sizes", sel.sizes, "only these item sizes (comma separated)")->delimiter(',');
   app.add_option("files", files, "JSON files written by the benchmark programs (--json)")
       ->required()
       ->check(CLI::ExistingFile);
   if (const int code = convoy::tools::parse_command_line(app, argc, argv); code >= 0) return code;
+  sel.by_mpi = by == "mpi";
+  if (sel.by_mpi && sel.impl.empty()) sel.impl = "convoy";
+  if (!sel.by_mpi && sel.base.empty()) sel.base = "convoy";
   try {
-    const table t = collect(files, base, sizes);
+    const table t = collect(files, sel);
     if (t.groups.empty()) {
+      std::string given = sel.sizes.empty() ? "" : "--sizes";
+      if (!sel.impl.empty()) given += (given.empty() ? "" : " and ") + std::string("--impl");
       std::cerr << "convoy-compare: no results in the input"
-                << (sizes.empty() ? "" : " of the --sizes given") << "\n";
-      return sizes.empty() ? 1 : 2;
+                << (given.empty() ? "" : " of the " + given + " given") << "\n";
+      return given.empty() ? 1 : 2;
     }
     if (!t.has_base) {  // the options name something the input does not hold
       std::string known;
       for (std::size_t i = 1; i < t.impls.size(); ++i) known += (i > 1 ? ", " : "") + t.impls[i];
-      std::cerr << "convoy-compare: --base: no results of '" << base << "' in the input (it has "
-                << known << ")\n";
+      std::cerr << "convoy-compare: --base: no results of '" << sel.base
+                << "' in the input (it has " << known << ")\n";
       return 2;
     }
     print(t);

@@ -55,7 +55,7 @@ cb::run_results sample() {
   r.rows.push_back(row);
   row.kind = "tensor2";
   row.skew = 0;
-  row.offnode_bytes = -1;  // not counted
+  row.offnode_bytes = -1;                   // not counted
   row.wire_bound_items_per_s_per_rank = 0;  // no link rate known
   row.verified = false;
   row.error = "constructor failed: \"n_local\" \\ 3\n" + nasty;
@@ -149,6 +149,22 @@ TEST(BenchRows, ConfigurationLabels) {
   c.ranks = 8;
   c.transport = "mpi";
   EXPECT_EQ(cb::configuration_label(c), "np8 4x2@- transport=mpi");
+}
+
+// The first lines MPI_Get_library_version gives (Open MPI 4.1, MPICH 4.0, Intel MPI) as
+// the short names of a table's columns.
+TEST(BenchRows, MpiLabels) {
+  EXPECT_EQ(cb::mpi_label("Open MPI v4.1.4, package: Debian OpenMPI, ident: 4.1.4, repo rev: "
+                          "v4.1.4, May 26, 2022"),
+            "Open MPI 4.1.4");
+  EXPECT_EQ(cb::mpi_label("MPICH Version:\t4.0.2"), "MPICH 4.0.2");
+  EXPECT_EQ(cb::mpi_label("MPICH Version:      3.4.1"), "MPICH 3.4.1");
+  EXPECT_EQ(cb::mpi_label("Intel(R) MPI Library 2021.6 for Linux* OS"),
+            "Intel(R) MPI Library 2021.6 for Linux* OS");
+  EXPECT_EQ(cb::mpi_label("  "), "unknown MPI");
+  EXPECT_EQ(cb::mpi_label(""), "unknown MPI");
+  // Only a "v" before a digit goes: a word that merely starts with v stays.
+  EXPECT_EQ(cb::mpi_label("vendor MPI v2"), "vendor MPI 2");
 }
 
 }  // namespace
