@@ -70,9 +70,25 @@ install(FILES ${PROJECT_SOURCE_DIR}/LICENSE ${PROJECT_SOURCE_DIR}/CHANGELOG.md
         DESTINATION ${CMAKE_INSTALL_DOCDIR})
 install(DIRECTORY ${PROJECT_SOURCE_DIR}/docs/ DESTINATION ${CMAKE_INSTALL_DOCDIR}/docs
         FILES_MATCHING PATTERN "*.md")
+# In the source tree they source tools/mpi_family.bash; the installed copies have it
+# written in, so that bin/ holds programs only.
+file(READ ${PROJECT_SOURCE_DIR}/tools/mpi_family.bash mpi_family)
+set(source_line "# shellcheck source=tools/mpi_family.bash\nsource \"\${self%/*}/../tools/mpi_family.bash\"\n")
 foreach(script tools/cluster bench/emulate)
   get_filename_component(name ${script} NAME)
-  configure_file(${PROJECT_SOURCE_DIR}/${script} ${PROJECT_BINARY_DIR}/scripts/convoy-${name}
-                 @ONLY)
+  file(READ ${PROJECT_SOURCE_DIR}/${script} text)
+  string(FIND "${text}" "${source_line}" at)
+  if(at EQUAL -1)
+    message(FATAL_ERROR "${script} does not source tools/mpi_family.bash as expected")
+  endif()
+  string(REPLACE "${source_line}" "${mpi_family}" text "${text}")
+  file(WRITE ${PROJECT_BINARY_DIR}/scripts/convoy-${name}.in "${text}")
+  configure_file(${PROJECT_BINARY_DIR}/scripts/convoy-${name}.in
+                 ${PROJECT_BINARY_DIR}/scripts/convoy-${name} @ONLY
+                 FILE_PERMISSIONS OWNER_READ OWNER_WRITE OWNER_EXECUTE GROUP_READ GROUP_EXECUTE
+                                  WORLD_READ WORLD_EXECUTE)
   install(PROGRAMS ${PROJECT_BINARY_DIR}/scripts/convoy-${name} DESTINATION ${CMAKE_INSTALL_BINDIR})
+  set_property(DIRECTORY APPEND PROPERTY CMAKE_CONFIGURE_DEPENDS ${PROJECT_SOURCE_DIR}/${script})
 endforeach()
+set_property(DIRECTORY APPEND PROPERTY CMAKE_CONFIGURE_DEPENDS
+             ${PROJECT_SOURCE_DIR}/tools/mpi_family.bash)
