@@ -140,7 +140,7 @@ void engine::impl::watch_enter() noexcept {
   watch_sample(t, true);
   try {
     e.options_.watchdog.board->publish(status());
-  } catch (...) {  // status() allocates nothing; the watchdog never fails a call
+  } catch (...) {  // status() may throw bad_alloc (its waiting links); the watchdog never fails
   }
 }
 

@@ -100,6 +100,7 @@ status_window::status_window(MPI_Comm comm, double seconds)
     far_.resize(n);
     known_.resize(n);
     far_slots_.resize(n * slot_bytes);
+    node_ = aggregation::shared_node_group(comm, {});  // ranks of `comm` are those of comm_
     open_node_window();
     open_far_window();
     CONVOY_MPI_CHECK(MPI_Barrier(comm_));  // every slot initialized before anyone reads
@@ -110,41 +111,26 @@ status_window::status_window(MPI_Comm comm, double seconds)
 }
 
 void status_window::open_node_window() {
-  node_ = aggregation::split_node(comm_, {});  // the real shared-memory group
-  CONVOY_MPI_CHECK(MPI_Comm_set_errhandler(node_, MPI_ERRORS_RETURN));
+  // Agreed by every rank when the group was made: all throw, or none.
+  if (!node_->shared_windows) throw convoy::error(node_->shared_windows_failure);
   void* mem = nullptr;
-  node_win_ = aggregation::detail::allocate_window(node_, slot_bytes, &mem);
+  node_win_ = aggregation::detail::allocate_window(node_->comm, slot_bytes, &mem);
   std::memset(mem, 0, slot_bytes);
   write_slot(static_cast<std::byte*>(mem), termination::rank_status{});  // rank -1: nothing yet
   CONVOY_MPI_CHECK(MPI_Win_lock_all(MPI_MODE_NOCHECK, node_win_));
   CONVOY_MPI_CHECK(MPI_Win_sync(node_win_));
-  int node_size = 0;
-  CONVOY_MPI_CHECK(MPI_Comm_size(node_, &node_size));
-  MPI_Group node_group = MPI_GROUP_NULL, group = MPI_GROUP_NULL;
-  CONVOY_MPI_CHECK(MPI_Comm_group(node_, &node_group));
-  CONVOY_MPI_CHECK(MPI_Comm_group(comm_, &group));
-  std::vector<int> on_node(static_cast<std::size_t>(node_size)), ranks(on_node.size());
-  for (int i = 0; i < node_size; ++i) on_node[static_cast<std::size_t>(i)] = i;
-  const int rc =
-      MPI_Group_translate_ranks(node_group, node_size, on_node.data(), group, ranks.data());
-  MPI_Group_free(&node_group);
-  MPI_Group_free(&group);
-  if (rc != MPI_SUCCESS)
-    convoy::detail::throw_mpi_error("MPI_Group_translate_ranks", rc, __FILE__, __LINE__);
-  for (int i = 0; i < node_size; ++i) {
+  for (int i = 0; i < node_->size; ++i) {
     MPI_Aint size = 0;
     int disp = 0;
     void* slot = nullptr;
     CONVOY_MPI_CHECK(MPI_Win_shared_query(node_win_, i, &size, &disp, &slot));
-    near_[static_cast<std::size_t>(ranks[static_cast<std::size_t>(i)])] =
+    near_[static_cast<std::size_t>(node_->parent_rank[static_cast<std::size_t>(i)])] =
         static_cast<std::byte*>(slot);
   }
 }
 
 void status_window::open_far_window() {
-  int node_size = 0;
-  CONVOY_MPI_CHECK(MPI_Comm_size(node_, &node_size));
-  if (node_size == size_) return;  // one node: every slot is a load away
+  if (node_->size == size_) return;  // one node: every slot is a load away
   void* mem = nullptr;
   far_win_ = aggregation::detail::allocate_window(comm_, slot_bytes, &mem);
   far_base_ = static_cast<std::byte*>(mem);
@@ -173,7 +159,6 @@ void status_window::free_windows() noexcept {
     MPI_Win_unlock_all(*w);
     MPI_Win_free(w);
   }
-  if (node_ != MPI_COMM_NULL) MPI_Comm_free(&node_);
   if (comm_ != MPI_COMM_NULL) MPI_Comm_free(&comm_);
 }
 
@@ -203,6 +188,7 @@ void status_window::publish(const termination::rank_status& s) noexcept {
 }
 
 bool status_window::poll_far(bool ask, std::int64_t now) {
+  if (!ask && pending_ == 0) return false;  // most publishes: nothing asked, nothing to take
   bool waiting = false;
   for (int r = 0; r < size_; ++r) {
     const auto i = static_cast<std::size_t>(r);
@@ -218,6 +204,7 @@ void status_window::ask_far(int r, std::int64_t now) {
   std::byte* into = far_slots_.data() + static_cast<std::size_t>(r) * slot_bytes;
   constexpr int bytes = static_cast<int>(slot_bytes);
   CONVOY_MPI_CHECK(MPI_Rget(into, bytes, MPI_BYTE, r, 0, bytes, MPI_BYTE, far_win_, &f.request));
+  if (f.asked_ms == 0) ++pending_;
   f.asked_ms = now;
 }
 
@@ -229,6 +216,7 @@ bool status_window::take_far(int r) {
   const auto i = static_cast<std::size_t>(r);
   if (whole_copy(far_slots_.data() + i * slot_bytes, known_[i])) {
     f.asked_ms = 0;
+    --pending_;
   } else {
     ask_far(r, f.asked_ms);  // torn by a write: again, still silent since the first ask
   }

@@ -4,6 +4,7 @@
 // queries and answers. Private to termination/.
 #include <mpi.h>
 
+#include <convoy/aggregation/node_map.hpp>
 #include <convoy/termination/watchdog.hpp>
 #include <cstdint>
 #include <memory>
@@ -31,9 +32,10 @@ void describe_silent(termination::rank_status& s, int rank, std::int64_t asked_m
 /// whose get is still pending is described as silent.
 class status_window final : public termination::status_board {
  public:
-  /// Collective over `comm` (a duplicate, its node communicator, one shared-memory window
-  /// and, across nodes, aggregation::detail::allocate_window). `seconds`: the watchdog's
-  /// timeout. Throws convoy::error on every rank alike if MPI cannot make the windows.
+  /// Collective over `comm` (a duplicate, its node group aggregation::shared_node_group,
+  /// one shared-memory window and, across nodes, aggregation::detail::allocate_window). `seconds`:
+  /// the watchdog's timeout. Throws convoy::error on every rank alike if MPI cannot make the
+  /// windows.
   status_window(MPI_Comm comm, double seconds);
   /// Collective (MPI_Win_free), unless MPI is finalized.
   ~status_window() override;
@@ -62,13 +64,14 @@ class status_window final : public termination::status_board {
   void free_windows() noexcept;
 
   MPI_Comm comm_ = MPI_COMM_NULL;
-  MPI_Comm node_ = MPI_COMM_NULL;
+  std::shared_ptr<const aggregation::node_group> node_;  // the real shared-memory node
   MPI_Win node_win_ = MPI_WIN_NULL;
   MPI_Win far_win_ = MPI_WIN_NULL;    // none when `comm` is one node
   std::byte* far_base_ = nullptr;     // this rank's slot in far_win_
   std::vector<std::byte*> near_;      // by rank of `comm`: its node slot, or null off-node
   std::vector<std::byte> far_slots_;  // by rank: the landing place of its get
   std::vector<far_read> far_;
+  int pending_ = 0;                              // gets of far_ not yet taken
   std::vector<termination::rank_status> known_;  // each off-node rank's last record
   termination::rank_status mine_;
   int rank_ = 0;
