@@ -18,6 +18,7 @@
 // buffers per link, mesh shape, then buffer size again around the winner; then every convey.h kind
 // over buffer sizes, and the tensor kinds over buffers per link. Mesh candidates are parsed with
 // convoy's mesh spec parser (topology/mesh_spec.hpp); shapes must cover the rank count.
+#include <mpi.h>
 #include <unistd.h>
 
 #include <CLI/CLI.hpp>
@@ -82,10 +83,23 @@ std::string find_bench(const std::string& given) {
   return "bench-histogram";  // on PATH
 }
 
+// The launcher of the MPI this program was built against (FindMPI's MPIEXEC_EXECUTABLE)
+// with its family's options for more ranks than cores: Open MPI's mpirun needs them;
+// Hydra (MPICH and its derivatives) oversubscribes and leaves ranks unbound by default.
+std::string default_launcher(const std::string& ranks) {
+  std::string launcher = CONVOY_TUNE_MPIEXEC;
+  if (launcher.empty()) launcher = "mpiexec";
+#ifdef OPEN_MPI
+  return launcher + " -np " + ranks + " --oversubscribe --mca mpi_yield_when_idle 1 --bind-to none";
+#else
+  return launcher + " -n " + ranks;
+#endif
+}
+
 void add_options(CLI::App& app, options& o) {
   app.add_option("-l,--launcher", o.launcher,
-                 "command prefix that launches the job, e.g. \"srun -n 4096\" (default: "
-                 "mpirun -np RANKS --oversubscribe --mca mpi_yield_when_idle 1 --bind-to none)");
+                 "command prefix that launches the job, e.g. \"srun -n 4096\" (default: " +
+                     default_launcher("RANKS") + ")");
   app.add_option("-n,--ranks", o.ranks,
                  "ranks of the job (default: nproc); mesh candidates "
                  "are factorized for it, give it with -l too")
@@ -145,8 +159,7 @@ void prepare(options& o, std::vector<std::string>& base, std::vector<std::string
     o.kinds.clear();
   }
   if (o.launcher.empty()) {
-    o.launcher = "mpirun -np " + std::to_string(o.ranks) +
-                 " --oversubscribe --mca mpi_yield_when_idle 1 --bind-to none";
+    o.launcher = default_launcher(std::to_string(o.ranks));
     if (geteuid() == 0) {
       setenv("OMPI_ALLOW_RUN_AS_ROOT", "1", 0);
       setenv("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1", 0);

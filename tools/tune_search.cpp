@@ -45,11 +45,15 @@ std::string duration_text(double seconds) {
 
 }  // namespace
 
+std::string tuner::which_run() const {
+  return "run " + std::to_string(runs_) + " of at most " + std::to_string(planned_);
+}
+
 std::string tuner::what_remains() const {
   const double spent =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
   const int left = std::max(planned_ - runs_, 0);
-  std::string text = "run " + std::to_string(runs_) + " of at most " + std::to_string(planned_);
+  std::string text = which_run();
   if (left == 0) return text;
   // Every run measures the same items: the mean so far times the runs that may remain (an
   // upper bound, as a repeated configuration is not run again).
@@ -74,9 +78,7 @@ std::map<std::string, double> tuner::measure(const std::string& kinds,
                          o_.items, "--reps", std::to_string(o_.reps)});
   cmd.insert(cmd.end(), args.begin(), args.end());
   ++runs_;
-  progress_.show("run " + std::to_string(runs_) + " of at most " + std::to_string(planned_) + ": " +
-                     missing + tail,
-                 true);
+  progress_.show(which_run() + ": " + missing + tail, true);
   std::map<std::string, double> got;
   for (const auto& r : convoy::tools::run_bench(cmd, log_))
     got[r.kind] = r.verified && r.error.empty() ? r.items_per_s_per_rank : 0;

@@ -40,7 +40,9 @@ class tuner {
                                         const std::vector<std::string>& args);
 
  private:
-  // "run N of at most M; at most about T left", from the mean time of the runs so far.
+  // "run N of at most M": the run under way or last made.
+  [[nodiscard]] std::string which_run() const;
+  // which_run() and "; at most about T left", from the mean time of the runs so far.
   [[nodiscard]] std::string what_remains() const;
 
   const options& o_;
