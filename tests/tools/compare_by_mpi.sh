@@ -14,7 +14,7 @@ fail() { echo "compare_by_mpi: $*" >&2; exit 1; }
 head=$(head -n 1 <<<"$out")
 [[ $head =~ kind\ +MPICH\ 4\.0\.2\ M/s\ +Open\ MPI\ 4\.1\.4\ M/s\ +MPICH\ 4\.0\.2/Open\ MPI\ 4\.1\.4$ ]] ||
   fail "header '$head'"
-ratio() { awk -v k="$1" '$4 == k { print $NF }' <<<"$out" | sed -n 1p; }
+ratio() { awk -F '  +' -v k="$1" '$4 == k { print $NF }' <<<"$out" | sed -n 1p; }  # columns: 2+ blanks apart
 [[ $(ratio simple) == 0.50 ]] || fail "simple's ratio '$(ratio simple)', expected 0.50"
 for kind in tensor1 convey mesh mesh-1d alltoallv; do
   [[ $(ratio "$kind") == 1.00 ]] || fail "$kind's ratio '$(ratio "$kind")', expected 1.00"
