@@ -224,7 +224,7 @@ engine_channel::engine_channel(MPI_Comm comm, const kind_spec& k, const options&
   o.buffer_bytes = opt.buffer_bytes;
   o.n_buffers = opt.n_buffers;
   if (k.combine) {
-    o.combine = {0, 8, 8, 8, convoy::aggregation::combine_add<std::uint64_t>};
+    o.combine = convoy::aggregation::combine_sum<std::uint64_t>(0, 8, 8);
     o.combine_cache_entries = opt.combine_cache;
     combining_ = true;
   }

@@ -15,6 +15,8 @@
 #include <stdexcept>
 #include <vector>
 
+#include "zipf.hpp"
+
 namespace {
 
 using namespace convoy;
@@ -100,17 +102,31 @@ BENCHMARK(BM_push_pull)
 /// Combining (termination/README.md, TERM-20..24): one cycle of `per_rank` 16-byte updates
 /// {key, 1} per rank to the keys' owners on plan range(0). range(1): 0 = a plain engine,
 /// 1 = combining with keys that never repeat (the gate turns it off), 2 = combining over
-/// 1 024 keys per owner (most updates fold); range(2) updates per rank (a longer cycle
-/// shows the gate past its first samples). items/s counts pushes; `records_per_item` is
-/// what the owners pulled per push.
+/// 1 024 keys per owner (most updates fold), 3 and 4 = combining over keys of a Zipf law of
+/// exponent 1.0 and 1.5 over 10^6 keys per owner, 5 and 6 = the same keys on a plain
+/// engine; range(2) updates per rank (a longer cycle shows the gate past its first
+/// samples). items/s counts pushes; `records_per_item` is what the owners pulled per push.
 void BM_push_combine(benchmark::State& state) {
   const auto plan = make(static_cast<int>(state.range(0)));
   const int mode = static_cast<int>(state.range(1));
   const auto per_rank = static_cast<std::uint64_t>(state.range(2));
   termination::engine_options o;
-  if (mode > 0) o.combine = {0, 8, 8, 8, convoy::aggregation::combine_add<std::uint64_t>};
+  if (mode >= 1 && mode <= 4) o.combine = convoy::aggregation::combine_sum<std::uint64_t>(0, 8, 8);
   termination::simulation sim(plan, o, 1);
   const int p = sim.n_ranks();
+  // Keys of a Zipf law over 10^6 keys per rank, the hot ones spread over the owners, drawn
+  // once (not timed).
+  const bool zipf = mode >= 3;
+  std::vector<std::uint64_t> drawn;
+  if (zipf) {
+    const std::uint64_t n = 1000000 * static_cast<std::uint64_t>(p);
+    const bench::zipf_sampler z(n, mode == 3 || mode == 5 ? 1.0 : 1.5);
+    const bench::key_spread spread(n);
+    std::uint64_t u = 0;
+    const auto uniform = [&] { return static_cast<double>(mix(u++) >> 11) * 0x1.0p-53; };
+    drawn.resize(per_rank * static_cast<std::uint64_t>(p));
+    for (std::uint64_t& k : drawn) k = spread(z(uniform));
+  }
   std::int64_t items = 0, records = 0;
   std::uint64_t salt = 0;
   for (auto _ : state) {
@@ -128,7 +144,9 @@ void BM_push_combine(benchmark::State& state) {
         auto& n = pushed[static_cast<std::size_t>(r)];
         for (; n < per_rank; ++n) {
           const std::uint64_t x = mix(salt + n * 64 + static_cast<std::uint64_t>(r));
-          const std::uint64_t key = mode == 2 ? x % (1024 * static_cast<std::uint64_t>(p)) : x;
+          std::uint64_t key = x;
+          if (mode == 2) key = x % (1024 * static_cast<std::uint64_t>(p));
+          if (zipf) key = drawn[static_cast<std::size_t>(r) * per_rank + n];
           const std::uint64_t update[2] = {key, 1};
           const auto dest = static_cast<int>(mix(update[0]) % static_cast<std::uint64_t>(p));
           if (e.push(update, dest) <= 0) break;
@@ -157,12 +175,18 @@ void BM_push_combine(benchmark::State& state) {
   state.SetItemsProcessed(items);
   state.counters["records_per_item"] =
       static_cast<double>(records) / static_cast<double>(std::max<std::int64_t>(items, 1));
-  static const char* labels[] = {"plain", "combine, unique keys", "combine, 1024 keys per owner"};
+  static const char* labels[] = {"plain",
+                                 "combine, unique keys",
+                                 "combine, 1024 keys per owner",
+                                 "combine, Zipf 1.0 over 1e6 keys per owner",
+                                 "combine, Zipf 1.5 over 1e6 keys per owner",
+                                 "plain, Zipf 1.0 over 1e6 keys per owner",
+                                 "plain, Zipf 1.5 over 1e6 keys per owner"};
   state.SetLabel(labels[mode]);
 }
 BENCHMARK(BM_push_combine)
     ->ArgsProduct({{1, 3}, {0, 1, 2}, {20000}})
-    ->ArgsProduct({{1}, {0, 1, 2}, {200000}})
+    ->ArgsProduct({{1}, {0, 1, 2, 3, 4, 5, 6}, {200000}})
     ->Unit(benchmark::kMillisecond);
 
 }  // namespace

@@ -215,8 +215,8 @@ std::size_t parse_combine_cache(const std::string& name, const std::string& text
 }
 
 std::uint32_t parse_combine_min_hit(const std::string& name, const std::string& text) {
-  return static_cast<std::uint32_t>(
-      parse_limited(name, text, limit_of("CONVOY_COMBINE_MIN_HIT"), " (hits per 1024 offers)"));
+  return static_cast<std::uint32_t>(parse_limited(name, text, limit_of("CONVOY_COMBINE_MIN_HIT"),
+                                                  " (folds per 1024 records examined)"));
 }
 
 }  // namespace convoy::base

@@ -41,7 +41,7 @@ inline const std::vector<variable>& variables() {
       {"CONVOY_COMBINE_CACHE", "0 (off)",
        "entries of the hold-back cache in front of each combining lane (power of two)"},
       {"CONVOY_COMBINE_MIN_HIT", "64",
-       "hits per 1024 offers a combining buffer needs to keep its lane combining"},
+       "folds per 1024 records examined a combining buffer needs to keep its lane combining"},
       {"CONVEY_NLOCAL", "gcd of the node sizes", "bale: ranks per local group of tensor conveyors"},
       {"CONVEY_BUFFER_SIZE", "conveyor default",
        "bale: conveyor buffer bytes, 64 bytes to 1 GiB (suffix k=1000)"},

@@ -2,11 +2,12 @@
 // are folded while they wait in a send lane, at the source and at every forwarding rank.
 // Each lane carries a combining table and a pays-off gate (aggregation/combine_table.hpp);
 // the router encodes every forwarded hop with this rank as the source (ROUTE-25), so the
-// tag bytes alone tell the destination apart and the key is (tag, key bytes). A lane that
-// combines has limit 0: the inline push falls through to push_slow, which offers here.
-// Forwarded records are offered too, from the per-record step and from runs (TERM-13).
-// With combine_cache_entries, a hold-back cache in front of each out-link lane keeps hot
-// records across buffers (TERM-27).
+// tag bytes alone tell the destination apart and the key is (tag, key bytes). Records go
+// into a combining lane as into any other (the inline push, forwarding runs); when the
+// lane fills, a fold pass folds the records it has not seen into the kept ones, and the
+// lane goes on filling if that freed room (fold on fill). With combine_cache_entries, a
+// hold-back cache in front of each out-link lane keeps hot records across buffers
+// (TERM-27): the pass at fill offers the records to it first.
 #include <convoy/aggregation/combine_table.hpp>
 #include <convoy/aggregation/packing.hpp>
 #include <cstddef>
@@ -42,7 +43,7 @@ int engine::set_combine(const agg::combine_spec& spec) noexcept {
 // aside keeps skipping; only set_combine (a new spec) or another item size starts afresh.
 // The caches are empty at begin (drained before the last cycle's stages closed).
 void engine::impl::start_combining(std::size_t item_bytes) {
-  comb->offer = agg::pick_combine_offer(item_bytes, comb->spec);
+  comb->pass = agg::pick_fold_pass(item_bytes, comb->spec);
   if (comb->item_bytes == item_bytes && !comb->lanes.empty()) return;
   comb->item_bytes = item_bytes;
   comb->lanes.clear();
@@ -60,52 +61,30 @@ void engine::impl::start_combining(std::size_t item_bytes) {
   comb->victim.assign(item_bytes, std::byte{0});
 }
 
-// A lane with a cache that combines now offers to the cache first (TERM-27): a fold or a
-// free way ends there; an eviction sends the displaced entry on to the lane's table. The
-// gate judges the cache's offers like the table's (a fold is a hit), so keys that never
-// repeat turn the cache off with the table.
-bool engine::impl::append_combining(int lane, std::uint64_t tag, const void* payload) {
-  agg::send_lane& l = lanes[lane];
-  if (l.buf == nullptr && !open_lane(lane)) return false;  // nothing written (TERM-23)
-  if (!comb->caches.empty()) [[unlikely]]
-    return offer_through_cache(lane, tag, static_cast<const std::byte*>(payload));
-  agg::combining_lane& c = comb->lanes[static_cast<std::size_t>(lane)];
-  if (comb->offer(l, c, comb->spec, tag, static_cast<const std::byte*>(payload), e.hot_.item_bytes))
-    lane_filled(lane);
-  return true;
+// A full lane's fold pass (TERM-20): through its cache when it has one (TERM-27), unless
+// the cache is being drained into it.
+bool engine::impl::fold_filled(int lane) {
+  return comb->lanes[static_cast<std::size_t>(lane)].refill(lanes[lane], [&] {
+    return fold_pass(lane, !comb->draining && static_cast<std::size_t>(lane) < comb->caches.size());
+  });
 }
 
-bool engine::impl::offer_through_cache(int lane, std::uint64_t tag, const std::byte* item) {
-  agg::send_lane& l = lanes[lane];
+agg::fold_result engine::impl::fold_pass(int lane, bool cached) {
   agg::combining_lane& c = comb->lanes[static_cast<std::size_t>(lane)];
-  if (c.on && static_cast<std::size_t>(lane) < comb->caches.size()) {
-    agg::combine_cache& cache = comb->caches[static_cast<std::size_t>(lane)];
-    if (cache.empty()) comb->held_since[static_cast<std::size_t>(lane)] = tick;
-    std::uint64_t victim_tag = 0;
-    const agg::combine_cache::outcome o = cache.offer(tag, item, victim_tag, comb->victim.data());
-    const bool hit = o == agg::combine_cache::outcome::folded;
-    c.hits += hit ? 1 : 0;
-    if (!c.gate.note(hit)) c.stop(l);
-    if (o != agg::combine_cache::outcome::evicted) return true;
-    tag = victim_tag;
-    item = comb->victim.data();
-  }
-  offer_to_lane(lane, tag, item);
-  return true;
-}
-
-void engine::impl::offer_to_lane(int lane, std::uint64_t tag, const std::byte* item) {
-  agg::combining_lane& c = comb->lanes[static_cast<std::size_t>(lane)];
-  if (comb->offer(lanes[lane], c, comb->spec, tag, item, e.hot_.item_bytes)) lane_filled(lane);
+  if (!cached) return comb->pass(lanes[lane], c, comb->spec);
+  agg::combine_cache& cache = comb->caches[static_cast<std::size_t>(lane)];
+  if (cache.empty()) comb->held_since[static_cast<std::size_t>(lane)] = tick;
+  return agg::fold_through_cache(lanes[lane], c, comb->spec, cache, comb->victim.data());
 }
 
 bool engine::impl::drain_cache(int lane) {
   agg::combine_cache& cache = comb->caches[static_cast<std::size_t>(lane)];
-  return cache.drain([&](std::uint64_t tag, const std::byte* item) {
-    if (lanes[lane].buf == nullptr && !open_lane(lane)) return false;  // TERM-5
-    offer_to_lane(lane, tag, item);
-    return true;
+  comb->draining = true;  // a pass while the entries go in must not take them back
+  const bool empty = cache.drain([&](std::uint64_t tag, const std::byte* item) {
+    return append(lane, tag, item, comb->item_bytes);  // false: no free buffer (TERM-5)
   });
+  comb->draining = false;
+  return empty;
 }
 
 // Steady dispatch and flush (period 0): a cache that has held items for `period` ticks is
@@ -133,16 +112,17 @@ bool engine::impl::prepare_last(int out_link) {
   return drain_cache(out_link);
 }
 
-// A lane opened a buffer: its table starts empty, and while it combines its limit is 0.
+// A lane opened a buffer: its table starts empty.
 void engine::impl::combine_opened(int lane) noexcept {
   if (comb->lanes.empty()) return;  // before the first begin: send_last of nothing
-  comb->lanes[static_cast<std::size_t>(lane)].opened(lanes[lane]);
+  comb->lanes[static_cast<std::size_t>(lane)].opened();
 }
 
-// A lane's buffer is sealed: the gate judges it; nothing is folded into it any more.
+// A lane's buffer is about to leave: a last pass over its tail (never through the cache:
+// what it would hold could miss the lane's last buffer), and the gate judges it.
 void engine::impl::combine_sealing(int lane) noexcept {
   if (comb->lanes.empty()) return;
-  comb->lanes[static_cast<std::size_t>(lane)].sealing();
+  comb->lanes[static_cast<std::size_t>(lane)].sealing([&] { return fold_pass(lane, false); });
 }
 
 void engine::impl::add_combine_counters(engine_stats& into) const noexcept {

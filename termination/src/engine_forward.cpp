@@ -66,11 +66,7 @@ bool engine::impl::forward_record(int id) {
     make_ready(id);
     return false;
   }
-  // A lane that does not combine now (its true limit is set) takes the plain append.
-  const agg::send_lane& lane = lanes[s.out_link];
-  if (comb && lane.used <= lane.limit ? !append(s.out_link, s.tag, rec.payload, rec.bytes)
-                                      : !put_item(s.out_link, s.tag, rec.payload, rec.bytes))
-    return false;
+  if (!append(s.out_link, s.tag, rec.payload, rec.bytes)) return false;
   l.queue.offset += rec.record_bytes;
   return true;
 }
@@ -92,10 +88,9 @@ engine::impl::run_end engine::impl::forward_run_any(int id) {
 // all, to the kept front of the buffer (never past the record being read), its source noted
 // by tag. Records of one pair stay in order either way (TERM-2). Stops at an uncached step
 // or when the next lane has no free buffer (TERM-5: the buffer is kept). The lane's own
-// inline test picks the way, as for a push (TERM-26): a lane without an open buffer, or one
-// that combines now (limit 0), takes put_item — open, then offer (TERM-20) or append —
-// while every other lane, a combining engine's gated-off lanes included, takes the plain
-// copy.
+// inline test picks the way, as for a push: a lane with an open buffer takes the plain
+// copy (on a combining engine too: its fold pass runs when the lane fills, TERM-20), one
+// without takes append, which opens one.
 namespace {
 
 // Moves a record (`stride` bytes: a tag of 0 or 1 byte, then N payload bytes if N is known)
@@ -148,7 +143,7 @@ engine::impl::run_end engine::impl::forward_run(int id) {
       agg::send_lane& lane = lane_of[n.out_link];
       if (lane.used <= lane.limit) {
         if (lane.put_rigid<N>(n.word, base + off + tb, item)) lane_filled(n.out_link);
-      } else if (!put_item(n.out_link, n.word, base + off + tb, item)) {
+      } else if (!append(n.out_link, n.word, base + off + tb, item)) {
         result = run_end::stopped;  // no free buffer: stop here
         break;
       }

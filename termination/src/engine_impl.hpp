@@ -121,7 +121,7 @@ struct engine::impl final : link_layer {
   // lane included; null unless engine_options::combine.fn is set.
   struct combining {
     aggregation::combine_spec spec;
-    aggregation::combine_offer_fn offer = nullptr;
+    aggregation::fold_pass_fn pass = nullptr;        // this cycle's item size
     std::size_t item_bytes = 0;                      // the tables are sized for it
     std::vector<aggregation::combining_lane> lanes;  // per lane
     // Hold-back caches (TERM-27): one per out-link lane, none when combine_cache_entries
@@ -129,6 +129,7 @@ struct engine::impl final : link_layer {
     std::vector<aggregation::combine_cache> caches;
     std::vector<std::uint64_t> held_since;
     std::vector<std::byte> victim;  // an evicted entry's item, on its way into the lane
+    bool draining = false;          // a cache is being drained into its lane
   };
   std::unique_ptr<combining> comb;
   // Broadcast (BCAST-1..6; engine_broadcast.cpp): per out-link, the tag of a copy this rank
@@ -209,27 +210,16 @@ struct engine::impl final : link_layer {
     if (lanes.put(lane, tag, payload, n)) lane_filled(lane);
     return true;
   }
-  // Appends to `lane`, or on a combining engine offers to it (append_combining; a lane
-  // whose open buffer does not combine appends there, as a plain lane).
-  [[nodiscard]] bool put_item(int lane, std::uint64_t tag, const void* payload, std::size_t n) {
-    if (comb) [[unlikely]]
-      return append_combining(lane, tag, payload);
-    return append(lane, tag, payload, n);
-  }
   [[nodiscard]] int push_item(const void* item, std::size_t n, int dest) noexcept;
 
   // ---- combining (engine_combine.cpp) ----
   void setup_combining();
   void start_combining(std::size_t item_bytes);
-  // A rigid record into a combining lane: folded into the open buffer's record with the
-  // same tag and key, or appended. False (nothing written) if the lane has no free buffer.
-  [[nodiscard]] bool append_combining(int lane, std::uint64_t tag, const void* payload);
-  // append_combining on an engine with caches: the cache first, an evicted entry on to
-  // the lane (TERM-27). The lane has an open buffer.
-  [[nodiscard]] bool offer_through_cache(int lane, std::uint64_t tag, const std::byte* item);
-  // Offers a record to lane `lane`'s open buffer (its table, or a plain append when it
-  // does not combine); grows or posts the lane when full.
-  void offer_to_lane(int lane, std::uint64_t tag, const std::byte* item);
+  // Lane `lane` filled: its fold pass (through its cache, if it has one and no drain is
+  // under way); true if that freed room enough to go on filling (TERM-20).
+  [[nodiscard]] bool fold_filled(int lane);
+  // A fold pass over lane `lane`'s open buffer; `cached`: through its cache.
+  [[nodiscard]] aggregation::fold_result fold_pass(int lane, bool cached);
   // Moves cache `lane`'s held entries into the lane; true once it is empty (false: the
   // lane has no free buffer, the rest waits). Caches that waited `period` ticks (all, at 0).
   [[nodiscard]] bool drain_cache(int lane);

@@ -53,10 +53,9 @@ void engine::impl::post(int lane, std::uint32_t seq, std::uint32_t flags, bool f
 }
 
 void engine::impl::lane_filled(int lane) {
-  if (!lanes.grow(lane, *transport))
-    post_data(lane, true);
-  else if (comb) [[unlikely]]
-    comb->lanes[static_cast<std::size_t>(lane)].grown(lanes[lane]);
+  if (comb && fold_filled(lane)) [[unlikely]]
+    return;
+  if (!lanes.grow(lane, *transport)) post_data(lane, true);
 }
 
 void engine::impl::post_data(int lane, bool full) {
@@ -76,13 +75,13 @@ int engine::impl::push_item(const void* item, std::size_t n, int dest) noexcept 
   bool appended = false;
   try {
     if (dest == e.rank_) {
-      appended = put_item(loopback_lane(), 0, item, n);
+      appended = append(loopback_lane(), 0, item, n);
     } else if (!first_hops.empty()) {
       const router::first_hop h = first_hops[static_cast<std::size_t>(dest)];
-      appended = put_item(static_cast<int>(h.out_link), h.tag, item, n);
+      appended = append(static_cast<int>(h.out_link), h.tag, item, n);
     } else {
       const router::step s = route.route(e.rank_, dest, 0);
-      appended = put_item(s.out_link, s.tag, item, n);
+      appended = append(s.out_link, s.tag, item, n);
     }
   } catch (const std::exception& ex) {
     e.last_message_ = ex.what();

@@ -50,14 +50,16 @@ struct rig {
     lane.record_bytes = 17;
     open();
   }
+  agg::fold_pass_fn pass = agg::pick_fold_pass(16, sum_spec());
   void open() {
     lane.buf = buf.data();
     lane.used = agg::header_bytes;
     lane.limit = capacity - 17;
-    comb.opened(lane);
+    comb.opened();
   }
+  agg::fold_result fold() { return pass(lane, comb, spec); }
   void seal() {
-    comb.sealing();
+    comb.sealing([&] { return fold(); });
     for (std::uint32_t off = agg::header_bytes; off < lane.used; off += 17) {
       std::uint64_t tag = 0, key = 0, value = 0;
       std::memcpy(&tag, buf.data() + off, 1);
@@ -67,8 +69,10 @@ struct rig {
     }
     open();
   }
+  // An append, as the engine's drain does; a full lane folds, and is sealed unless that
+  // freed room.
   void to_lane(std::uint64_t tag, const std::byte* item) {
-    if (agg::offer_record<16, 8>(lane, comb, spec, tag, item, 16)) seal();
+    if (lane.put_rigid<16>(tag, item, 16) && !comb.refill(lane, [&] { return fold(); })) seal();
   }
   agg::combine_cache::outcome offer(std::uint64_t tag, std::uint64_t key, std::uint64_t value) {
     const std::uint64_t item[2] = {key, value};
@@ -146,6 +150,45 @@ TEST(CombineCache, HotKeysStayHeld) {
   EXPECT_EQ(r.out.count({0, 42}), 0u);  // nothing of key 42 reached a buffer
   r.drain_all();
   EXPECT_EQ((r.out[{0, 42}]), 50000u);
+}
+
+// AGG-157: a lane whose fill pass goes through its cache (fold_through_cache), as the
+// engine's: records offered to the cache leave the buffer, evicted entries take their place
+// by the table, a drain appends plainly; every contribution leaves exactly once, and hot
+// keys held across buffers cut the records sent below what the buffers alone keep.
+TEST(CombineCache, FillPassThroughTheCache) {
+  const auto run = [](bool cached) {
+    rig r(256);
+    std::vector<std::byte> victim(16);
+    bool draining = false;
+    const auto fill_pass = [&] {
+      if (!cached || draining) return r.fold();
+      return agg::fold_through_cache(r.lane, r.comb, r.spec, r.cache, victim.data());
+    };
+    const auto append = [&](std::uint64_t tag, const std::byte* item) {
+      if (r.lane.put_rigid<16>(tag, item, 16) && !r.comb.refill(r.lane, fill_pass)) r.seal();
+    };
+    std::mt19937_64 rng(11);
+    totals want;
+    for (int i = 0; i < 200000; ++i) {
+      const std::uint64_t key = (rng() % 4 == 0) ? rng() % 64 : rng() % 1000000;
+      const std::uint64_t item[2] = {key, 1 + rng() % 5};
+      const std::uint64_t tag = rng() % 3;
+      want[{tag, key}] += item[1];
+      append(tag, reinterpret_cast<const std::byte*>(item));
+    }
+    draining = true;
+    EXPECT_TRUE(r.cache.drain([&](std::uint64_t tag, const std::byte* item) {
+      append(tag, item);
+      return true;
+    }));
+    r.seal();
+    EXPECT_EQ(r.out, want) << (cached ? "through the cache" : "table only");
+    return r.comb.hits;
+  };
+  const std::uint64_t table_only = run(false);
+  const std::uint64_t through_cache = run(true);
+  EXPECT_GT(through_cache, table_only + 10000) << "the cache folds hot keys across buffers";
 }
 
 // AGG-159: keys of 12 bytes compare bytewise (equal first 8 bytes stay apart); tags compare

@@ -1,6 +1,6 @@
 // Combining in a send lane (aggregation/README.md AGG-150..156) against an oracle: every
-// offered value leaves exactly once, records of an open buffer have distinct (tag, key)
-// while it combines, the table's memory is bounded, clears are O(1) and survive the
+// appended value leaves exactly once through the fold passes, a buffer that combined holds
+// each (tag, key) once, the table's memory is bounded, clears are O(1) and survive the
 // generation's wrap, and the pays-off check turns combining off where keys do not repeat.
 #include <gtest/gtest.h>
 
@@ -49,12 +49,14 @@ std::string key_bytes_of(const layout& lay, std::uint64_t k) {
 
 using totals_t = std::map<std::pair<std::uint64_t, std::string>, std::uint64_t>;
 
-// A lane over a private buffer, sealed into `sent` when full: what the engine does with
-// open/put/seal, without a transport. Offers go through pick_combine_offer's instantiation.
+// A lane over a private buffer: what the engine does with open/put/seal, without a
+// transport. An offer is a plain append; a full lane runs pick_fold_pass's instantiation
+// and is sealed into `sent` unless that freed room. `inline_op`: the spec names its
+// operation (combine_op), else the pass calls fn.
 class lane_rig {
  public:
   lane_rig(std::size_t capacity, std::uint32_t tag_bytes, std::size_t max_slots,
-           agg::combine_gate::policy p = {}, layout lay = {})
+           agg::combine_gate::policy p = {}, layout lay = {}, bool inline_op = false)
       : lay_(lay),
         buf_(capacity + 8),
         capacity_(capacity),
@@ -63,20 +65,29 @@ class lane_rig {
     lane_.record_bytes = tag_bytes + lay.item_bytes;
     spec_ = {lay.key_offset, lay.key_bytes, lay.value_offset, lay.value_bytes,
              lay.value_bytes == 4 ? add_u32 : add_u64};
-    offer_ = agg::pick_combine_offer(lay.item_bytes, spec_);
+    if (inline_op)
+      spec_.op = lay.value_bytes == 4 ? agg::combine_op::add_u32 : agg::combine_op::add_u64;
+    pass_ = agg::pick_fold_pass(lay.item_bytes, spec_);
     open();
   }
   void offer(std::uint64_t tag, std::uint64_t key, std::uint64_t value) {
+    if (put(tag, key, value) && !refill()) seal();
+  }
+  // The append alone: true if the lane is now full.
+  bool put(std::uint64_t tag, std::uint64_t key, std::uint64_t value) {
     std::vector<std::byte> item(lay_.item_bytes, std::byte{0x5A});
     const std::string kb = key_bytes_of(lay_, key);
     std::memcpy(item.data() + lay_.key_offset, kb.data(), kb.size());
     std::memcpy(item.data() + lay_.value_offset, &value, lay_.value_bytes);
-    ++offers_;
-    if (offer_(lane_, comb_, spec_, tag, item.data(), item.size())) seal();
+    return lane_.put_rigid(tag, item.data(), item.size());
+  }
+  // The lane is full: true if the fold pass freed room enough to go on filling it.
+  bool refill() {
+    return comb_.refill(lane_, [&] { return pass_(lane_, comb_, spec_); });
   }
   void seal() {
-    const bool combined_throughout = on_at_open_ && comb_.on;
-    comb_.sealing();
+    const bool combined_throughout = on_at_open_ && comb_.on;  // every record is examined
+    comb_.sealing([&] { return pass_(lane_, comb_, spec_); });
     if (lane_.used > agg::header_bytes) {
       sent_.emplace_back(buf_.begin() + agg::header_bytes, buf_.begin() + lane_.used);
       combined_.push_back(combined_throughout);
@@ -141,7 +152,7 @@ class lane_rig {
     lane_.used = agg::header_bytes;
     const std::size_t record = std::max<std::size_t>(lane_.record_bytes, 8);
     lane_.limit = static_cast<std::uint32_t>(capacity_ - record);  // as send_lanes::open
-    comb_.opened(lane_);
+    comb_.opened();
     on_at_open_ = comb_.on;
   }
   layout lay_;
@@ -150,11 +161,10 @@ class lane_rig {
   agg::send_lane lane_;
   agg::combining_lane comb_;
   agg::combine_spec spec_;
-  agg::combine_offer_fn offer_ = nullptr;
+  agg::fold_pass_fn pass_ = nullptr;
   std::vector<std::vector<std::byte>> sent_;
   std::vector<bool> combined_;
   bool on_at_open_ = false;
-  std::uint64_t offers_ = 0;
 };
 
 // AGG-150: a key added is found until the table is cleared; after any number of clears
@@ -251,21 +261,25 @@ TEST(CombiningLane, EqualKeysOfDifferentTagsStaySeparate) {
   EXPECT_EQ(rig.records_sent(), 3u);
 }
 
-// AGG-154: a combining lane's limit is 0 (the inline push's `used <= limit` fails), the true
-// limit is back when combining stops, and a grown buffer keeps combining.
-TEST(CombiningLane, InlinePushClosedWhileCombiningOpenOtherwise) {
-  lane_rig rig(4096, 1, 1 << 20);
+// AGG-154: a combining lane keeps its true limit (the inline push appends); at fill, a pass
+// that frees an eighth of the buffer or more lets the lane go on filling, and one that
+// frees less sends it on to be posted.
+TEST(CombiningLane, FoldOnFillKeepsTheInlinePushOpen) {
+  lane_rig rig(4096, 1, 1 << 20);  // 240 records of 17 bytes
   EXPECT_TRUE(rig.comb().on);
-  EXPECT_EQ(rig.lane().limit, 0u);
-  EXPECT_GT(rig.lane().used, rig.lane().limit);
-  const std::uint32_t real = rig.comb().real_limit;
-  rig.lane().limit = real + 100;  // what send_lanes::grow does
-  rig.comb().grown(rig.lane());
-  EXPECT_EQ(rig.comb().real_limit, real + 100);
-  EXPECT_EQ(rig.lane().limit, 0u);
-  rig.comb().stop(rig.lane());
-  EXPECT_EQ(rig.lane().limit, real + 100);
-  EXPECT_LE(rig.lane().used, rig.lane().limit);
+  EXPECT_EQ(rig.lane().limit, 4096u - 17);
+  std::uint64_t k = 0;
+  while (!rig.put(0, k % 100, 1)) ++k;  // 100 keys; no pass until the lane is full
+  ASSERT_EQ(k + 1, 240u);
+  EXPECT_EQ(rig.comb().hits, 0u);
+  EXPECT_TRUE(rig.refill()) << "100 records kept of 240";
+  EXPECT_EQ(rig.comb().hits, 140u);
+  EXPECT_EQ(rig.lane().used, agg::header_bytes + 100u * 17);
+  EXPECT_EQ(rig.lane().items, 100u);
+  while (!rig.put(0, 1000 + k, 1)) ++k;  // unique keys
+  EXPECT_FALSE(rig.refill()) << "nothing freed";
+  EXPECT_EQ(rig.lane().items, 240u);
+  EXPECT_EQ(rig.buffers_sent(), 0u);
 }
 
 // AGG-151: keys past the table's load limit are appended uncombined, the others still fold.
@@ -328,48 +342,51 @@ TEST(CombineGate, SkewedKeysKeepCombining) {
   EXPECT_GT(rig.comb().hits, 100000u);
 }
 
-TEST(CombineGate, EarlyCheckStopsAndRestoresTheLimit) {
-  lane_rig rig(16384, 1, 1 << 20);  // 944 records per buffer
-  for (std::uint64_t k = 0; k < 252; ++k) rig.offer(0, k, 1);
-  for (std::uint64_t k = 0; k < 3; ++k) rig.offer(0, k, 1);  // 3 hits: one short of 4
+TEST(CombineGate, TheFirstFullPassJudgesTheBuffer) {
+  lane_rig rig(16384, 1, 1 << 20);  // 962 records of 17 bytes fill a buffer
+  for (std::uint64_t k = 0; k < 900; ++k) rig.offer(0, k, 1);
+  for (std::uint64_t k = 0; k < 50; ++k) rig.offer(0, k, 1);  // 50 hits in 950: below 1/16
   EXPECT_TRUE(rig.comb().on);
-  rig.offer(0, 300, 1);  // the 256th offer: the early check fails
-  EXPECT_FALSE(rig.comb().on);
-  EXPECT_EQ(rig.lane().limit, rig.comb().real_limit);
-  EXPECT_EQ(rig.comb().gate.skip(), 1u);
+  while (rig.buffers_sent() == 0) rig.offer(0, 5000 + rig.lane().used, 1);
+  EXPECT_EQ(rig.comb().hits, 50u) << "the pass at fill folded what repeated";
+  EXPECT_FALSE(rig.comb().on) << "the next buffer is skipped";
+  EXPECT_EQ(rig.comb().gate.skip(), 0u) << "skip 1, spent on the buffer that opened";
+  EXPECT_EQ(rig.comb().gate.failures(), 1u);
 }
 
-// AGG-156: every instantiation pick_combine_offer chooses (items of 8, 16, 24 and other
+// AGG-156: every instantiation pick_fold_pass chooses (items of 8, 16, 24 and other
 // sizes; keys of 4, 8 and other sizes, above 8 compared bytewise behind an 8-byte hash
-// prefix shared by 16 keys) keeps every contribution exactly once and leaves the item's
-// other bytes alone.
+// prefix shared by 16 keys; the fold called or inlined) keeps every contribution exactly
+// once and leaves the item's other bytes alone.
 TEST(CombiningLane, EveryItemAndKeyLayout) {
   const layout layouts[] = {
       {8, 4, 4, 0, 4},  {16, 0, 8, 8, 8},  {16, 12, 4, 0, 8},  {24, 0, 8, 16, 8}, {24, 3, 2, 8, 8},
       {12, 0, 4, 4, 8}, {20, 8, 12, 0, 8}, {40, 16, 20, 0, 4}, {9, 0, 1, 1, 8},   {17, 8, 8, 0, 8},
   };
-  for (const layout& lay : layouts) {
-    agg::combine_gate::policy always;
-    always.sample = 1u << 30;
-    always.min_hit_per_1024 = 0;
-    lane_rig rig(4096, 1, 1 << 20, always, lay);
-    std::mt19937_64 rng(lay.item_bytes * 31 + lay.key_bytes);
-    totals_t want;
-    const std::uint64_t n_keys = 40;  // above 8 bytes: 16 hash prefixes
-    for (int i = 0; i < 20000; ++i) {
-      const std::uint64_t key = rng() % n_keys;
-      const std::uint64_t tag = rng() % 3;
-      want[{tag, key_bytes_of(lay, key)}] += i;
-      rig.offer(tag, key, static_cast<std::uint64_t>(i));
+  for (const layout& lay : layouts)
+    for (const bool inline_op : {false, true}) {
+      agg::combine_gate::policy always;
+      always.sample = 1u << 30;
+      always.min_hit_per_1024 = 0;
+      lane_rig rig(4096, 1, 1 << 20, always, lay, inline_op);
+      std::mt19937_64 rng(lay.item_bytes * 31 + lay.key_bytes);
+      totals_t want;
+      const std::uint64_t n_keys = 40;  // above 8 bytes: 16 hash prefixes
+      for (int i = 0; i < 20000; ++i) {
+        const std::uint64_t key = rng() % n_keys;
+        const std::uint64_t tag = rng() % 3;
+        want[{tag, key_bytes_of(lay, key)}] += i;
+        rig.offer(tag, key, static_cast<std::uint64_t>(i));
+      }
+      rig.seal();
+      const std::string what =
+          "item " + std::to_string(lay.item_bytes) + " key " + std::to_string(lay.key_bytes) + "@" +
+          std::to_string(lay.key_offset) + (inline_op ? ", fold inlined" : ", fold called");
+      EXPECT_EQ(rig.totals(), want) << what;
+      EXPECT_TRUE(rig.combined_buffers_distinct()) << what;
+      EXPECT_TRUE(rig.padding_intact()) << what;
+      EXPECT_GT(rig.comb().hits, 10000u) << what;
     }
-    rig.seal();
-    const std::string what = "item " + std::to_string(lay.item_bytes) + " key " +
-                             std::to_string(lay.key_bytes) + "@" + std::to_string(lay.key_offset);
-    EXPECT_EQ(rig.totals(), want) << what;
-    EXPECT_TRUE(rig.combined_buffers_distinct()) << what;
-    EXPECT_TRUE(rig.padding_intact()) << what;
-    EXPECT_GT(rig.comb().hits, 10000u) << what;
-  }
 }
 
 // AGG-156: a spec that cannot describe the item is named.

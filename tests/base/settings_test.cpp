@@ -153,11 +153,11 @@ TEST(Settings, InvalidValuesNameTheVariableAndValue) {  // BASE-4
   EXPECT_EQ(*base::settings::from_values({{"CONVOY_COMBINE_CACHE", " 16384 "}}).combine_cache,
             16384u);
   EXPECT_EQ(*base::settings::from_values({{"CONVOY_COMBINE_CACHE", "0"}}).combine_cache, 0u);
-  // TERM-24: the gate's bar, hits per 1024 offers.
+  // TERM-24: the gate's bar, folds per 1024 records examined.
   for (const char* bad : {"", "-1", "1025", "1/16", "6.25"})
     EXPECT_EQ(message_of({{"CONVOY_COMBINE_MIN_HIT", bad}}),
               std::string("CONVOY_COMBINE_MIN_HIT='") + bad +
-                  "': must be an integer from 0 to 1024 (hits per 1024 offers)")
+                  "': must be an integer from 0 to 1024 (folds per 1024 records examined)")
         << bad;
   EXPECT_EQ(*base::settings::from_values({{"CONVOY_COMBINE_MIN_HIT", " 256 "}}).combine_min_hit,
             256u);

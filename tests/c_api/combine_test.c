@@ -3,8 +3,9 @@
  * many updates merge on the way. Every PE recomputes every PE's update stream (a
  * sequential oracle) and checks, for each key it owns, that the pulled values add up to the
  * pushed ones, that every pulled item kept its key's check word, and that fewer items arrived
- * than were pushed to it (combining happened); a second cycle with combining off must
- * deliver every update as pushed. Then the error codes. Argument: the constructor ("tensor",
+ * than were pushed to it (combining happened); a second cycle does the same with the
+ * library's sum (convoy_combine_add_u64, inlined by the core), and a third with combining off
+ * must deliver every update as pushed. Then the error codes. Argument: the constructor ("tensor",
  * "default", or "dynamic": convey_new with convey_opt_DYNAMIC, whose engine exists from begin
  * to reset only). */
 #include <convey.h>
@@ -124,6 +125,14 @@ int main(int argc, char** argv) {
           (unsigned long long)pulled, (unsigned long long)expected);
   H_CHECK(pulled >= (expected ? 1u : 0u), "combining: nothing pulled");
 
+  /* The library's sum: the core inlines the fold; the same totals. */
+  H_EXPECT_RC(convoy_convey_set_combine(c, 8, 8, 0, 8, convoy_combine_add_u64), convey_OK);
+  memset(got, 0, sizeof got);
+  pulled = run_cycle(c, me, P, got);
+  compare(got, want, "combining, library sum");
+  H_CHECK(pulled < expected, "combining, library sum: %llu items pulled of %llu pushed",
+          (unsigned long long)pulled, (unsigned long long)expected);
+
   /* Off again after the reset: every update arrives as pushed. */
   H_EXPECT_RC(convoy_convey_set_combine(c, 0, 0, 0, 0, NULL), convey_OK);
   H_CHECK(convoy_convey_max_memory_bytes(c) == plain_bytes,
@@ -138,10 +147,13 @@ int main(int argc, char** argv) {
   /* Errors: NULL, sizes, overlap, not DORMANT; a key beyond the item fails at begin. */
   H_EXPECT_RC(convoy_convey_set_combine(NULL, 8, 8, 0, 8, h_add_u64), convey_error_NULL);
   H_EXPECT_RC(convoy_convey_set_combine(c, 8, 0, 0, 8, h_add_u64), convey_error_USAGE);
+  H_EXPECT_RC(convoy_convey_set_combine(c, 8, 8, 0, 4, convoy_combine_add_u64), convey_error_USAGE);
+  H_EXPECT_RC(convoy_convey_set_combine(c, 8, 8, 0, 8, convoy_combine_add_u32), convey_error_USAGE);
   H_EXPECT_RC(convoy_convey_set_combine(c, 8, 8, 0, 0, h_add_u64), convey_error_USAGE);
   H_EXPECT_RC(convoy_convey_set_combine(c, 4, 8, 0, 8, h_add_u64), convey_error_USAGE);
   H_EXPECT_RC(convoy_convey_set_combine(c, 0, 8, 0, 8, h_add_u64), convey_error_USAGE);
-  H_EXPECT_RC(convoy_convey_set_combine(c, (size_t)1 << 33, 8, 0, 8, h_add_u64), convey_error_USAGE);
+  H_EXPECT_RC(convoy_convey_set_combine(c, (size_t)1 << 33, 8, 0, 8, h_add_u64),
+              convey_error_USAGE);
   H_EXPECT_RC(convoy_convey_set_combine(c, 40, 8, 0, 8, h_add_u64), convey_OK);
   H_EXPECT_RC(convey_begin(c, 24, 8), convey_error_OFLO);
   H_EXPECT_RC(convoy_convey_set_combine(c, 8, 8, 0, 8, h_add_u64), convey_OK);

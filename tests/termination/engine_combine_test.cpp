@@ -131,19 +131,27 @@ TEST(EngineCombine, GateTurnsCombiningOffOnUniformKeys) {
   }
 }
 
-// Pushes `keys` from rank 0 to rank 1 of a 2-rank line, each {key, 1}; returns the limit
-// of rank 0's lane toward rank 1 after every push, then completes the cycle and checks that
-// rank 1 pulled one count per push.
-std::vector<std::uint32_t> limits_while_pushing(const std::vector<std::uint64_t>& keys) {
+// Pushes `keys` from rank 0 to rank 1 of a 2-rank line, each {key, 1}, noting the limit
+// of rank 0's lane toward rank 1 after every push and the buffers rank 0 sent by then;
+// then completes the cycle and checks that rank 1 pulled one count per push.
+struct pushing_seen {
+  std::vector<std::uint32_t> limits;
+  std::uint64_t buffers_sent = 0, combined = 0, stops = 0;
+};
+pushing_seen push_to_rank_1(const std::vector<std::uint64_t>& keys) {
   simulation sim(mesh_plan({2}), combining(layouts[0], small_buffers(2, 8192)), 5);
   EXPECT_EQ(sim.at(0).begin(16), 1);
   EXPECT_EQ(sim.at(1).begin(16), 1);
-  std::vector<std::uint32_t> limits;
+  pushing_seen seen;
   for (std::uint64_t k : keys) {
     const std::uint64_t item[2] = {k, 1};
     EXPECT_EQ(sim.at(0).push(item, 1), 1);
-    limits.push_back(sim.at(0).hot().lanes[0].limit);
+    seen.limits.push_back(sim.at(0).hot().lanes[0].limit);
   }
+  const convoy::termination::engine_stats st = sim.at(0).stats(false);
+  seen.buffers_sent = st.buffers_sent;
+  seen.combined = st.combined;
+  seen.stops = st.combine_stops;
   std::uint64_t counted = 0;
   for (int round = 0, done = 0; done < 2 && round < 10000; ++round) {
     done = 0;
@@ -159,23 +167,27 @@ std::vector<std::uint32_t> limits_while_pushing(const std::vector<std::uint64_t>
     sim.network().deliver_all();
   }
   EXPECT_EQ(counted, keys.size());
-  return limits;
+  return seen;
 }
 
-// TERM-21, TERM-24 (AGG-154, AGG-155 in the engine): while a lane combines its limit is 0,
-// so the inline push falls through to the slow path; when the early check finds keys that
-// do not repeat, the lane's true limit is back at once (the next pushes are inline). Hot
-// keys keep the limit at 0.
-TEST(EngineCombine, InlinePushComesBackWhenTheGateStops) {
-  std::vector<std::uint64_t> unique(400), hot(400);
-  for (std::uint64_t i = 0; i < 400; ++i) {
-    unique[i] = i * 7919;
-    hot[i] = i % 8;
-  }
-  const auto u = limits_while_pushing(unique);
-  for (std::size_t i = 0; i + 1 < 256; ++i) ASSERT_EQ(u[i], 0u) << "push " << i;
-  for (std::size_t i = 255; i < u.size(); ++i) ASSERT_GT(u[i], 0u) << "push " << i;
-  for (std::uint32_t l : limits_while_pushing(hot)) ASSERT_EQ(l, 0u);
+// TERM-21, TERM-24 (AGG-154, AGG-155 in the engine): a combining lane keeps its true limit,
+// so every push is the inline append; the pass at fill folds hot keys and the lane goes on
+// filling (8 keys: no buffer leaves while pushing), while keys that never repeat fail the
+// gate at the first fill and the lane's buffers leave as they fill.
+TEST(EngineCombine, PushesStayInlineAndTheFillPassFolds) {
+  std::vector<std::uint64_t> unique(900), hot(4000);
+  for (std::uint64_t i = 0; i < 900; ++i) unique[i] = i * 7919;
+  for (std::uint64_t i = 0; i < 4000; ++i) hot[i] = i % 8;
+  const pushing_seen u = push_to_rank_1(unique);  // 480 records fill a buffer
+  for (std::uint32_t l : u.limits) ASSERT_GT(l, 0u);
+  EXPECT_EQ(u.buffers_sent, 1u);
+  EXPECT_EQ(u.combined, 0u);
+  EXPECT_EQ(u.stops, 1u);
+  const pushing_seen h = push_to_rank_1(hot);
+  for (std::uint32_t l : h.limits) ASSERT_GT(l, 0u);
+  EXPECT_EQ(h.buffers_sent, 0u);
+  EXPECT_GE(h.combined, 4000u - 480);
+  EXPECT_EQ(h.stops, 0u);
 }
 
 // Keys that never repeat, `per_rank` from each of `p` ranks, each to its owner; `salt`
@@ -197,7 +209,6 @@ keyed_workload unique_keys(int p, std::uint64_t per_rank, std::uint64_t salt) {
 engine_options quick_gate(std::uint32_t max_skip) {
   engine_options o = combining(layouts[0], small_buffers(2, 1024));
   o.combine_gate.sample = 16;
-  o.combine_gate.sample_min_hits = 1;
   o.combine_gate.max_skip = max_skip;
   return o;
 }

@@ -7,10 +7,9 @@
 #ifndef CONVOY_CONVEY_EXT_H
 #define CONVOY_CONVEY_EXT_H
 
+#include <convey.h>
 #include <stddef.h>
 #include <stdint.h>
-
-#include <convey.h>
 
 #ifdef __cplusplus
 extern "C" {
@@ -114,9 +113,18 @@ typedef void (*convoy_combine_fn)(void* into, const void* from);
  * with a negative code if the key or the value lies beyond the item.
  * Returns convey_OK, convey_error_NULL (c NULL), convey_error_STATE (not DORMANT),
  * convey_error_USAGE (a simple or elastic conveyor; key_bytes or value_bytes 0 or above
- * UINT32_MAX; the key and the value overlap). */
+ * UINT32_MAX; the key and the value overlap; one of the library's sums below on values of
+ * another size). */
 int convoy_convey_set_combine(convey_t* c, size_t key_offset, size_t key_bytes, size_t value_offset,
                               size_t value_bytes, convoy_combine_fn combine);
+
+/** Sums for convoy_convey_set_combine: 64-bit integers (signed or unsigned, wrapping), 32-bit
+ * integers, doubles. Passed as `combine` with value_bytes 8, 4 and 8, the library folds with
+ * its own inlined addition instead of calling through the pointer (any other value_bytes:
+ * convey_error_USAGE). */
+void convoy_combine_add_u64(void* into, const void* from);
+void convoy_combine_add_u32(void* into, const void* from);
+void convoy_combine_add_double(void* into, const void* from);
 
 /* ---- Broadcast (CAPI-130..133) ---- */
 

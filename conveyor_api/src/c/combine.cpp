@@ -1,6 +1,7 @@
 // convoy_convey_set_combine (convoy/convey_ext.h, CAPI-120..123): the C++ core's combining
 // (conveyor_options::combine, termination::engine::set_combine) for the streaming kinds.
-// Only translates: the engine checks the spec against the item size at begin.
+// Only translates: the engine checks the spec against the item size at begin; the library's
+// sums (convoy_combine_add_*) become the core's inlined operations (combine_op).
 #include <convoy/convey_ext.h>
 
 #include <cstdint>
@@ -8,6 +9,34 @@
 #include "facade.hpp"
 
 using convoy::termination::call;
+namespace agg = convoy::aggregation;
+using agg::combine_op;
+
+extern "C" {
+
+void convoy_combine_add_u64(void* into, const void* from) {
+  agg::combine_add<std::uint64_t>(into, from);
+}
+void convoy_combine_add_u32(void* into, const void* from) {
+  agg::combine_add<std::uint32_t>(into, from);
+}
+void convoy_combine_add_double(void* into, const void* from) {
+  agg::combine_add<double>(into, from);
+}
+
+}  // extern "C"
+
+namespace {
+
+// The fold the core inlines for one of the library's sums, else a call of `fn`.
+combine_op library_op(convoy_combine_fn fn) noexcept {
+  if (fn == &convoy_combine_add_u64) return combine_op::add_u64;
+  if (fn == &convoy_combine_add_u32) return combine_op::add_u32;
+  if (fn == &convoy_combine_add_double) return combine_op::add_f64;
+  return combine_op::call;
+}
+
+}  // namespace
 
 extern "C" {
 
@@ -26,9 +55,16 @@ int convoy_convey_set_combine(convey_t* c, size_t key_offset, size_t key_bytes, 
       return c->panic(where, convey_error_USAGE, "key or value beyond 4 GiB");
     if (key_offset < value_offset + value_bytes && value_offset < key_offset + key_bytes)
       return c->panic(where, convey_error_USAGE, "the key and the value overlap");
-    spec = {static_cast<std::uint32_t>(key_offset), static_cast<std::uint32_t>(key_bytes),
-            static_cast<std::uint32_t>(value_offset), static_cast<std::uint32_t>(value_bytes),
-            combine};
+    spec = {static_cast<std::uint32_t>(key_offset),
+            static_cast<std::uint32_t>(key_bytes),
+            static_cast<std::uint32_t>(value_offset),
+            static_cast<std::uint32_t>(value_bytes),
+            combine,
+            library_op(combine)};
+    if (spec.op != combine_op::call && agg::combine_spec_problem(spec, SIZE_MAX) != nullptr)
+      return c->panic(where, convey_error_USAGE,
+                      "value_bytes must be 8 for convoy_combine_add_u64 and "
+                      "convoy_combine_add_double, 4 for convoy_combine_add_u32");
   } else {
     spec.fn = nullptr;
   }

@@ -10,7 +10,9 @@
 ///
 /// Held entries are items that are in no buffer yet: whoever owns the cache must drain it
 /// into the lane before the lane's last buffer of a cycle leaves (the engine does so on
-/// flush, at each steady period and before the lane's stage closes).
+/// flush, at each steady period and before the lane's stage closes). The lane's fold pass
+/// at fill (fold_through_cache) offers its records here first; a drain appends entries
+/// plainly, and a pass at that time must not take the cache.
 ///
 /// 2-way set associative, `entries` rounded down to a power of two (2 at least); an entry
 /// is [8-byte tag][item] plus a 4-byte count of the contributions folded into it (0: free).
@@ -149,5 +151,46 @@ class combine_cache {
   std::vector<std::uint32_t> count_;
   std::size_t held_ = 0, drain_at_ = 0;
 };
+
+/// The fold pass of a lane with a hold-back cache (fold_records, through `cache` first):
+/// each record examined is offered to the cache and leaves the buffer (folded into a held
+/// entry, or held); an entry the cache evicts for it is placed by the table like a record
+/// of the buffer (folded into the kept record with its tag and key, or kept as the next
+/// record). `victim` has room for an item. Updates l.used, l.items (records that left,
+/// less the evicted entries kept), c.n_records and c.hits (folds into entries and records).
+inline fold_result fold_through_cache(send_lane& l, combining_lane& c, const combine_spec& s,
+                                      combine_cache& cache, std::byte* victim) noexcept {
+  const std::uint32_t rb = l.record_bytes;
+  const std::uint32_t tb = l.tag_bytes;
+  std::byte* const first = l.buf + header_bytes;
+  const std::uint32_t n = (l.used - static_cast<std::uint32_t>(header_bytes)) / rb;
+  const std::uint32_t before = c.n_records;
+  std::uint32_t w = before;
+  std::uint32_t folded = 0;
+  for (std::uint32_t i = before; i < n; ++i) {
+    const std::byte* const rec = first + static_cast<std::size_t>(i) * rb;
+    std::uint64_t tag = 0;
+    std::memcpy(&tag, rec, tb);
+    std::uint64_t victim_tag = 0;
+    const combine_cache::outcome o = cache.offer(tag, rec + tb, victim_tag, victim);
+    if (o == combine_cache::outcome::folded) ++folded;
+    if (o != combine_cache::outcome::evicted) continue;
+    const std::int32_t r = detail::find_kept<0>(c.table, first, rb, tb, s, victim_tag, victim, w);
+    if (r >= 0) {
+      s.fn(first + static_cast<std::size_t>(r) * rb + tb + s.value_offset, victim + s.value_offset);
+      ++folded;
+      continue;
+    }
+    std::byte* const to = first + static_cast<std::size_t>(w) * rb;  // w <= i: at or below
+    std::memcpy(to, &victim_tag, tb);
+    std::memcpy(to + tb, victim, rb - tb);
+    ++w;
+  }
+  c.n_records = w;
+  c.hits += folded;
+  l.used = static_cast<std::uint32_t>(header_bytes) + w * rb;
+  l.items -= (n - before) - (w - before);
+  return {n - before, folded};
+}
 
 }  // namespace convoy::aggregation

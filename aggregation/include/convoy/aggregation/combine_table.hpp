@@ -2,27 +2,29 @@
 /// @file
 /// Combining in a send lane (aggregation/README.md, AGG-150..156): a small open-addressing
 /// table per lane maps a record's combining key — its routing tag and the item's key bytes —
-/// to the record's index in the lane's open buffer, so that an item whose key is already
-/// there is folded into that record's value in place, in the buffer that will leave,
-/// instead of being appended. The table is cleared in O(1) (a generation counter) when the
-/// lane opens its next buffer; it never names a record of a sealed buffer.
+/// to the index of the record kept for it in the lane's open buffer, so that a later record
+/// with that key is folded into the kept record's value in place, in the buffer that will
+/// leave, and dropped. The table is cleared in O(1) (a generation counter) when the lane
+/// opens its next buffer; it never names a record of a sealed buffer.
 ///
 /// Bounded memory: 4 bytes per slot (an 8-bit generation, an 8-bit fingerprint of the hash,
 /// a 16-bit record index), 2^k slots with 2^k >= 2 x the records a buffer holds, at most
 /// `max_slots`; at most half the slots are used, and a key that finds the table at that
-/// load is appended without combining (the hot keys come early and are in already).
+/// load is kept without combining (the hot keys come early and are in already).
 ///
-/// Pays-off check (`combine_gate`): a lane combines a buffer, counts hits, and at the end of
-/// the buffer (or early, after a sample with almost no hits) stops combining when too few
-/// offers hit; it then appends plainly for `skip` buffers, the skip doubling up to a bound
-/// each time the check fails again, so uniform keys pay for one combined buffer in
-/// max_skip + 1.
+/// Pays-off check (`combine_gate`): a lane judges each combining buffer by the share of
+/// its records that folded, once it has examined `sample` of them; a buffer that folds too
+/// few stops combining, and the lane then appends plainly for `skip` buffers, the skip
+/// doubling up to a bound each time the check fails again, so uniform keys pay for one
+/// examined buffer in max_skip + 1.
 ///
-/// Inline push: while a lane combines, its `send_lane::limit` is 0, so the inline test
-/// `used <= limit` of the engine's inline push and of convey.h fails and every push to the
-/// lane takes the slow path, which combines; `real_limit` keeps the lane's true limit. A
-/// lane that does not combine has its true limit and takes inline pushes as in any
-/// conveyor.
+/// Fold on fill: a combining lane keeps its true limit, so pushes and forwarded records are
+/// plain appends (the inline push of the engine and of convey.h included). When the lane
+/// fills, a fold pass runs over the records appended since the last pass: each whose (tag,
+/// key) the table names folds into that record and leaves the buffer, the others move down
+/// behind the kept records. If the pass freed room the lane goes on filling, else it is
+/// posted; a buffer about to leave gets a last pass over its tail. The pass is one tight
+/// loop per (item size, key size, operation) over records still in cache.
 #include <algorithm>
 #include <bit>
 #include <convoy/aggregation/packing.hpp>
@@ -30,6 +32,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
+#include <type_traits>
 #include <vector>
 
 namespace convoy::aggregation {
@@ -49,6 +52,23 @@ void combine_add(void* into, const void* from) noexcept {
   std::memcpy(into, &a, sizeof a);
 }
 
+/// A fold a pass may inline instead of calling combine_spec::fn; it must do what fn does.
+enum class combine_op : std::uint8_t {
+  call,     ///< call fn
+  add_u32,  ///< combine_add<std::uint32_t> (signed or unsigned 32-bit integers)
+  add_u64,  ///< combine_add<std::uint64_t> (signed or unsigned 64-bit integers)
+  add_f64   ///< combine_add<double>
+};
+
+/// The combine_op that adds values of type `T`, or combine_op::call.
+template <class T>
+[[nodiscard]] constexpr combine_op add_op_of() noexcept {
+  if constexpr (std::is_integral_v<T> && sizeof(T) == 4) return combine_op::add_u32;
+  if constexpr (std::is_integral_v<T> && sizeof(T) == 8) return combine_op::add_u64;
+  if constexpr (std::is_same_v<T, double>) return combine_op::add_f64;
+  return combine_op::call;
+}
+
 /// Where an item's key and value lie, in bytes from the start of the item (the payload).
 /// `fn == nullptr`: no combining.
 struct combine_spec {
@@ -57,13 +77,24 @@ struct combine_spec {
   std::uint32_t value_offset = 8;
   std::uint32_t value_bytes = 8;
   combine_fn fn = nullptr;
+  combine_op op = combine_op::call;  ///< fn's fold inlined, if it is one of these
 };
+
+/// A spec that sums values of type `T` (combine_add<T>, inlined by the fold pass).
+template <class T>
+[[nodiscard]] constexpr combine_spec combine_sum(std::uint32_t key_offset, std::uint32_t key_bytes,
+                                                 std::uint32_t value_offset) noexcept {
+  return {key_offset,      key_bytes,     value_offset, static_cast<std::uint32_t>(sizeof(T)),
+          &combine_add<T>, add_op_of<T>()};
+}
 
 /// Why `s` cannot combine items of `item_bytes`, or nullptr if it can: the key and the value
 /// must be non-empty, lie inside the item and not overlap, and fn must be set.
 [[nodiscard]] inline const char* combine_spec_problem(const combine_spec& s,
                                                       std::size_t item_bytes) noexcept {
   if (s.fn == nullptr) return "combine: no combine function";
+  if (s.op != combine_op::call && s.value_bytes != (s.op == combine_op::add_u32 ? 4u : 8u))
+    return "combine: the operation's value size is not value_bytes";
   if (s.key_bytes == 0 || s.value_bytes == 0) return "combine: empty key or value";
   const std::size_t key_end = std::size_t{s.key_offset} + s.key_bytes;
   const std::size_t value_end = std::size_t{s.value_offset} + s.value_bytes;
@@ -150,18 +181,15 @@ class combine_table {
   std::uint32_t load_limit_ = 0;
 };
 
-/// Whether combining pays on a lane. Hits are counted per combined buffer; a buffer whose
-/// offers hit less than min_hit_per_1024 / 1024 of the time ends combining, and the lane
-/// appends plainly for `skip` buffers. An early check after `sample` offers stops a buffer
-/// at once when fewer than `sample_min_hits` hit: a buffer's first offers hit less often
-/// than its later ones (the table is still empty), so the early bar is lower, set to
-/// catch keys that never repeat.
+/// Whether combining pays on a lane. A combining buffer's fold passes report the records
+/// they examined and folded; once `sample` records are examined, a buffer whose records
+/// folded less than min_hit_per_1024 / 1024 of the time stops combining, and the lane
+/// appends plainly for `skip` buffers.
 class combine_gate {
  public:
   struct policy {
-    std::uint32_t sample = 256;           ///< offers before the early check
-    std::uint32_t sample_min_hits = 4;    ///< hits the sample needs (1/64)
-    std::uint32_t min_hit_per_1024 = 64;  ///< of a whole buffer's offers (1/16)
+    std::uint32_t sample = 256;           ///< records examined before the buffer is judged
+    std::uint32_t min_hit_per_1024 = 64;  ///< records that must fold (1/16)
     std::uint32_t max_skip = 64;          ///< buffers appended plainly at most in a row
   };
   combine_gate() = default;
@@ -176,27 +204,24 @@ class combine_gate {
     }
     return true;
   }
-  /// One offer to a combining buffer; false if combining stops for the rest of the buffer
-  /// (the early check failed).
-  [[nodiscard]] bool note(bool hit) noexcept {
-    ++offers_;
-    hits_ += hit ? 1u : 0u;
-    if (offers_ != p_.sample) [[likely]]
+  /// A fold pass over a combining buffer examined `offers` records and folded `hits`;
+  /// false if combining stops for the rest of the buffer (the check failed).
+  [[nodiscard]] bool note(std::uint32_t offers, std::uint32_t hits) noexcept {
+    offers_ += offers;
+    hits_ += hits;
+    if (offers_ < p_.sample) return true;  // too few to judge
+    if (static_cast<std::uint64_t>(hits_) * 1024 >=
+        static_cast<std::uint64_t>(offers_) * p_.min_hit_per_1024) {
+      backoff_ = 1;
       return true;
-    if (hits_ >= p_.sample_min_hits) return true;
-    fail();
+    }
+    ++failures_;
+    skip_ = backoff_;
+    backoff_ = std::min(2 * backoff_, p_.max_skip);
     return false;
   }
-  /// The combining buffer is sealed (if the early check did not already stop it).
-  void end_buffer() noexcept {
-    if (offers_ == 0 || offers_ < p_.sample) return;  // too few offers to judge
-    if (pays())
-      backoff_ = 1;
-    else if (skip_ == 0)
-      fail();
-  }
   [[nodiscard]] std::uint32_t skip() const noexcept { return skip_; }
-  /// Buffers whose check failed (the early one or the end-of-buffer one).
+  /// Buffers whose check failed.
   [[nodiscard]] std::uint64_t failures() const noexcept { return failures_; }
   /// failures(), then zeroed (statistics per cycle).
   std::uint64_t take_failures() noexcept {
@@ -206,59 +231,10 @@ class combine_gate {
   }
 
  private:
-  [[nodiscard]] bool pays() const noexcept {
-    return static_cast<std::uint64_t>(hits_) * 1024 >=
-           static_cast<std::uint64_t>(offers_) * p_.min_hit_per_1024;
-  }
-  void fail() noexcept {
-    ++failures_;
-    skip_ = backoff_;
-    backoff_ = std::min(2 * backoff_, p_.max_skip);
-  }
   policy p_;
   std::uint32_t offers_ = 0, hits_ = 0;
   std::uint32_t skip_ = 0, backoff_ = 1;
   std::uint64_t failures_ = 0;
-};
-
-/// One combining lane's state beside its send_lane.
-struct combining_lane {
-  combine_table table;
-  combine_gate gate;
-  std::uint32_t real_limit = 0;  ///< the lane's limit while send_lane::limit is 0
-  std::uint32_t n_records = 0;   ///< records in the open buffer
-  bool on = false;               ///< the open buffer combines
-  std::uint64_t hits = 0;        ///< items folded into a record (statistics)
-
-  combining_lane() = default;
-  combining_lane(std::size_t records, std::size_t max_slots, combine_gate::policy p = {})
-      : table(records, max_slots), gate(p) {}
-
-  /// `l` has just opened a buffer (send_lanes::open set its true limit).
-  void opened(send_lane& l) noexcept {
-    n_records = 0;
-    on = gate.start_buffer();
-    real_limit = l.limit;
-    if (on) {
-      table.clear();
-      l.limit = 0;  // every push to this lane takes the slow path, which combines
-    }
-  }
-  /// `l`'s open buffer has grown (send_lanes::grow set its new true limit).
-  void grown(send_lane& l) noexcept {
-    real_limit = l.limit;
-    if (on) l.limit = 0;
-  }
-  /// `l` is about to be sealed.
-  void sealing() noexcept {
-    if (on) gate.end_buffer();
-    on = false;
-  }
-  /// Stops combining for the rest of the open buffer: inline pushes may take the lane.
-  void stop(send_lane& l) noexcept {
-    on = false;
-    l.limit = real_limit;
-  }
 };
 
 /// The hash of a combining key: the tag (on a combining engine every record of a lane with
@@ -268,83 +244,157 @@ struct combining_lane {
   return (key ^ (tag * 0x9E3779B97F4A7C15ull)) * 0xD6E8FEB86659FD93ull;
 }
 
-/// Offers a rigid record (tag + `item_bytes` of `item`) to lane `l`, which has an open
-/// buffer with room for it (`used <= real_limit` while it combines, `used <= limit`
-/// otherwise). Folds the item's value into the record with the same tag and key if the
-/// open buffer has one, else appends it. Returns true if the lane cannot take another
-/// record (grow or post it). `Item` is item_bytes when known at compile time, else 0;
-/// `KeyBytes` 1..8 compares the key as one word, 0 takes s.key_bytes (any size: the hash
-/// reads the first 8 bytes, the compare all of them).
-template <std::size_t Item, std::size_t KeyBytes>
-bool offer_record(send_lane& l, combining_lane& c, const combine_spec& s, std::uint64_t tag,
-                  const std::byte* item, std::size_t item_bytes) noexcept {
-  static_assert(KeyBytes <= 8);
-  if (c.on) {
-    const std::size_t kb = KeyBytes != 0 ? KeyBytes : s.key_bytes;
-    std::uint64_t key = 0;
-    std::memcpy(&key, item + s.key_offset, KeyBytes != 0 ? KeyBytes : std::min<std::size_t>(kb, 8));
-    const std::uint32_t rb = l.record_bytes;
-    const std::uint32_t tb = l.tag_bytes;
-    const std::uint64_t tag_mask = tb >= 8 ? ~0ull : (1ull << (8 * tb)) - 1;
-    std::byte* const first = l.buf + header_bytes;
-    const std::int32_t r =
-        c.table.find_or_add(combine_hash(tag, key), c.n_records, [&](std::uint32_t i) {
-          const std::byte* rec = first + static_cast<std::size_t>(i) * rb;
-          std::uint64_t t = 0;
-          std::memcpy(&t, rec, 8);  // the 8 bytes from the record's start are in the buffer
-          if (((t ^ tag) & tag_mask) != 0) return false;
-          if constexpr (KeyBytes != 0) {
-            std::uint64_t k = 0;
-            std::memcpy(&k, rec + tb + s.key_offset, KeyBytes);
-            return k == key;
-          } else {
-            return std::memcmp(rec + tb + s.key_offset, item + s.key_offset, kb) == 0;
-          }
-        });
-    if (r >= 0) {
-      s.fn(first + static_cast<std::size_t>(r) * rb + tb + s.value_offset, item + s.value_offset);
-      ++c.hits;
-      if (!c.gate.note(true)) c.stop(l);
-      return false;
-    }
-    if (!c.gate.note(false)) c.stop(l);
-  }
-  // Append, as send_lane::reserve does, against the true limit.
-  std::byte* p = l.buf + l.used;
-  l.used += l.record_bytes;
-  ++l.items;
-  ++c.n_records;
-  std::memcpy(p, &tag, sizeof tag);
-  if constexpr (Item != 0)
-    std::memcpy(p + l.tag_bytes, item, Item);
+/// Folds the value at `from` into the value at `into` by `s`'s operation: inline for the
+/// operations combine_op names, else a call of s.fn.
+template <combine_op Op>
+void fold_value(std::byte* into, const std::byte* from, const combine_spec& s) noexcept {
+  if constexpr (Op == combine_op::add_u32)
+    combine_add<std::uint32_t>(into, from);
+  else if constexpr (Op == combine_op::add_u64)
+    combine_add<std::uint64_t>(into, from);
+  else if constexpr (Op == combine_op::add_f64)
+    combine_add<double>(into, from);
   else
-    copy_item(p + l.tag_bytes, item, item_bytes);
-  return l.used > c.real_limit;
+    s.fn(into, from);
 }
 
-/// An instantiation of offer_record.
-using combine_offer_fn = bool (*)(send_lane&, combining_lane&, const combine_spec&, std::uint64_t,
-                                  const std::byte*, std::size_t) noexcept;
+struct combining_lane;
 
-/// The offer_record instantiation for items of `item_bytes` and `s`'s key size: items of
-/// 8, 16 or 24 bytes and keys of 4 or 8 bytes get fixed-size copies and compares.
-[[nodiscard]] inline combine_offer_fn pick_combine_offer(std::size_t item_bytes,
-                                                         const combine_spec& s) noexcept {
-  const auto by_key = [&]<std::size_t Item>() -> combine_offer_fn {
-    if (s.key_bytes == 8) return &offer_record<Item, 8>;
-    if (s.key_bytes == 4) return &offer_record<Item, 4>;
-    return &offer_record<Item, 0>;
-  };
-  switch (item_bytes) {
-    case 8:
-      return by_key.template operator()<8>();
-    case 16:
-      return by_key.template operator()<16>();
-    case 24:
-      return by_key.template operator()<24>();
-    default:
-      return by_key.template operator()<0>();
+/// What a fold pass did: records of the open buffer it examined, and folded into another.
+struct fold_result {
+  std::uint32_t examined = 0;
+  std::uint32_t folded = 0;
+};
+
+/// A fold pass over a lane's open buffer (fold_records).
+using fold_pass_fn = fold_result (*)(send_lane&, combining_lane&, const combine_spec&) noexcept;
+
+/// One combining lane's state beside its send_lane.
+struct combining_lane {
+  combine_table table;
+  combine_gate gate;
+  std::uint32_t n_records = 0;  ///< records at the open buffer's front that a pass examined
+  bool on = false;              ///< the open buffer combines
+  std::uint64_t hits = 0;       ///< records folded into another (statistics)
+
+  combining_lane() = default;
+  combining_lane(std::size_t records, std::size_t max_slots, combine_gate::policy p = {})
+      : table(records, max_slots), gate(p) {}
+
+  /// The lane has just opened a buffer.
+  void opened() noexcept {
+    n_records = 0;
+    on = gate.start_buffer();
+    if (on) table.clear();
   }
+  /// Runs `pass()` (a fold pass over the records appended since the last one, returning
+  /// its fold_result) if the open buffer combines, and lets the gate judge it.
+  template <class Pass>
+  void fold(Pass pass) noexcept {
+    if (!on) return;
+    const fold_result r = pass();
+    if (!gate.note(r.examined, r.folded)) on = false;
+  }
+  /// Lane `l` filled past its limit: folds; true if that freed room enough to go on filling
+  /// the buffer (an eighth of it), false if it must grow or be posted.
+  template <class Pass>
+  [[nodiscard]] bool refill(const send_lane& l, Pass pass) noexcept {
+    fold(pass);
+    if (l.used > l.limit) return false;
+    return std::uint64_t{l.limit - l.used} * 8 >= l.limit - header_bytes;
+  }
+  /// The open buffer is about to leave: a last pass over its tail, then nothing is folded
+  /// into it any more.
+  template <class Pass>
+  void sealing(Pass pass) noexcept {
+    fold(pass);
+    on = false;
+  }
+};
+
+namespace detail {
+
+/// The kept record of an open buffer (record 0 at `first`, `rb` bytes each, tags of `tb`
+/// bytes) with `tag` and the key of `item` (a payload), or combine_table::added after
+/// naming record `w` for them, or combine_table::full. `KeyBytes` as in fold_records.
+template <std::size_t KeyBytes>
+[[nodiscard]] std::int32_t find_kept(combine_table& table, const std::byte* first, std::uint32_t rb,
+                                     std::uint32_t tb, const combine_spec& s, std::uint64_t tag,
+                                     const std::byte* item, std::uint32_t w) noexcept {
+  const std::uint64_t tag_mask = tb >= 8 ? ~0ull : (1ull << (8 * tb)) - 1;
+  const std::size_t kb = KeyBytes != 0 ? KeyBytes : s.key_bytes;
+  const std::byte* const key_of_item = item + s.key_offset;
+  std::uint64_t key = 0;
+  std::memcpy(&key, key_of_item, KeyBytes != 0 ? KeyBytes : std::min<std::size_t>(kb, 8));
+  return table.find_or_add(combine_hash(tag & tag_mask, key), w, [&](std::uint32_t j) {
+    const std::byte* const kept = first + static_cast<std::size_t>(j) * rb;
+    std::uint64_t t = 0;
+    std::memcpy(&t, kept, 8);  // the 8 bytes from a record's start are in the buffer
+    if (((t ^ tag) & tag_mask) != 0) return false;
+    if constexpr (KeyBytes != 0) {
+      std::uint64_t k = 0;
+      std::memcpy(&k, kept + tb + s.key_offset, KeyBytes);
+      return k == key;
+    } else {
+      return std::memcmp(kept + tb + s.key_offset, key_of_item, kb) == 0;
+    }
+  });
 }
+
+}  // namespace detail
+
+/// The fold pass (see "Fold on fill" above) over the records of `l`'s open buffer from
+/// record c.n_records on: each whose (tag, key) a kept record has folds its value into that
+/// record and leaves; each other is kept, moved down behind the kept records and named in
+/// the table (records past the table's load limit are kept unnamed). Updates l.used,
+/// l.items (records that leave), c.n_records and c.hits. `Item`
+/// is item_bytes when known at compile time, else 0; `KeyBytes` 1..8 compares the key as
+/// one word, 0 takes s.key_bytes (any size: the hash reads the first 8 bytes, the compare
+/// all of them); `Op` inlines the fold (combine_op::call calls s.fn).
+template <std::size_t Item, std::size_t KeyBytes, combine_op Op>
+fold_result fold_records(send_lane& l, combining_lane& c, const combine_spec& s) noexcept {
+  static_assert(KeyBytes <= 8);
+  const std::uint32_t rb = l.record_bytes;
+  const std::uint32_t tb = l.tag_bytes;
+  const std::size_t value_at = tb + s.value_offset;
+  // Locals, not members: the stores into the buffer may alias anything.
+  std::byte* const first = l.buf + header_bytes;
+  const std::uint32_t n = (l.used - static_cast<std::uint32_t>(header_bytes)) / rb;
+  combine_table& table = c.table;
+  std::uint32_t w = c.n_records;
+  std::uint32_t folded = 0;
+  for (std::uint32_t i = w; i < n; ++i) {
+    std::byte* const rec = first + static_cast<std::size_t>(i) * rb;
+    std::uint64_t tag = 0;
+    std::memcpy(&tag, rec, 8);
+    const std::int32_t r = detail::find_kept<KeyBytes>(table, first, rb, tb, s, tag, rec + tb, w);
+    if (r >= 0) {
+      fold_value<Op>(first + static_cast<std::size_t>(r) * rb + value_at, rec + value_at, s);
+      ++folded;
+      continue;
+    }
+    if (w != i) {  // w < i: the two records do not overlap
+      std::byte* const to = first + static_cast<std::size_t>(w) * rb;
+      if constexpr (Item != 0) {
+        std::memcpy(to, &tag, 8);  // as send_lane::reserve: 8 bytes, then the item over them
+        std::memcpy(to + tb, rec + tb, Item);
+      } else {
+        std::memcpy(to, rec, rb);
+      }
+    }
+    ++w;
+  }
+  const std::uint32_t examined = n - c.n_records;
+  c.n_records = w;
+  c.hits += folded;
+  l.used = static_cast<std::uint32_t>(header_bytes) + w * rb;
+  l.items -= folded;
+  return {examined, folded};
+}
+
+/// The fold_records instantiation for items of `item_bytes` and `s`'s key size and
+/// operation: items of 8, 16 or 24 bytes, keys of 4 or 8 bytes and the operations of
+/// combine_op get fixed-size copies, compares and folds.
+[[nodiscard]] fold_pass_fn pick_fold_pass(std::size_t item_bytes, const combine_spec& s) noexcept;
 
 }  // namespace convoy::aggregation

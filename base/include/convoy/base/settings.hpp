@@ -133,7 +133,7 @@ struct settings {
   /// CONVOY_COMBINE_CACHE: entries of the hold-back cache in front of each combining lane
   /// (termination/README.md, TERM-27), 0 (off) to 2^24; rounded down to a power of two.
   std::optional<std::size_t> combine_cache;
-  /// CONVOY_COMBINE_MIN_HIT: hits per 1 024 offers a combining buffer needs, or its lane
+  /// CONVOY_COMBINE_MIN_HIT: folds per 1 024 records examined a combining buffer needs, or its lane
   /// appends plainly for the next 1, 2, 4 … 64 buffers (termination/README.md, TERM-24);
   /// 0 to 1024.
   std::optional<std::uint32_t> combine_min_hit;

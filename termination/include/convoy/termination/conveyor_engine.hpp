@@ -76,7 +76,7 @@ struct engine_stats {
   /// The most buffer memory (memory_bytes()) seen: at each cycle's end and when read.
   std::uint64_t memory_high_water = 0;
   /// Combining engines (TERM-24): items folded into a record already in a buffer, and
-  /// buffers whose lane stopped combining because too few of its offers hit.
+  /// buffers whose lane stopped combining because too few of their records folded.
   std::uint64_t combined = 0, combine_stops = 0;
   std::vector<stage_stats> stages;
 };
