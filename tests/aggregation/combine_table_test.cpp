@@ -274,7 +274,7 @@ TEST(CombiningLane, FoldOnFillKeepsTheInlinePushOpen) {
   EXPECT_EQ(rig.comb().hits, 0u);
   EXPECT_TRUE(rig.refill()) << "100 records kept of 240";
   EXPECT_EQ(rig.comb().hits, 140u);
-  EXPECT_EQ(rig.lane().used, agg::header_bytes + 100u * 17);
+  EXPECT_EQ(rig.lane().used, agg::header_bytes + std::size_t{100} * 17);
   EXPECT_EQ(rig.lane().items, 100u);
   while (!rig.put(0, 1000 + k, 1)) ++k;  // unique keys
   EXPECT_FALSE(rig.refill()) << "nothing freed";
