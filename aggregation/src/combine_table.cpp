@@ -5,39 +5,47 @@ namespace convoy::aggregation {
 
 namespace {
 
+template <combine_op Op, std::size_t Item>
+fold_pass_fn pick_by_key(std::uint32_t key_bytes, std::uint32_t tag_bytes) noexcept {
+  if constexpr (Item != 0) {
+    if (tag_bytes == 1 && key_bytes == 8) return &fold_records<Item, 8, Op, 1>;
+    if (tag_bytes == 1 && key_bytes == 4) return &fold_records<Item, 4, Op, 1>;
+  }
+  if (key_bytes == 8) return &fold_records<Item, 8, Op, any_tag_bytes>;
+  if (key_bytes == 4) return &fold_records<Item, 4, Op, any_tag_bytes>;
+  return &fold_records<Item, 0, Op, any_tag_bytes>;
+}
+
 template <combine_op Op>
-fold_pass_fn pick_by_size(std::size_t item_bytes, std::uint32_t key_bytes) noexcept {
-  const auto by_key = [&]<std::size_t Item>() -> fold_pass_fn {
-    if (key_bytes == 8) return &fold_records<Item, 8, Op>;
-    if (key_bytes == 4) return &fold_records<Item, 4, Op>;
-    return &fold_records<Item, 0, Op>;
-  };
+fold_pass_fn pick_by_size(std::size_t item_bytes, std::uint32_t key_bytes,
+                          std::uint32_t tag_bytes) noexcept {
   switch (item_bytes) {
     case 8:
-      return by_key.template operator()<8>();
+      return pick_by_key<Op, 8>(key_bytes, tag_bytes);
     case 16:
-      return by_key.template operator()<16>();
+      return pick_by_key<Op, 16>(key_bytes, tag_bytes);
     case 24:
-      return by_key.template operator()<24>();
+      return pick_by_key<Op, 24>(key_bytes, tag_bytes);
     default:
-      return by_key.template operator()<0>();
+      return pick_by_key<Op, 0>(key_bytes, tag_bytes);
   }
 }
 
 }  // namespace
 
-fold_pass_fn pick_fold_pass(std::size_t item_bytes, const combine_spec& s) noexcept {
+fold_pass_fn pick_fold_pass(std::size_t item_bytes, const combine_spec& s,
+                            std::uint32_t tag_bytes) noexcept {
   switch (s.op) {
     case combine_op::add_u32:
-      return pick_by_size<combine_op::add_u32>(item_bytes, s.key_bytes);
+      return pick_by_size<combine_op::add_u32>(item_bytes, s.key_bytes, tag_bytes);
     case combine_op::add_u64:
-      return pick_by_size<combine_op::add_u64>(item_bytes, s.key_bytes);
+      return pick_by_size<combine_op::add_u64>(item_bytes, s.key_bytes, tag_bytes);
     case combine_op::add_f64:
-      return pick_by_size<combine_op::add_f64>(item_bytes, s.key_bytes);
+      return pick_by_size<combine_op::add_f64>(item_bytes, s.key_bytes, tag_bytes);
     case combine_op::call:
       break;
   }
-  return pick_by_size<combine_op::call>(item_bytes, s.key_bytes);
+  return pick_by_size<combine_op::call>(item_bytes, s.key_bytes, tag_bytes);
 }
 
 }  // namespace convoy::aggregation

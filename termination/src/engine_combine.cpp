@@ -43,7 +43,6 @@ int engine::set_combine(const agg::combine_spec& spec) noexcept {
 // aside keeps skipping; only set_combine (a new spec) or another item size starts afresh.
 // The caches are empty at begin (drained before the last cycle's stages closed).
 void engine::impl::start_combining(std::size_t item_bytes) {
-  comb->pass = agg::pick_fold_pass(item_bytes, comb->spec);
   if (comb->item_bytes == item_bytes && !comb->lanes.empty()) return;
   comb->item_bytes = item_bytes;
   comb->lanes.clear();
@@ -54,6 +53,7 @@ void engine::impl::start_combining(std::size_t item_bytes) {
     const std::size_t tb = lanes[k].tag_bytes;
     comb->lanes.emplace_back(room / (tb + item_bytes), e.options_.combine_max_slots,
                              e.options_.combine_gate);
+    comb->lanes.back().pass = agg::pick_fold_pass(item_bytes, comb->spec, tb);
     if (entries > 0 && k < lanes.loopback())
       comb->caches.emplace_back(entries, item_bytes, tb, comb->spec);
   }
@@ -71,7 +71,7 @@ bool engine::impl::fold_filled(int lane) {
 
 agg::fold_result engine::impl::fold_pass(int lane, bool cached) {
   agg::combining_lane& c = comb->lanes[static_cast<std::size_t>(lane)];
-  if (!cached) return comb->pass(lanes[lane], c, comb->spec);
+  if (!cached) return c.pass(lanes[lane], c, comb->spec);
   agg::combine_cache& cache = comb->caches[static_cast<std::size_t>(lane)];
   if (cache.empty()) comb->held_since[static_cast<std::size_t>(lane)] = tick;
   return agg::fold_through_cache(lanes[lane], c, comb->spec, cache, comb->victim.data());

@@ -121,7 +121,6 @@ struct engine::impl final : link_layer {
   // lane included; null unless engine_options::combine.fn is set.
   struct combining {
     aggregation::combine_spec spec;
-    aggregation::fold_pass_fn pass = nullptr;        // this cycle's item size
     std::size_t item_bytes = 0;                      // the tables are sized for it
     std::vector<aggregation::combining_lane> lanes;  // per lane
     // Hold-back caches (TERM-27): one per out-link lane, none when combine_cache_entries

@@ -50,7 +50,7 @@ struct rig {
     lane.record_bytes = 17;
     open();
   }
-  agg::fold_pass_fn pass = agg::pick_fold_pass(16, sum_spec());
+  agg::fold_pass_fn pass = agg::pick_fold_pass(16, sum_spec(), 1);
   void open() {
     lane.buf = buf.data();
     lane.used = agg::header_bytes;

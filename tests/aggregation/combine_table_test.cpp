@@ -67,7 +67,7 @@ class lane_rig {
              lay.value_bytes == 4 ? add_u32 : add_u64};
     if (inline_op)
       spec_.op = lay.value_bytes == 4 ? agg::combine_op::add_u32 : agg::combine_op::add_u64;
-    pass_ = agg::pick_fold_pass(lay.item_bytes, spec_);
+    pass_ = agg::pick_fold_pass(lay.item_bytes, spec_, tag_bytes);
     open();
   }
   void offer(std::uint64_t tag, std::uint64_t key, std::uint64_t value) {

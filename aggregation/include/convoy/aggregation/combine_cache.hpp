@@ -175,7 +175,10 @@ inline fold_result fold_through_cache(send_lane& l, combining_lane& c, const com
     const combine_cache::outcome o = cache.offer(tag, rec + tb, victim_tag, victim);
     if (o == combine_cache::outcome::folded) ++folded;
     if (o != combine_cache::outcome::evicted) continue;
-    const std::int32_t r = detail::find_kept<0>(c.table, first, rb, tb, s, victim_tag, victim, w);
+    combine_table::probe table(c.table);
+    const std::int32_t r =
+        detail::find_kept<0>(table, detail::shape_of(l, s), victim_tag, victim + s.key_offset, w);
+    table.done();
     if (r >= 0) {
       s.fn(first + static_cast<std::size_t>(r) * rb + tb + s.value_offset, victim + s.value_offset);
       ++folded;

@@ -138,32 +138,62 @@ class combine_table {
     }
   }
 
-  /// The record with the candidate's key, or `added` after registering the candidate as
-  /// record `index`, or `full`. `same(i)` compares the candidate's key with record i's; it
-  /// is called only where the slot's 8-bit fingerprint (the hash's low byte) matches, so a
-  /// miss rarely reads the buffer. Linear probing at load <= 1/2.
+  /// The table's state in locals for the probes of one fold pass: the stores a pass makes
+  /// into its buffer may alias anything, so members would be loaded again at every probe.
+  /// done() writes the count of keys back.
+  class probe {
+   public:
+    explicit probe(combine_table& t) noexcept
+        : t_(t),
+          slots_(t.slots_.data()),
+          mask_(t.mask_),
+          shift_(t.shift_),
+          gen_(t.gen_),
+          n_(t.n_),
+          load_limit_(t.load_limit_) {}
+    /// The record with the candidate's key, or `added` after registering the candidate as
+    /// record `index`, or `full`. `same(i)` compares the candidate's key with record i's;
+    /// it is called only where the slot's 8-bit fingerprint (the hash's low byte) matches,
+    /// so a miss rarely reads the buffer. Linear probing at load <= 1/2.
+    template <class Same>
+    [[nodiscard, gnu::always_inline]] std::int32_t find_or_add(std::uint64_t hash,
+                                                               std::uint32_t index,
+                                                               Same same) noexcept {
+      const std::uint32_t tag = gen_ << 8 | static_cast<std::uint32_t>(hash & 0xFF);
+      std::size_t i = static_cast<std::size_t>(hash >> shift_);
+      for (;;) {
+        const std::uint32_t e = slots_[i];
+        if ((e >> 24) != gen_) {
+          if (n_ >= load_limit_ || index >= max_records) return full;
+          slots_[i] = tag << 16 | index;
+          ++n_;
+          return added;
+        }
+        if ((e >> 16) == tag) {
+          const std::uint32_t r = e & 0xFFFFu;
+          if (same(r)) return static_cast<std::int32_t>(r);
+        }
+        i = (i + 1) & mask_;
+      }
+    }
+    void done() noexcept { t_.n_ = n_; }
+
+   private:
+    combine_table& t_;
+    std::uint32_t* slots_;
+    std::size_t mask_;
+    int shift_;
+    std::uint32_t gen_, n_, load_limit_;
+  };
+
+  /// probe::find_or_add on its own (one probe, the count written back).
   template <class Same>
   [[nodiscard]] std::int32_t find_or_add(std::uint64_t hash, std::uint32_t index,
                                          Same same) noexcept {
-    std::uint32_t* const slots = slots_.data();  // locals: buffer stores alias members
-    const std::size_t mask = mask_;
-    const std::uint32_t gen = gen_;
-    const std::uint32_t tag = gen << 8 | static_cast<std::uint32_t>(hash & 0xFF);
-    std::size_t i = static_cast<std::size_t>(hash >> shift_);
-    for (;;) {
-      const std::uint32_t e = slots[i];
-      if ((e >> 24) != gen) {
-        if (n_ >= load_limit_ || index >= max_records) return full;
-        slots[i] = tag << 16 | index;
-        ++n_;
-        return added;
-      }
-      if ((e >> 16) == tag) {
-        const std::uint32_t r = e & 0xFFFFu;
-        if (same(r)) return static_cast<std::int32_t>(r);
-      }
-      i = (i + 1) & mask;
-    }
+    probe p(*this);
+    const std::int32_t r = p.find_or_add(hash, index, same);
+    p.done();
+    return r;
   }
 
   [[nodiscard]] std::size_t slots() const noexcept { return slots_.size(); }
@@ -266,6 +296,9 @@ struct fold_result {
   std::uint32_t folded = 0;
 };
 
+/// fold_records' TagBytes when the lane's tag size is read at run time.
+inline constexpr std::uint32_t any_tag_bytes = 0xFF;
+
 /// A fold pass over a lane's open buffer (fold_records).
 using fold_pass_fn = fold_result (*)(send_lane&, combining_lane&, const combine_spec&) noexcept;
 
@@ -273,6 +306,7 @@ using fold_pass_fn = fold_result (*)(send_lane&, combining_lane&, const combine_
 struct combining_lane {
   combine_table table;
   combine_gate gate;
+  fold_pass_fn pass = nullptr;  ///< this lane's fold_records (pick_fold_pass)
   std::uint32_t n_records = 0;  ///< records at the open buffer's front that a pass examined
   bool on = false;              ///< the open buffer combines
   std::uint64_t hits = 0;       ///< records folded into another (statistics)
@@ -314,29 +348,55 @@ struct combining_lane {
 
 namespace detail {
 
-/// The kept record of an open buffer (record 0 at `first`, `rb` bytes each, tags of `tb`
-/// bytes) with `tag` and the key of `item` (a payload), or combine_table::added after
-/// naming record `w` for them, or combine_table::full. `KeyBytes` as in fold_records.
+/// The mask of a tag of `tag_bytes` bytes in the 8 bytes read from a record's start.
+[[nodiscard]] inline std::uint64_t tag_mask(std::uint32_t tag_bytes) noexcept {
+  return tag_bytes >= 8 ? ~0ull : (1ull << (8 * tag_bytes)) - 1;
+}
+
+/// Where a pass finds a record's fields: records of `rb` bytes from `first`, tags of
+/// `tb` bytes (`mask` over the 8 bytes read from a record's start), the key `kb` bytes at
+/// `key_at` and the value at `value_at` (from a record's start). Locals of the pass, so
+/// that the stores into the buffer do not make them be loaded again.
+struct record_shape {
+  std::byte* first;
+  std::uint32_t rb, tb;
+  std::uint64_t mask;
+  std::size_t key_at, kb, value_at;
+};
+
+[[nodiscard]] inline record_shape shape_of(const send_lane& l, const combine_spec& s) noexcept {
+  return {l.buf + header_bytes,
+          l.record_bytes,
+          l.tag_bytes,
+          tag_mask(l.tag_bytes),
+          l.tag_bytes + s.key_offset,
+          s.key_bytes,
+          l.tag_bytes + s.value_offset};
+}
+
+/// The kept record with `tag` and the key at `key_of` (`KeyBytes` bytes, or f.kb if 0), or
+/// combine_table::added after naming record `w` for them, or combine_table::full. Inlined
+/// into the pass's loop.
 template <std::size_t KeyBytes>
-[[nodiscard]] std::int32_t find_kept(combine_table& table, const std::byte* first, std::uint32_t rb,
-                                     std::uint32_t tb, const combine_spec& s, std::uint64_t tag,
-                                     const std::byte* item, std::uint32_t w) noexcept {
-  const std::uint64_t tag_mask = tb >= 8 ? ~0ull : (1ull << (8 * tb)) - 1;
-  const std::size_t kb = KeyBytes != 0 ? KeyBytes : s.key_bytes;
-  const std::byte* const key_of_item = item + s.key_offset;
+[[nodiscard, gnu::always_inline]] inline std::int32_t find_kept(combine_table::probe& table,
+                                                                const record_shape& f,
+                                                                std::uint64_t tag,
+                                                                const std::byte* key_of,
+                                                                std::uint32_t w) noexcept {
   std::uint64_t key = 0;
-  std::memcpy(&key, key_of_item, KeyBytes != 0 ? KeyBytes : std::min<std::size_t>(kb, 8));
-  return table.find_or_add(combine_hash(tag & tag_mask, key), w, [&](std::uint32_t j) {
-    const std::byte* const kept = first + static_cast<std::size_t>(j) * rb;
+  std::memcpy(&key, key_of, KeyBytes != 0 ? KeyBytes : std::min<std::size_t>(f.kb, 8));
+  tag &= f.mask;
+  return table.find_or_add(combine_hash(tag, key), w, [&](std::uint32_t j) {
+    const std::byte* const kept = f.first + static_cast<std::size_t>(j) * f.rb;
     std::uint64_t t = 0;
     std::memcpy(&t, kept, 8);  // the 8 bytes from a record's start are in the buffer
-    if (((t ^ tag) & tag_mask) != 0) return false;
+    if (((t ^ tag) & f.mask) != 0) return false;
     if constexpr (KeyBytes != 0) {
       std::uint64_t k = 0;
-      std::memcpy(&k, kept + tb + s.key_offset, KeyBytes);
+      std::memcpy(&k, kept + f.key_at, KeyBytes);
       return k == key;
     } else {
-      return std::memcmp(kept + tb + s.key_offset, key_of_item, kb) == 0;
+      return std::memcmp(kept + f.key_at, key_of, f.kb) == 0;
     }
   });
 }
@@ -350,51 +410,59 @@ template <std::size_t KeyBytes>
 /// l.items (records that leave), c.n_records and c.hits. `Item`
 /// is item_bytes when known at compile time, else 0; `KeyBytes` 1..8 compares the key as
 /// one word, 0 takes s.key_bytes (any size: the hash reads the first 8 bytes, the compare
-/// all of them); `Op` inlines the fold (combine_op::call calls s.fn).
-template <std::size_t Item, std::size_t KeyBytes, combine_op Op>
+/// all of them); `Op` inlines the fold (combine_op::call calls s.fn); `TagBytes` is the
+/// lane's tag size when known at compile time, else any_tag_bytes.
+template <std::size_t Item, std::size_t KeyBytes, combine_op Op, std::uint32_t TagBytes>
 fold_result fold_records(send_lane& l, combining_lane& c, const combine_spec& s) noexcept {
   static_assert(KeyBytes <= 8);
-  const std::uint32_t rb = l.record_bytes;
-  const std::uint32_t tb = l.tag_bytes;
-  const std::size_t value_at = tb + s.value_offset;
-  // Locals, not members: the stores into the buffer may alias anything.
-  std::byte* const first = l.buf + header_bytes;
-  const std::uint32_t n = (l.used - static_cast<std::uint32_t>(header_bytes)) / rb;
-  combine_table& table = c.table;
-  std::uint32_t w = c.n_records;
-  std::uint32_t folded = 0;
-  for (std::uint32_t i = w; i < n; ++i) {
-    std::byte* const rec = first + static_cast<std::size_t>(i) * rb;
+  detail::record_shape f = detail::shape_of(l, s);
+  if constexpr (TagBytes != any_tag_bytes) {  // constants the compiler folds into the loop
+    f.tb = TagBytes;
+    f.mask = detail::tag_mask(TagBytes);
+    if constexpr (Item != 0) f.rb = TagBytes + Item;
+  }
+  const combine_fn fn = s.fn;
+  std::byte* const end = l.buf + l.used;
+  const std::uint32_t start = c.n_records;
+  std::uint32_t w = start;  // the next kept record
+  combine_table::probe table(c.table);
+  for (std::byte* rec = f.first + static_cast<std::size_t>(start) * f.rb; rec < end; rec += f.rb) {
     std::uint64_t tag = 0;
     std::memcpy(&tag, rec, 8);
-    const std::int32_t r = detail::find_kept<KeyBytes>(table, first, rb, tb, s, tag, rec + tb, w);
+    const std::int32_t r = detail::find_kept<KeyBytes>(table, f, tag, rec + f.key_at, w);
     if (r >= 0) {
-      fold_value<Op>(first + static_cast<std::size_t>(r) * rb + value_at, rec + value_at, s);
-      ++folded;
+      std::byte* const into = f.first + static_cast<std::size_t>(r) * f.rb + f.value_at;
+      if constexpr (Op == combine_op::call)
+        fn(into, rec + f.value_at);
+      else
+        fold_value<Op>(into, rec + f.value_at, s);
       continue;
     }
-    if (w != i) {  // w < i: the two records do not overlap
-      std::byte* const to = first + static_cast<std::size_t>(w) * rb;
+    std::byte* const to = f.first + static_cast<std::size_t>(w) * f.rb;
+    if (to != rec) {  // to < rec: the two records do not overlap
       if constexpr (Item != 0) {
         std::memcpy(to, &tag, 8);  // as send_lane::reserve: 8 bytes, then the item over them
-        std::memcpy(to + tb, rec + tb, Item);
+        std::memcpy(to + f.tb, rec + f.tb, Item);
       } else {
-        std::memcpy(to, rec, rb);
+        std::memcpy(to, rec, f.rb);
       }
     }
     ++w;
   }
-  const std::uint32_t examined = n - c.n_records;
+  table.done();
+  const auto examined = static_cast<std::uint32_t>((l.used - header_bytes) / f.rb) - start;
+  const std::uint32_t folded = examined - (w - start);
   c.n_records = w;
   c.hits += folded;
-  l.used = static_cast<std::uint32_t>(header_bytes) + w * rb;
+  l.used = static_cast<std::uint32_t>(header_bytes + static_cast<std::size_t>(w) * f.rb);
   l.items -= folded;
   return {examined, folded};
 }
 
-/// The fold_records instantiation for items of `item_bytes` and `s`'s key size and
-/// operation: items of 8, 16 or 24 bytes, keys of 4 or 8 bytes and the operations of
-/// combine_op get fixed-size copies, compares and folds.
-[[nodiscard]] fold_pass_fn pick_fold_pass(std::size_t item_bytes, const combine_spec& s) noexcept;
+/// The fold_records instantiation for items of `item_bytes`, `s`'s key size and operation
+/// and lanes of `tag_bytes`: items of 8, 16 or 24 bytes, keys of 4 or 8 bytes, the
+/// operations of combine_op and one-byte tags get fixed-size copies, compares and folds.
+[[nodiscard]] fold_pass_fn pick_fold_pass(std::size_t item_bytes, const combine_spec& s,
+                                          std::uint32_t tag_bytes) noexcept;
 
 }  // namespace convoy::aggregation
