@@ -262,7 +262,7 @@ TEST(CombiningLane, EqualKeysOfDifferentTagsStaySeparate) {
 }
 
 // AGG-154: a combining lane keeps its true limit (the inline push appends); at fill, a pass
-// that frees an eighth of the buffer or more lets the lane go on filling, and one that
+// that frees a 32nd of the buffer or more lets the lane go on filling, and one that
 // frees less sends it on to be posted.
 TEST(CombiningLane, FoldOnFillKeepsTheInlinePushOpen) {
   lane_rig rig(4096, 1, 1 << 20);  // 240 records of 17 bytes
