@@ -321,28 +321,28 @@ struct combining_lane {
     on = gate.start_buffer();
     if (on) table.clear();
   }
-  /// Runs `pass()` (a fold pass over the records appended since the last one, returning
+  /// Runs `run()` (a fold pass over the records appended since the last one, returning
   /// its fold_result) if the open buffer combines, and lets the gate judge it.
   template <class Pass>
-  void fold(Pass pass) noexcept {
+  void fold(Pass run) noexcept {
     if (!on) return;
-    const fold_result r = pass();
+    const fold_result r = run();
     if (!gate.note(r.examined, r.folded)) on = false;
   }
   /// Lane `l` filled past its limit: folds; true if that freed room enough to go on filling
   /// the buffer (a 32nd of it: fewer records leave, at one more pass per buffer), false if
   /// it must grow or be posted.
   template <class Pass>
-  [[nodiscard]] bool refill(const send_lane& l, Pass pass) noexcept {
-    fold(pass);
+  [[nodiscard]] bool refill(const send_lane& l, Pass run) noexcept {
+    fold(run);
     if (l.used > l.limit) return false;
     return std::uint64_t{l.limit - l.used} * 32 >= l.limit - header_bytes;
   }
   /// The open buffer is about to leave: a last pass over its tail, then nothing is folded
   /// into it any more.
   template <class Pass>
-  void sealing(Pass pass) noexcept {
-    fold(pass);
+  void sealing(Pass run) noexcept {
+    fold(run);
     on = false;
   }
 };
