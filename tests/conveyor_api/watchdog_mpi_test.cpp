@@ -67,13 +67,6 @@ int count_of(const std::string& text, const std::string& what) {
   return n;
 }
 
-// The watchdog's timeout and the pause it must diagnose once. A rank that is not scheduled
-// for half the timeout does not hold a higher rank back from printing, so on a loaded host
-// with more ranks than cores a short timeout lets two ranks print for one pause: 0.6 s
-// (half: 0.3 s) keeps that rare where 0.3 s did not (about one run in six).
-constexpr double k_timeout = 0.6;
-constexpr std::chrono::milliseconds k_pause{1600};
-
 // One cycle in which the last rank pauses for `pause` in user code before its first
 // advance; returns the diagnoses printed by the whole job and checks every item arrived.
 int diagnoses_of_a_pause(const conveyor_options& o, std::chrono::milliseconds pause,
@@ -104,9 +97,9 @@ int diagnoses_of_a_pause(const conveyor_options& o, std::chrono::milliseconds pa
 
 TEST(WatchdogMpi, OptionNamesTheRankThatPausesOnceAndTheRunGoesOn) {  // TERM-15
   conveyor_options o;
-  o.watchdog_seconds = k_timeout;
+  o.watchdog_seconds = 0.3;
   std::string mine;
-  const int all = diagnoses_of_a_pause(o, k_pause, mine);
+  const int all = diagnoses_of_a_pause(o, std::chrono::milliseconds(800), mine);
   // With one rank nobody else advances while it pauses: nothing to diagnose.
   EXPECT_EQ(all, world_size() > 1 ? 1 : 0);
   if (!mine.empty()) {
@@ -117,10 +110,10 @@ TEST(WatchdogMpi, OptionNamesTheRankThatPausesOnceAndTheRunGoesOn) {  // TERM-15
 }
 
 TEST(WatchdogMpi, SettingAppliesUnlessTheOptionTurnsItOff) {   // TERM-15, BASE-5
-  if (world_rank() == 0) setenv("CONVOY_WATCHDOG", "0.6", 1);  // settings are rank 0's
+  if (world_rank() == 0) setenv("CONVOY_WATCHDOG", "0.3", 1);  // settings are rank 0's
   std::string mine;
   conveyor_options o;
-  const int with_setting = diagnoses_of_a_pause(o, k_pause, mine);
+  const int with_setting = diagnoses_of_a_pause(o, std::chrono::milliseconds(800), mine);
   o.watchdog_seconds = -1;
   const int turned_off = diagnoses_of_a_pause(o, std::chrono::milliseconds(800), mine);
   if (world_rank() == 0) unsetenv("CONVOY_WATCHDOG");
