@@ -181,7 +181,7 @@ TEST(EngineCombine, PushesStayInlineAndTheFillPassFolds) {
   for (std::uint64_t i = 0; i < 900; ++i) unique[i] = i * 7919;
   for (std::uint64_t i = 0; i < 4000; ++i) hot[i] = i % 8;
   const pushing_seen u = push_to_rank_1(unique);  // 480 records fill a buffer
-  EXPECT_EQ(u.limits.size(), unique.size() - 1);    // the push that filled the first one
+  EXPECT_EQ(u.limits.size(), unique.size() - 1);  // the push that filled the first one
   for (std::uint32_t l : u.limits) ASSERT_GT(l, 0u);
   EXPECT_EQ(u.buffers_sent, 1u);
   EXPECT_EQ(u.combined, 0u);
