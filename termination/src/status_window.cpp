@@ -33,6 +33,7 @@ constexpr std::size_t record_offset = 8;
 constexpr std::size_t tail_offset = record_offset + sizeof(termination::rank_status);
 constexpr std::size_t slot_bytes = tail_offset + 8;
 constexpr int read_tries = 8;
+constexpr int read_tries_most = 100000;
 
 std::atomic_ref<std::uint64_t> counter(std::byte* slot, std::size_t offset) {
   return std::atomic_ref<std::uint64_t>(*reinterpret_cast<std::uint64_t*>(slot + offset));
@@ -227,8 +228,14 @@ std::vector<termination::rank_status> status_window::read_all() {
   const std::int64_t now = termination::wall_clock_ms();
   for (int r = 0; r < size_; ++r) {
     const auto i = static_cast<std::size_t>(r);
-    // A slot being written keeps its last copy after the tries: a diagnosis is a hint.
-    for (int t = 0; near_[i] && t < read_tries && !load_slot(near_[i], known_[i]); ++t) {
+    // A slot being written is read again until whole: the writer's copy is short, but ranks
+    // that stall together decide together (same last progress, same timeout), so a read
+    // often meets the write of the very record it needs — giving up after a few tries kept
+    // a copy as old as the last read, or none, and let two ranks print one stall. Past
+    // read_tries the reader yields; past read_tries_most it keeps its last copy.
+    for (int t = 0; near_[i] && !load_slot(near_[i], known_[i]); ++t) {
+      if (t >= read_tries) std::this_thread::yield();
+      if (t >= read_tries_most) break;
     }
   }
   // Off-node answers, for a bounded time; a get still pending leaves its rank silent.
