@@ -50,7 +50,7 @@ class combine_cache {
                 const combine_spec& spec)
       : item_bytes_(item_bytes),
         entry_bytes_(8 + item_bytes),
-        tag_mask_(tag_bytes >= 8 ? ~0ull : (1ull << (8 * tag_bytes)) - 1),
+        tag_mask_(detail::tag_mask(static_cast<std::uint32_t>(tag_bytes))),
         spec_(spec) {
     const std::size_t n = entries_for(std::max<std::size_t>(entries, 2));
     const std::size_t sets = n / 2;
@@ -160,38 +160,35 @@ class combine_cache {
 /// less the evicted entries kept), c.n_records and c.hits (folds into entries and records).
 inline fold_result fold_through_cache(send_lane& l, combining_lane& c, const combine_spec& s,
                                       combine_cache& cache, std::byte* victim) noexcept {
-  const std::uint32_t rb = l.record_bytes;
-  const std::uint32_t tb = l.tag_bytes;
-  std::byte* const first = l.buf + header_bytes;
-  const std::uint32_t n = (l.used - static_cast<std::uint32_t>(header_bytes)) / rb;
+  const detail::record_shape f = detail::shape_of(l, s);
+  const std::uint32_t n = (l.used - static_cast<std::uint32_t>(header_bytes)) / f.rb;
   const std::uint32_t before = c.n_records;
   std::uint32_t w = before;
   std::uint32_t folded = 0;
+  combine_table::probe table(c.table);
   for (std::uint32_t i = before; i < n; ++i) {
-    const std::byte* const rec = first + static_cast<std::size_t>(i) * rb;
+    const std::byte* const rec = f.first + static_cast<std::size_t>(i) * f.rb;
     std::uint64_t tag = 0;
-    std::memcpy(&tag, rec, tb);
+    std::memcpy(&tag, rec, f.tb);
     std::uint64_t victim_tag = 0;
-    const combine_cache::outcome o = cache.offer(tag, rec + tb, victim_tag, victim);
+    const combine_cache::outcome o = cache.offer(tag, rec + f.tb, victim_tag, victim);
     if (o == combine_cache::outcome::folded) ++folded;
     if (o != combine_cache::outcome::evicted) continue;
-    combine_table::probe table(c.table);
-    const std::int32_t r =
-        detail::find_kept<0>(table, detail::shape_of(l, s), victim_tag, victim + s.key_offset, w);
-    table.done();
+    const std::int32_t r = detail::find_kept<0>(table, f, victim_tag, victim + s.key_offset, w);
     if (r >= 0) {
-      s.fn(first + static_cast<std::size_t>(r) * rb + tb + s.value_offset, victim + s.value_offset);
+      s.fn(f.first + static_cast<std::size_t>(r) * f.rb + f.value_at, victim + s.value_offset);
       ++folded;
       continue;
     }
-    std::byte* const to = first + static_cast<std::size_t>(w) * rb;  // w <= i: at or below
-    std::memcpy(to, &victim_tag, tb);
-    std::memcpy(to + tb, victim, rb - tb);
+    std::byte* const to = f.first + static_cast<std::size_t>(w) * f.rb;  // w <= i: at or below
+    std::memcpy(to, &victim_tag, f.tb);
+    std::memcpy(to + f.tb, victim, f.rb - f.tb);
     ++w;
   }
+  table.done();
   c.n_records = w;
   c.hits += folded;
-  l.used = static_cast<std::uint32_t>(header_bytes) + w * rb;
+  l.used = static_cast<std::uint32_t>(header_bytes) + w * f.rb;
   l.items -= (n - before) - (w - before);
   return {n - before, folded};
 }

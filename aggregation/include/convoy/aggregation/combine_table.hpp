@@ -274,10 +274,10 @@ class combine_gate {
   return (key ^ (tag * 0x9E3779B97F4A7C15ull)) * 0xD6E8FEB86659FD93ull;
 }
 
-/// Folds the value at `from` into the value at `into` by `s`'s operation: inline for the
-/// operations combine_op names, else a call of s.fn.
+/// Folds the value at `from` into the value at `into` by operation `Op`: inline for the
+/// operations combine_op names, else a call of `fn` (the spec's).
 template <combine_op Op>
-void fold_value(std::byte* into, const std::byte* from, const combine_spec& s) noexcept {
+void fold_value(std::byte* into, const std::byte* from, combine_fn fn) noexcept {
   if constexpr (Op == combine_op::add_u32)
     combine_add<std::uint32_t>(into, from);
   else if constexpr (Op == combine_op::add_u64)
@@ -285,7 +285,7 @@ void fold_value(std::byte* into, const std::byte* from, const combine_spec& s) n
   else if constexpr (Op == combine_op::add_f64)
     combine_add<double>(into, from);
   else
-    s.fn(into, from);
+    fn(into, from);
 }
 
 struct combining_lane;
@@ -433,10 +433,7 @@ fold_result fold_records(send_lane& l, combining_lane& c, const combine_spec& s)
     const std::int32_t r = detail::find_kept<KeyBytes>(table, f, tag, rec + f.key_at, w);
     if (r >= 0) {
       std::byte* const into = f.first + static_cast<std::size_t>(r) * f.rb + f.value_at;
-      if constexpr (Op == combine_op::call)
-        fn(into, rec + f.value_at);
-      else
-        fold_value<Op>(into, rec + f.value_at, s);
+      fold_value<Op>(into, rec + f.value_at, fn);
       continue;
     }
     std::byte* const to = f.first + static_cast<std::size_t>(w) * f.rb;
