@@ -7,6 +7,15 @@ target_compile_options(convoy_warnings INTERFACE
   $<$<COMPILE_LANGUAGE:C>:-Wall -Wextra -Wpedantic -Wshadow>
   $<$<BOOL:${CONVOY_WERROR}>:-Werror>)
 
+# CONVOY_PROGRAMS_O0 (the dev preset): the programs' own code — the test programs, the
+# command-line tools, the benchmark programs — compiles at -O0, which halves its compile
+# time under the sanitizers; the libraries they exercise keep their flags. A program whose
+# own code does heavy work (a model, a large oracle) sets the target property
+# CONVOY_OPTIMIZED to keep the build type's flags.
+add_library(convoy_program_flags INTERFACE)
+target_compile_options(convoy_program_flags INTERFACE
+  $<$<AND:$<BOOL:${CONVOY_PROGRAMS_O0}>,$<NOT:$<BOOL:$<TARGET_PROPERTY:CONVOY_OPTIMIZED>>>>:-O0>)
+
 if(CONVOY_SANITIZE)
   # Applied to every target of the build, libraries and tests alike.
   add_compile_options(-fsanitize=address,undefined -fno-omit-frame-pointer
