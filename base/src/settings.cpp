@@ -119,6 +119,8 @@ settings settings::from_values(const std::map<std::string, std::string>& values)
     s.combine_cache = parse_combine_cache("CONVOY_COMBINE_CACHE", *v);
   if (const auto* v = get("CONVOY_COMBINE_MIN_HIT"))
     s.combine_min_hit = parse_combine_min_hit("CONVOY_COMBINE_MIN_HIT", *v);
+  if (const auto* v = get("CONVOY_COMBINE_SAVED_NS"))
+    s.combine_saved_ns = parse_combine_saved_ns("CONVOY_COMBINE_SAVED_NS", *v);
   if (const auto* v = get("CONVEY_NLOCAL"))
     s.convey_nlocal = detail::parse_positive_int("CONVEY_NLOCAL", *v);
   if (const auto* v = get("CONVEY_BUFFER_SIZE"))
@@ -174,6 +176,7 @@ std::string settings::describe() const {
   shown.push_back(num(trace_events));
   shown.push_back(num(combine_cache));
   shown.push_back(num(combine_min_hit));
+  shown.push_back(num(combine_saved_ns));
   shown.push_back(num(convey_nlocal));
   shown.push_back(num(convey_buffer_size));
   const bool set[] = {mesh.has_value(),
@@ -192,6 +195,7 @@ std::string settings::describe() const {
                       trace_events.has_value(),
                       combine_cache.has_value(),
                       combine_min_hit.has_value(),
+                      combine_saved_ns.has_value(),
                       convey_nlocal.has_value(),
                       convey_buffer_size.has_value()};
   const auto& vars = detail::variables();

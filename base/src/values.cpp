@@ -219,4 +219,9 @@ std::uint32_t parse_combine_min_hit(const std::string& name, const std::string& 
                                                   " (folds per 1024 records examined)"));
 }
 
+std::uint32_t parse_combine_saved_ns(const std::string& name, const std::string& text) {
+  return static_cast<std::uint32_t>(parse_limited(name, text, limit_of("CONVOY_COMBINE_SAVED_NS"),
+                                                  " (nanoseconds; 0: measured)"));
+}
+
 }  // namespace convoy::base

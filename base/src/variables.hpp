@@ -42,6 +42,8 @@ inline const std::vector<variable>& variables() {
        "entries of the hold-back cache in front of each combining lane (power of two)"},
       {"CONVOY_COMBINE_MIN_HIT", "64",
        "folds per 1024 records examined a combining buffer needs to keep its lane combining"},
+      {"CONVOY_COMBINE_SAVED_NS", "0 (measured per lane)",
+       "what a record folded away is worth (ns), against the time combining's passes take"},
       {"CONVEY_NLOCAL", "gcd of the node sizes", "bale: ranks per local group of tensor conveyors"},
       {"CONVEY_BUFFER_SIZE", "conveyor default",
        "bale: conveyor buffer bytes, 64 bytes to 1 GiB (suffix k=1000)"},

@@ -8,6 +8,7 @@
 // lane goes on filling if that freed room (fold on fill). With combine_cache_entries, a
 // hold-back cache in front of each out-link lane keeps hot records across buffers
 // (TERM-27): the pass at fill offers the records to it first.
+#include <chrono>
 #include <convoy/aggregation/combine_table.hpp>
 #include <convoy/aggregation/packing.hpp>
 #include <cstddef>
@@ -17,6 +18,20 @@
 namespace convoy::termination {
 
 namespace agg = convoy::aggregation;
+
+namespace {
+
+std::uint64_t now_ns() noexcept {
+  return static_cast<std::uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(
+                                        std::chrono::steady_clock::now().time_since_epoch())
+                                        .count());
+}
+
+// The value window closes once it is this long and has seen this many records (TERM-28).
+constexpr std::uint64_t value_window_ns = 4'000'000;
+constexpr std::uint64_t value_window_records = 4096;
+
+}  // namespace
 
 // At construction: canonical tags; the tables come at begin, once the item size is known.
 void engine::impl::setup_combining() {
@@ -43,6 +58,7 @@ int engine::set_combine(const agg::combine_spec& spec) noexcept {
 // aside keeps skipping; only set_combine (a new spec) or another item size starts afresh.
 // The caches are empty at begin (drained before the last cycle's stages closed).
 void engine::impl::start_combining(std::size_t item_bytes) {
+  start_value_window();
   if (comb->item_bytes == item_bytes && !comb->lanes.empty()) return;
   comb->item_bytes = item_bytes;
   comb->lanes.clear();
@@ -112,10 +128,12 @@ bool engine::impl::prepare_last(int out_link) {
   return drain_cache(out_link);
 }
 
-// A lane opened a buffer: its table starts empty.
+// A lane opened a buffer: its table starts empty; the value window closes if it is due.
 void engine::impl::combine_opened(int lane) noexcept {
   if (comb->lanes.empty()) return;  // before the first begin: send_last of nothing
   comb->lanes[static_cast<std::size_t>(lane)].opened();
+  const std::uint64_t t = now_ns();
+  if (t - comb->window.t0 >= value_window_ns) close_value_window(t);
 }
 
 // A lane's buffer is about to leave: a last pass over its tail (never through the cache:
@@ -123,6 +141,88 @@ void engine::impl::combine_opened(int lane) noexcept {
 void engine::impl::combine_sealing(int lane) noexcept {
   if (comb->lanes.empty()) return;
   comb->lanes[static_cast<std::size_t>(lane)].sealing([&] { return fold_pass(lane, false); });
+  const agg::send_lane& l = lanes[lane];
+  if (l.record_bytes == 0) return;
+  const std::uint32_t bytes = l.used - agg::header_bytes;
+  comb->window.records += bytes / l.record_bytes;
+  if (static_cast<std::size_t>(lane) < comb->window.bytes.size())
+    comb->window.bytes[static_cast<std::size_t>(lane)] += bytes;
+}
+
+// TERM-28: what a record saved on a lane is worth. Over a window (value_window_ns at least,
+// from each begin), the rank's time outside fold passes and credit stalls per record it
+// sealed into a buffer or pulled is what handling one record costs here, `h`. A record
+// folded away on an out-link of stage s is not sent, not handled at the ranks of the later
+// stages (at most one each) and not pulled: h x (n_stages - s + 1); on the loopback lane
+// it is not sealed nor pulled: 2h. An out-link that stalls for credit adds its stall time
+// per byte it posted, times the record's bytes: there the wire, not the CPU, decides.
+void engine::impl::start_value_window() noexcept {
+  auto& w = comb->window;
+  const std::size_t outs = static_cast<std::size_t>(lanes.n_out());
+  w.stall_ns.assign(outs, 0);
+  w.stall_since.assign(outs, 0);
+  w.bytes.assign(outs, 0);
+  w.stalled = 0;
+  w.stalled_ns = 0;
+  w.records = 0;
+  w.t0 = now_ns();
+  w.pulls0 = e.hot_.pulls;
+  w.fold0 = fold_ns();
+}
+
+void engine::impl::close_value_window(std::uint64_t t) noexcept {
+  auto& w = comb->window;
+  const std::uint64_t pulls = e.hot_.pulls - w.pulls0;
+  const std::uint64_t records = w.records + pulls;
+  if (records < value_window_records) return;  // too few to judge: the window goes on
+  const std::uint64_t folding = fold_ns() - w.fold0;
+  const std::uint64_t busy = t - w.t0;
+  const std::uint64_t other = folding + w.stalled_ns;
+  const double h =
+      busy > other ? static_cast<double>(busy - other) / static_cast<double>(records) : 0.0;
+  const int stages = route.n_stages();
+  for (int k = 0; k <= lanes.loopback(); ++k) {
+    double value = 2 * h;
+    if (k < lanes.n_out()) {
+      const auto at = static_cast<std::size_t>(k);
+      value = h * (stages - route.out_links()[at].stage + 1);
+      if (w.bytes[at] > 0)
+        value += static_cast<double>(w.stall_ns[at]) / static_cast<double>(w.bytes[at]) *
+                 lanes[k].record_bytes;
+      w.stall_ns[at] = 0;
+      w.bytes[at] = 0;
+    }
+    comb->lanes[static_cast<std::size_t>(k)].gate.measured_saved_record_ns(value);
+  }
+  w.t0 = t;
+  w.records = 0;
+  w.pulls0 = e.hot_.pulls;
+  w.fold0 += folding;
+  w.stalled_ns = 0;
+}
+
+// An out-link's credit stall began (ended false) or ended: its time goes to the link, and
+// the time some link stalled to the rank.
+void engine::impl::combine_stall_edge(int lane, bool ended) noexcept {
+  auto& w = comb->window;
+  const auto at = static_cast<std::size_t>(lane);
+  if (at >= w.stall_since.size()) return;  // before the first begin
+  const std::uint64_t t = now_ns();
+  if (!ended) {
+    w.stall_since[at] = t;
+    if (w.stalled++ == 0) w.any_since = t;
+    return;
+  }
+  if (w.stall_since[at] == 0) return;  // began before this cycle's window
+  w.stall_ns[at] += t - w.stall_since[at];
+  w.stall_since[at] = 0;
+  if (--w.stalled == 0) w.stalled_ns += t - w.any_since;
+}
+
+std::uint64_t engine::impl::fold_ns() const noexcept {
+  std::uint64_t n = 0;
+  for (const agg::combining_lane& c : comb->lanes) n += c.fold_ns;
+  return n;
 }
 
 void engine::impl::add_combine_counters(engine_stats& into) const noexcept {

@@ -129,6 +129,16 @@ struct engine::impl final : link_layer {
     std::vector<std::uint64_t> held_since;
     std::vector<std::byte> victim;  // an evicted entry's item, on its way into the lane
     bool draining = false;          // a cache is being drained into its lane
+    // What a saved record is worth per lane (TERM-28), measured over windows of at least
+    // value_window_ns from each begin: `records` sealed into buffers and pulls, the fold
+    // passes' time, the time some out-link stalled, and per out-link its stall time and
+    // the bytes it posted. stall_since[k]: when out-link k's stall began (0: not stalled).
+    struct value_window {
+      std::uint64_t t0 = 0, records = 0, pulls0 = 0, fold0 = 0;
+      std::uint64_t stalled_ns = 0, any_since = 0;
+      int stalled = 0;
+      std::vector<std::uint64_t> stall_ns, stall_since, bytes;
+    } window;
   };
   std::unique_ptr<combining> comb;
   // Broadcast (BCAST-1..6; engine_broadcast.cpp): per out-link, the tag of a copy this rank
@@ -227,6 +237,10 @@ struct engine::impl final : link_layer {
   bool prepare_last(int out_link) override;
   void combine_opened(int lane) noexcept;
   void combine_sealing(int lane) noexcept;
+  void combine_stall_edge(int lane, bool ended) noexcept;
+  void start_value_window() noexcept;
+  void close_value_window(std::uint64_t t) noexcept;
+  [[nodiscard]] std::uint64_t fold_ns() const noexcept;  // the lanes' fold passes, in all
   // This cycle's folds and gate stops, added to `into` (take: and zeroed).
   void add_combine_counters(engine_stats& into) const noexcept;
   void take_combine_counters(engine_stats& into) noexcept;

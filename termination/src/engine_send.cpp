@@ -23,6 +23,8 @@ bool engine::impl::open_lane(int lane) {
     if (ok == (st != 0)) {
       if (!ok) count_stall(lane);
       st = ok ? 0 : 1;
+      if (comb) [[unlikely]]
+        combine_stall_edge(lane, ok);
       if (trace) [[unlikely]]
         trace->stall_edge(lane, ok);
     }

@@ -117,6 +117,7 @@ termination::engine_options resolve_engine_options(const conveyor_options& o,
   e.combine_cache_entries =
       o.combine_cache_entries != 0 ? o.combine_cache_entries : s.combine_cache.value_or(0);
   if (s.combine_min_hit) e.combine_gate.min_hit_per_1024 = *s.combine_min_hit;
+  if (s.combine_saved_ns) e.combine_gate.saved_record_ns = *s.combine_saved_ns;
   e.watchdog.seconds =
       o.watchdog_seconds != 0 ? std::max(0.0, o.watchdog_seconds) : s.watchdog_seconds_or_off();
   e.watchdog.abort = o.watchdog_abort || s.watchdog_abort.value_or(false);

@@ -354,6 +354,48 @@ TEST(CombineGate, TheFirstFullPassJudgesTheBuffer) {
   EXPECT_EQ(rig.comb().gate.failures(), 1u);
 }
 
+// AGG-162: once the worth of a saved record is known, a buffer keeps combining only if its
+// folds times that worth reach its examined records times what examining one costs (the
+// lane's running mean over its passes, a preempted pass capped at 4x the mean); the
+// policy's fixed worth wins over a measured one; an unknown worth (0) judges by the folds
+// alone; min_hit 0 always combines.
+TEST(CombineGate, DecidesByWhatTheSavedRecordsAreWorth) {
+  agg::combine_gate::policy p;  // sample 256, 64 folds per 1024 at least
+  agg::combine_gate measured(p);
+  ASSERT_TRUE(measured.start_buffer());
+  EXPECT_TRUE(measured.note(200, 10, 1000)) << "too few examined to judge";
+  EXPECT_EQ(measured.ns_per_record(), 5.0);
+  EXPECT_TRUE(measured.note(56, 6, 280)) << "worth unknown: 16 folds in 256 pay";
+  measured.measured_saved_record_ns(10.0);
+  EXPECT_EQ(measured.saved_record_ns(), 10.0);
+  ASSERT_TRUE(measured.start_buffer());
+  EXPECT_FALSE(measured.note(256, 127, 1280)) << "127 x 10 ns saved < 256 x 5 ns examined";
+  EXPECT_EQ(measured.failures(), 1u);
+  EXPECT_FALSE(measured.start_buffer()) << "one buffer skipped";
+  ASSERT_TRUE(measured.start_buffer());
+  EXPECT_TRUE(measured.note(256, 128, 1280)) << "128 x 10 ns saved = 256 x 5 ns examined";
+  EXPECT_FALSE(measured.note(256, 0, 1280)) << "judged over the whole buffer: 128 of 512";
+  ASSERT_TRUE(!measured.start_buffer() && measured.start_buffer());
+  EXPECT_TRUE(measured.note(256, 200, 10'000'000)) << "a preempted pass counts as 4x the mean";
+  EXPECT_EQ(measured.ns_per_record(), 5.0 + (20.0 - 5.0) / 8);
+  measured.measured_saved_record_ns(1e9);
+  ASSERT_TRUE(measured.start_buffer());
+  EXPECT_FALSE(measured.note(1024, 63, 0)) << "the folds' bar holds whatever they save";
+
+  p.saved_record_ns = 1.0;
+  agg::combine_gate fixed(p);
+  fixed.measured_saved_record_ns(1000.0);
+  EXPECT_EQ(fixed.saved_record_ns(), 1.0) << "the policy's worth wins";
+  ASSERT_TRUE(fixed.start_buffer());
+  EXPECT_FALSE(fixed.note(256, 256, 512));
+
+  p.min_hit_per_1024 = 0;
+  agg::combine_gate always(p);
+  ASSERT_TRUE(always.start_buffer());
+  EXPECT_TRUE(always.note(1u << 20, 0, 1u << 30));
+  EXPECT_EQ(always.failures(), 0u);
+}
+
 // AGG-156: every instantiation pick_fold_pass chooses (items of 8, 16, 24 and other
 // sizes; keys of 4, 8 and other sizes, above 8 compared bytewise behind an 8-byte hash
 // prefix shared by 16 keys; the fold called or inlined) keeps every contribution exactly

@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <cstdlib>
 #include <fstream>
+#include <initializer_list>
 #include <map>
 #include <string>
 
@@ -144,25 +145,31 @@ TEST(Settings, InvalidValuesNameTheVariableAndValue) {  // BASE-4
   EXPECT_EQ(message_of({{"CONVOY_TRACE_EVENTS", "1000"}}),
             "CONVOY_TRACE_EVENTS='1000': must be a power of two from 16 to 16777216");
   EXPECT_EQ(*base::settings::from_values({{"CONVOY_TRACE_EVENTS", "1024"}}).trace_events, 1024u);
+  // Integers in a range: each bad value is named with the range and the unit.
+  const auto refuses = [](const char* name, std::initializer_list<const char*> bads,
+                          const std::string& why) {
+    for (const char* bad : bads)
+      EXPECT_EQ(message_of({{name, bad}}), std::string(name) + "='" + bad + "': " + why) << bad;
+  };
   // TERM-27: the combining cache's entries per lane.
-  for (const char* bad : {"", "-1", "16777217", "16Ki", "1.5"})
-    EXPECT_EQ(message_of({{"CONVOY_COMBINE_CACHE", bad}}),
-              std::string("CONVOY_COMBINE_CACHE='") + bad +
-                  "': must be an integer from 0 to 16777216 (entries per lane)")
-        << bad;
+  refuses("CONVOY_COMBINE_CACHE", {"", "-1", "16777217", "16Ki", "1.5"},
+          "must be an integer from 0 to 16777216 (entries per lane)");
   EXPECT_EQ(*base::settings::from_values({{"CONVOY_COMBINE_CACHE", " 16384 "}}).combine_cache,
             16384u);
   EXPECT_EQ(*base::settings::from_values({{"CONVOY_COMBINE_CACHE", "0"}}).combine_cache, 0u);
   // TERM-24: the gate's bar, folds per 1024 records examined.
-  for (const char* bad : {"", "-1", "1025", "1/16", "6.25"})
-    EXPECT_EQ(message_of({{"CONVOY_COMBINE_MIN_HIT", bad}}),
-              std::string("CONVOY_COMBINE_MIN_HIT='") + bad +
-                  "': must be an integer from 0 to 1024 (folds per 1024 records examined)")
-        << bad;
+  refuses("CONVOY_COMBINE_MIN_HIT", {"", "-1", "1025", "1/16", "6.25"},
+          "must be an integer from 0 to 1024 (folds per 1024 records examined)");
   EXPECT_EQ(*base::settings::from_values({{"CONVOY_COMBINE_MIN_HIT", " 256 "}}).combine_min_hit,
             256u);
   EXPECT_EQ(*base::settings::from_values({{"CONVOY_COMBINE_MIN_HIT", "0"}}).combine_min_hit, 0u);
   EXPECT_FALSE(base::settings::from_values({}).combine_min_hit.has_value());
+  // TERM-28: a saved record's worth, nanoseconds.
+  refuses("CONVOY_COMBINE_SAVED_NS", {"", "-1", "1000000001", "2.5", "1e3"},
+          "must be an integer from 0 to 1000000000 (nanoseconds; 0: measured)");
+  EXPECT_EQ(*base::settings::from_values({{"CONVOY_COMBINE_SAVED_NS", " 40 "}}).combine_saved_ns,
+            40u);
+  EXPECT_FALSE(base::settings::from_values({}).combine_saved_ns.has_value());
   EXPECT_EQ(*base::settings::from_values({{"CONVOY_TRACE", " /tmp/t "}}).trace_dir, "/tmp/t");
   EXPECT_EQ(*base::settings::from_values({{"CONVOY_WATCHDOG", "0"}}).watchdog_seconds, 0.0);
   EXPECT_EQ(*base::settings::from_values({{"CONVOY_WATCHDOG", "60"}}).watchdog_seconds, 60.0);
@@ -193,7 +200,7 @@ TEST(Settings, DescribeListsEveryVariable) {  // BASE-4, BASE-5
     EXPECT_NE(text.find(name), std::string::npos) << name;
   EXPECT_NE(text.find("'node,core'"), std::string::npos) << text;
   EXPECT_NE(text.find("(unset: 2)"), std::string::npos) << text;
-  EXPECT_EQ(base::settings::variable_names().size(), 18u);
+  EXPECT_EQ(base::settings::variable_names().size(), 19u);
   EXPECT_NE(
       base::settings::from_values({{"CONVOY_COMBINE_MIN_HIT", "256"}}).describe().find("'256'"),
       std::string::npos);

@@ -194,19 +194,27 @@ TEST(EngineCombine, PushesStayInlineAndTheFillPassFolds) {
   EXPECT_EQ(h.stops, 0u);
 }
 
-// Keys that never repeat, `per_rank` from each of `p` ranks, each to its owner; `salt`
-// keeps cycles apart.
-keyed_workload unique_keys(int p, std::uint64_t per_rank, std::uint64_t salt) {
+// `per_rank` keys from each of `p` ranks, key_of(rank, i) the i-th, each to its owner.
+template <class KeyOf>
+keyed_workload keys_of(int p, std::uint64_t per_rank, KeyOf key_of) {
   keyed_workload w;
   w.dests.resize(static_cast<std::size_t>(p));
   w.keys.resize(static_cast<std::size_t>(p));
   for (int r = 0; r < p; ++r)
     for (std::uint64_t i = 0; i < per_rank; ++i) {
-      const std::uint64_t k = salt << 48 | static_cast<std::uint64_t>(r) << 32 | i;
+      const std::uint64_t k = key_of(r, i);
       w.keys[static_cast<std::size_t>(r)].push_back(k);
       w.dests[static_cast<std::size_t>(r)].push_back(owner_of(k, p));
     }
   return w;
+}
+
+// Keys that never repeat, `per_rank` from each of `p` ranks, each to its owner; `salt`
+// keeps cycles apart.
+keyed_workload unique_keys(int p, std::uint64_t per_rank, std::uint64_t salt) {
+  return keys_of(p, per_rank, [salt](int r, std::uint64_t i) {
+    return salt << 48 | static_cast<std::uint64_t>(r) << 32 | i;
+  });
 }
 
 // A gate that judges after 16 offers, so that 1 KiB buffers (59 records) are judged.
@@ -267,6 +275,32 @@ TEST(EngineCombine, GatedOffLanesStayPlainAcrossCycles) {
   EXPECT_EQ(counted, static_cast<std::uint64_t>(p * p));
 }
 
+// TERM-28: the gate weighs the records a lane saves against its passes' time. Hot keys
+// fold nearly always; if a saved record is worth next to nothing, every lane's buffers
+// stop combining once judged and the totals still equal the oracle's; if it is worth much,
+// none stops. (Measured worths are what the benchmarks show: bench-histogram.)
+TEST(EngineCombine, GateWeighsSavedRecordsAgainstPassTime) {
+  const plan_ptr plan = mesh_plan({2, 2});
+  for (const double worth : {1e-6, 1e9}) {
+    engine_options o = quick_gate(4);
+    o.combine_gate.saved_record_ns = worth;
+    simulation sim(plan, o, 47);
+    const int p = sim.n_ranks();
+    const keyed_workload w = keys_of(p, 6000, [](int, std::uint64_t i) { return i % 8; });
+    cycle_options c;
+    c.max_rounds = 1000000;
+    ASSERT_EQ(run_keyed(sim, w, layouts[0], c), "") << worth;
+    const combine_totals t = totals(sim);
+    if (worth < 1.0) {
+      EXPECT_GT(t.stops, static_cast<std::uint64_t>(p)) << "passes cost more than they save";
+      EXPECT_LT(t.combined, t.pushes / 2);
+    } else {
+      EXPECT_EQ(t.stops, 0u);
+      EXPECT_GT(t.combined, t.pushes * 9 / 10);
+    }
+  }
+}
+
 // TERM-20, TERM-26: phases of keys that never repeat and of 8 hot keys per rank make the
 // gate stop and resume combining many times within one cycle, on lanes that carry pushes
 // and forwarded records at once; every owner's totals still equal the oracle's.
@@ -274,16 +308,10 @@ TEST(EngineCombine, ExactlyOnceWhileTheGateToggles) {
   for (const plan_ptr& plan : {mesh_plan({2, 3}), ragged_plan({3, 1, 2})}) {
     simulation sim(plan, quick_gate(2), 43);
     const int p = sim.n_ranks();
-    keyed_workload w;
-    w.dests.resize(static_cast<std::size_t>(p));
-    w.keys.resize(static_cast<std::size_t>(p));
-    for (int r = 0; r < p; ++r)
-      for (std::uint64_t i = 0; i < 6000; ++i) {
-        const bool hot = (i / 600) % 2 == 1;
-        const std::uint64_t k = hot ? i % 8 : static_cast<std::uint64_t>(r + 1) << 32 | i;
-        w.keys[static_cast<std::size_t>(r)].push_back(k);
-        w.dests[static_cast<std::size_t>(r)].push_back(owner_of(k, p));
-      }
+    const keyed_workload w = keys_of(p, 6000, [](int r, std::uint64_t i) {
+      const bool hot = (i / 600) % 2 == 1;
+      return hot ? i % 8 : static_cast<std::uint64_t>(r + 1) << 32 | i;
+    });
     cycle_options c;
     c.max_rounds = 1000000;
     ASSERT_EQ(run_keyed(sim, w, layouts[0], c), "") << plan->name();

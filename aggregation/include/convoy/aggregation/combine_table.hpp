@@ -27,6 +27,8 @@
 /// loop per (item size, key size, operation) over records still in cache.
 #include <algorithm>
 #include <bit>
+#include <chrono>
+#include <convoy/aggregation/combine_spec.hpp>
 #include <convoy/aggregation/packing.hpp>
 #include <convoy/aggregation/send_lanes.hpp>
 #include <cstddef>
@@ -36,73 +38,6 @@
 #include <vector>
 
 namespace convoy::aggregation {
-
-/// Folds the value at `from` into the value at `into` (value_bytes each, either unaligned).
-/// Must be associative and commutative and must not throw. C-compatible.
-using combine_fn = void (*)(void* into, const void* from);
-
-/// The combine_fn that adds values of type `T` (an unsigned type wraps modulo 2^bits), read
-/// and written unaligned: `combine_add<std::uint64_t>`.
-template <class T>
-void combine_add(void* into, const void* from) noexcept {
-  T a{}, b{};
-  std::memcpy(&a, into, sizeof a);
-  std::memcpy(&b, from, sizeof b);
-  a += b;
-  std::memcpy(into, &a, sizeof a);
-}
-
-/// A fold a pass may inline instead of calling combine_spec::fn; it must do what fn does.
-enum class combine_op : std::uint8_t {
-  call,     ///< call fn
-  add_u32,  ///< combine_add<std::uint32_t> (signed or unsigned 32-bit integers)
-  add_u64,  ///< combine_add<std::uint64_t> (signed or unsigned 64-bit integers)
-  add_f64   ///< combine_add<double>
-};
-
-/// The combine_op that adds values of type `T`, or combine_op::call.
-template <class T>
-[[nodiscard]] constexpr combine_op add_op_of() noexcept {
-  if constexpr (std::is_integral_v<T> && sizeof(T) == 4) return combine_op::add_u32;
-  if constexpr (std::is_integral_v<T> && sizeof(T) == 8) return combine_op::add_u64;
-  if constexpr (std::is_same_v<T, double>) return combine_op::add_f64;
-  return combine_op::call;
-}
-
-/// Where an item's key and value lie, in bytes from the start of the item (the payload).
-/// `fn == nullptr`: no combining.
-struct combine_spec {
-  std::uint32_t key_offset = 0;
-  std::uint32_t key_bytes = 8;  ///< 1..8 take the one-word compare; more compare bytewise
-  std::uint32_t value_offset = 8;
-  std::uint32_t value_bytes = 8;
-  combine_fn fn = nullptr;
-  combine_op op = combine_op::call;  ///< fn's fold inlined, if it is one of these
-};
-
-/// A spec that sums values of type `T` (combine_add<T>, inlined by the fold pass).
-template <class T>
-[[nodiscard]] constexpr combine_spec combine_sum(std::uint32_t key_offset, std::uint32_t key_bytes,
-                                                 std::uint32_t value_offset) noexcept {
-  return {key_offset,      key_bytes,     value_offset, static_cast<std::uint32_t>(sizeof(T)),
-          &combine_add<T>, add_op_of<T>()};
-}
-
-/// Why `s` cannot combine items of `item_bytes`, or nullptr if it can: the key and the value
-/// must be non-empty, lie inside the item and not overlap, and fn must be set.
-[[nodiscard]] inline const char* combine_spec_problem(const combine_spec& s,
-                                                      std::size_t item_bytes) noexcept {
-  if (s.fn == nullptr) return "combine: no combine function";
-  if (s.op != combine_op::call && s.value_bytes != (s.op == combine_op::add_u32 ? 4u : 8u))
-    return "combine: the operation's value size is not value_bytes";
-  if (s.key_bytes == 0 || s.value_bytes == 0) return "combine: empty key or value";
-  const std::size_t key_end = std::size_t{s.key_offset} + s.key_bytes;
-  const std::size_t value_end = std::size_t{s.value_offset} + s.value_bytes;
-  if (key_end > item_bytes || value_end > item_bytes)
-    return "combine: key or value beyond the item";
-  if (s.key_offset < value_end && s.value_offset < key_end) return "combine: key and value overlap";
-  return nullptr;
-}
 
 /// A table for one lane: record index of each combining key in the open buffer.
 class combine_table {
@@ -211,19 +146,23 @@ class combine_table {
   std::uint32_t load_limit_ = 0;
 };
 
-/// Whether combining pays on a lane. A combining buffer's fold passes report the records
-/// they examined and folded; once `sample` records are examined, a buffer whose records
-/// folded less than min_hit_per_1024 / 1024 of the time stops combining, and the lane
-/// appends plainly for `skip` buffers.
+/// Whether combining pays on a lane (AGG-155, AGG-162). A combining buffer's fold passes
+/// report the records they examined and folded and the time they took; once `sample`
+/// records are examined, the buffer keeps combining only if both
+/// - its records folded at least min_hit_per_1024 / 1024 of the time, and
+/// - the records it saved are worth what examining its records cost: folded x
+///   saved_record_ns() >= examined x ns_per_record() (judged only once saved_record_ns()
+///   is known, > 0). ns_per_record() is the lane's running mean over its passes, each
+///   pass's figure capped at 4 x the mean, so that a pass the OS preempted does not
+///   turn combining off.
+/// A buffer that fails stops combining, and the lane appends plainly for `skip` buffers,
+/// the skip doubling up to max_skip each time the check fails again. min_hit_per_1024 0:
+/// every buffer combines.
 class combine_gate {
  public:
-  struct policy {
-    std::uint32_t sample = 256;           ///< records examined before the buffer is judged
-    std::uint32_t min_hit_per_1024 = 64;  ///< records that must fold (1/16)
-    std::uint32_t max_skip = 64;          ///< buffers appended plainly at most in a row
-  };
+  using policy = combine_gate_policy;
   combine_gate() = default;
-  explicit combine_gate(policy p) : p_(p) {}
+  explicit combine_gate(policy p) : p_(p), saved_ns_(p.saved_record_ns) {}
 
   /// A new buffer opens: true if it combines.
   [[nodiscard]] bool start_buffer() noexcept {
@@ -234,14 +173,19 @@ class combine_gate {
     }
     return true;
   }
-  /// A fold pass over a combining buffer examined `offers` records and folded `hits`;
-  /// false if combining stops for the rest of the buffer (the check failed).
-  [[nodiscard]] bool note(std::uint32_t offers, std::uint32_t hits) noexcept {
+  /// A fold pass over a combining buffer examined `offers` records, folded `hits` and took
+  /// `pass_ns` nanoseconds; false if combining stops for the rest of the buffer.
+  [[nodiscard]] bool note(std::uint32_t offers, std::uint32_t hits,
+                          std::uint64_t pass_ns = 0) noexcept {
     offers_ += offers;
     hits_ += hits;
-    if (offers_ < p_.sample) return true;  // too few to judge
-    if (static_cast<std::uint64_t>(hits_) * 1024 >=
-        static_cast<std::uint64_t>(offers_) * p_.min_hit_per_1024) {
+    if (offers > 0 && pass_ns > 0) {
+      double per = static_cast<double>(pass_ns) / offers;
+      if (cost_ > 0.0) per = std::min(per, 4 * cost_);
+      cost_ = cost_ > 0.0 ? cost_ + (per - cost_) / 8 : per;
+    }
+    if (offers_ < p_.sample || p_.min_hit_per_1024 == 0) return true;  // too few to judge
+    if (pays()) {
       backoff_ = 1;
       return true;
     }
@@ -250,6 +194,14 @@ class combine_gate {
     backoff_ = std::min(2 * backoff_, p_.max_skip);
     return false;
   }
+  /// What a saved record is worth on this lane now, ns (the engine's measure; ignored when
+  /// the policy fixes it). 0: not known, the buffers are judged by their folds alone.
+  void measured_saved_record_ns(double ns) noexcept {
+    if (p_.saved_record_ns <= 0.0) saved_ns_ = ns;
+  }
+  [[nodiscard]] double saved_record_ns() const noexcept { return saved_ns_; }
+  /// What examining a record costs on this lane, ns (0 until a pass was timed).
+  [[nodiscard]] double ns_per_record() const noexcept { return cost_; }
   [[nodiscard]] std::uint32_t skip() const noexcept { return skip_; }
   /// Buffers whose check failed.
   [[nodiscard]] std::uint64_t failures() const noexcept { return failures_; }
@@ -261,7 +213,17 @@ class combine_gate {
   }
 
  private:
+  [[nodiscard]] bool pays() const noexcept {
+    if (static_cast<std::uint64_t>(hits_) * 1024 <
+        static_cast<std::uint64_t>(offers_) * p_.min_hit_per_1024)
+      return false;
+    return saved_ns_ <= 0.0 ||
+           static_cast<double>(hits_) * saved_ns_ >= static_cast<double>(offers_) * cost_;
+  }
+
   policy p_;
+  double saved_ns_ = 0.0;
+  double cost_ = 0.0;  // ns per examined record, running mean
   std::uint32_t offers_ = 0, hits_ = 0;
   std::uint32_t skip_ = 0, backoff_ = 1;
   std::uint64_t failures_ = 0;
@@ -310,6 +272,7 @@ struct combining_lane {
   std::uint32_t n_records = 0;  ///< records at the open buffer's front that a pass examined
   bool on = false;              ///< the open buffer combines
   std::uint64_t hits = 0;       ///< records folded into another (statistics)
+  std::uint64_t fold_ns = 0;    ///< time in fold passes (the engine's measure of a record)
 
   combining_lane() = default;
   combining_lane(std::size_t records, std::size_t max_slots, combine_gate::policy p = {})
@@ -326,8 +289,13 @@ struct combining_lane {
   template <class Pass>
   void fold(Pass run) noexcept {
     if (!on) return;
+    const auto t0 = std::chrono::steady_clock::now();
     const fold_result r = run();
-    if (!gate.note(r.examined, r.folded)) on = false;
+    const auto ns = static_cast<std::uint64_t>(
+        std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - t0)
+            .count());
+    fold_ns += ns;
+    if (!gate.note(r.examined, r.folded, ns)) on = false;
   }
   /// Lane `l` filled past its limit: folds; true if that freed room enough to go on filling
   /// the buffer (a 32nd of it: fewer records leave, at one more pass per buffer), false if

@@ -49,6 +49,7 @@ inline constexpr setting_limit setting_limits[] = {
     {"CONVOY_TRACE_EVENTS", 16, std::uint64_t{1} << 24, false, true},
     {"CONVOY_COMBINE_CACHE", 0, std::uint64_t{1} << 24, false, false},
     {"CONVOY_COMBINE_MIN_HIT", 0, 1024, false, false},
+    {"CONVOY_COMBINE_SAVED_NS", 0, 1000000000, false, false},
     {"CONVEY_BUFFER_SIZE", min_buffer_bytes, max_buffer_bytes, true, false},
 };
 /// The limit of the variable `name`; @throws convoy::error if it has none.
@@ -137,6 +138,9 @@ struct settings {
   /// appends plainly for the next 1, 2, 4 … 64 buffers (termination/README.md, TERM-24);
   /// 0 to 1024.
   std::optional<std::uint32_t> combine_min_hit;
+  /// CONVOY_COMBINE_SAVED_NS: what a record folded away is worth, nanoseconds, against the
+  /// time the fold passes take (termination/README.md, TERM-28); 0 to 10^9, 0: measured.
+  std::optional<std::uint32_t> combine_saved_ns;
   /// CONVEY_NLOCAL (bale): ranks per local group of tensor conveyors, >= 1.
   std::optional<int> convey_nlocal;
   /// CONVEY_BUFFER_SIZE (bale): conveyor buffer size in bytes.
@@ -215,6 +219,10 @@ struct settings {
 
 /// Parses a combining gate's bar: an integer from 0 to 1024 (CONVOY_COMBINE_MIN_HIT).
 [[nodiscard]] std::uint32_t parse_combine_min_hit(const std::string& name, const std::string& text);
+
+/// Parses a saved record's worth: an integer from 0 to 10^9 ns (CONVOY_COMBINE_SAVED_NS).
+[[nodiscard]] std::uint32_t parse_combine_saved_ns(const std::string& name,
+                                                   const std::string& text);
 
 /// Parses "4,2,3" (positive integers, comma separated). @throws convoy::error naming
 /// `name` and quoting `text`.

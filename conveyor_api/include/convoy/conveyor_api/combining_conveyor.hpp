@@ -19,7 +19,7 @@
 /// by itself (AGG-155), so uniform keys cost about what a conveyor<T> does.
 #include <mpi.h>
 
-#include <convoy/aggregation/combine_table.hpp>
+#include <convoy/aggregation/combine_spec.hpp>
 #include <convoy/conveyor_api/detail/typed_conveyor.hpp>
 #include <convoy/conveyor_api/options.hpp>
 #include <convoy/termination/engine.hpp>

@@ -17,7 +17,7 @@
 /// works, bounded memory and backpressure, steady, non-blocking advance, cycles).
 /// Return convention (as bale): positive success, 0 ordinary failure, negative misuse
 /// (an engine_error value); a failed call moves no data and changes no state.
-#include <convoy/aggregation/combine_table.hpp>
+#include <convoy/aggregation/combine_spec.hpp>
 #include <convoy/aggregation/delivery_window.hpp>
 #include <convoy/aggregation/packing.hpp>
 #include <convoy/aggregation/send_lanes.hpp>
@@ -66,8 +66,9 @@ struct engine_options {
   /// buffer, in no particular order, with `from` unspecified. Rigid mode only
   /// (combine_refusal); begin() checks `combine` against its item size.
   aggregation::combine_spec combine;
-  /// When a lane stops combining because too few of its offers hit (AGG-155).
-  aggregation::combine_gate::policy combine_gate;
+  /// When a lane stops combining: too few of its records fold, or they save less time than
+  /// the passes cost (AGG-155, AGG-162, TERM-28).
+  aggregation::combine_gate_policy combine_gate;
   /// Slots of a lane's combining table at most (4 bytes each, AGG-151).
   std::size_t combine_max_slots = 4096;
   /// Entries of the hold-back cache in front of each combining out-link lane (TERM-27,

@@ -4,7 +4,7 @@
 /// async::combinable): how to fold two values in transit and how the owner applies one,
 /// with the value's type erased. The runtime gives each one a combining engine of its own
 /// (items [u64 local index][value]), which joins the phase loop.
-#include <convoy/aggregation/combine_table.hpp>
+#include <convoy/aggregation/combine_spec.hpp>
 #include <cstddef>
 #include <cstdint>
 
