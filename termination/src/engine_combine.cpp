@@ -8,7 +8,6 @@
 // lane goes on filling if that freed room (fold on fill). With combine_cache_entries, a
 // hold-back cache in front of each out-link lane keeps hot records across buffers
 // (TERM-27): the pass at fill offers the records to it first.
-#include <chrono>
 #include <convoy/aggregation/combine_table.hpp>
 #include <convoy/aggregation/packing.hpp>
 #include <cstddef>
@@ -21,11 +20,8 @@ namespace agg = convoy::aggregation;
 
 namespace {
 
-std::uint64_t now_ns() noexcept {
-  return static_cast<std::uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(
-                                        std::chrono::steady_clock::now().time_since_epoch())
-                                        .count());
-}
+// The steady clock in nanoseconds, as the trace records it.
+std::uint64_t now_ns() noexcept { return static_cast<std::uint64_t>(trace_recorder::now()); }
 
 // The value window closes once it is this long and has seen this many records (TERM-28).
 constexpr std::uint64_t value_window_ns = 4'000'000;
