@@ -1,15 +1,17 @@
 // bench-broadcast: every rank sends --items 8-byte items to every rank (itself included);
 // item i of rank r is draw(seed, r, i). Kinds: `broadcaster` (convoy::broadcaster<T>, the
-// mesh's stages node first, its default), `broadcaster:core-first` (innermost dimension
-// first), `allgatherv` (MPI_Allgatherv of the same items). Each cycle, timed from begin to
-// reset (allgatherv: the call), hands every received item with its root to the same
-// consumer (a count and a hash sum per root); verified when every rank holds, for every
-// root, n items whose hash sum is the root's (BENCH-30). items_per_s_per_rank counts items
-// received per rank (P x --items a cycle).
+// mesh's stages node first, its default; received items taken by the bulk pull,
+// pull_batch), `broadcaster:core-first` (innermost dimension first), `broadcaster:pull`
+// (node first, one pull() per item), `allgatherv` (MPI_Allgatherv of the same items). Each cycle,
+// timed from begin to reset (allgatherv: the call), hands every received item with its root to the
+// same consumer (a count and a hash sum per root); verified when every rank holds, for every root,
+// n items whose hash sum is the root's (BENCH-30). items_per_s_per_rank counts items received per
+// rank (P x --items a cycle).
 #include <mpi.h>
 
 #include <convoy/conveyor_api/broadcaster.hpp>
 #include <convoy/conveyor_api/options.hpp>
+#include <cstddef>
 #include <cstdint>
 #include <cstdio>
 #include <stdexcept>
@@ -54,7 +56,7 @@ std::vector<std::uint64_t> oracle(const convoy::bench::options& opt, int p) {
 
 cycle_measure broadcaster_cycle(convoy::broadcaster<std::uint64_t>& b,
                                 const convoy::bench::options& opt, const convoy::bench::job& j,
-                                const std::vector<std::uint64_t>& want) {
+                                const std::vector<std::uint64_t>& want, bool one_by_one) {
   tally t(j.n_ranks);
   const std::uint64_t n = opt.items;
   MPI_Barrier(j.comm);
@@ -64,7 +66,12 @@ cycle_measure broadcaster_cycle(convoy::broadcaster<std::uint64_t>& b,
   while (b.advance(i == n)) {
     for (; i < n; ++i)
       if (!b.broadcast(draw(opt.seed, j.rank, i))) break;
-    while (auto d = b.pull()) t.take(d->item, d->from);
+    if (one_by_one) {
+      while (auto d = b.pull()) t.take(d->item, d->from);
+      continue;
+    }
+    for (auto got = b.pull_batch(); !got.empty(); got = b.pull_batch())
+      for (std::size_t k = 0; k < got.size(); ++k) t.take(got.item(k), got.from(k));
   }
   b.reset();
   const double seconds = MPI_Wtime() - t0;
@@ -125,11 +132,11 @@ result_row run_kind(const convoy::bench::options& opt, const convoy::bench::job&
     if (kind == "broadcaster:core-first") o.dim_order = core_first(o);
     convoy::broadcaster<std::uint64_t> b(j.comm, o);
     for (int rep = 0; rep < opt.warmup + opt.reps; ++rep) {
-      const cycle_measure m = broadcaster_cycle(b, opt, j, want);
+      const cycle_measure m = broadcaster_cycle(b, opt, j, want, kind == "broadcaster:pull");
       if (rep >= opt.warmup || !m.verified) cycles.push_back(m);
     }
     memory = b.max_memory_bytes();
-    extra = std::string(" order=") + (kind == "broadcaster" ? "node-first" : "core-first");
+    extra = std::string(" order=") + (o.dim_order.empty() ? "node-first" : "core-first");
   }
   return convoy::bench::program_row("broadcast", kind, 8, 8, cycles, memory, j);
 }
@@ -139,7 +146,7 @@ result_row run_kind(const convoy::bench::options& opt, const convoy::bench::job&
 int main(int argc, char** argv) {
   return convoy::bench::run_program(
       argc, argv, "bench-broadcast",
-      "every rank's --items 8-byte items to every rank; kinds broadcaster (node first), "
-      "broadcaster:core-first, allgatherv",
-      {"broadcaster", "broadcaster:core-first", "allgatherv"}, false, run_kind);
+      "every rank's --items 8-byte items to every rank; kinds broadcaster (node first, bulk "
+      "pull), broadcaster:core-first, broadcaster:pull (one pull per item), allgatherv",
+      {"broadcaster", "broadcaster:core-first", "broadcaster:pull", "allgatherv"}, false, run_kind);
 }

@@ -1,8 +1,12 @@
 // pagerank: PageRank-style accumulation on a power-law graph, where many edges point at a
 // few hot vertices, so that updates of one vertex meet on the way and are folded there
-// (combining in transit). Written twice — the conveyor loop over a
-// combining_conveyor<uint64_t, uint64_t> and coroutine tasks with a combinable dist_array
-// update — and both checked against a serial computation of the whole graph on every rank.
+// (combining in transit). Written three times — the conveyor loop over a
+// combining_conveyor<uint64_t, uint64_t>, the same loop over a plain conveyor (combining
+// off), and coroutine tasks with a combinable dist_array update — and each checked against a
+// serial computation of the whole graph on every rank. Rank 0 prints the conveyor loop's
+// time with combining on and off (the slowest rank's, iterations only).
+//
+// Usage: example_pagerank [vertices per rank, default 4096]
 //
 // Ranks are fixed-point integers (units of 2^-40), so sums are exact in any order of
 // combining; damping 85/100, each vertex's share split over its edges with the remainder
@@ -12,7 +16,9 @@
 #include <cmath>
 #include <convoy/async/dist_array.hpp>
 #include <convoy/conveyor_api/combining_conveyor.hpp>
+#include <convoy/conveyor_api/conveyor.hpp>
 #include <cstdio>
+#include <cstdlib>
 #include <vector>
 
 #include "example_util.hpp"
@@ -71,33 +77,67 @@ std::vector<std::uint64_t> pagerank_serial(const graph& g) {
   return rank;
 }
 
-// ---- the conveyor loop: updates (local index, share) combined per owner and index -------
-std::vector<std::uint64_t> pagerank_loop(const graph& g, std::uint64_t per_rank, int me,
-                                         double& combined) {
-  combining_conveyor<std::uint64_t, std::uint64_t> c(MPI_COMM_WORLD);  // sums
+// ---- the conveyor loop: updates (local index, share) per owner -------------------------
+// One update per edge, the same loop whether combining is on; `send(index, share, owner)`
+// pushes one, `drain(add)` hands what arrived to add(index, share).
+struct update {
+  std::uint64_t local, share;
+};
+
+// Combining on: updates of one owner and index folded on the way (a sum).
+struct combining_updates {
+  combining_conveyor<std::uint64_t, std::uint64_t> c{MPI_COMM_WORLD};
+  bool send(std::uint64_t local, std::uint64_t s, int owner) { return c.push(local, s, owner); }
+  template <class F>
+  void drain(F& add) {
+    while (auto d = c.pull()) add(d->first, d->second);
+  }
+};
+
+// Combining off: every update travels on its own, pulled a delivered buffer at a time.
+struct plain_updates {
+  conveyor<update> c{MPI_COMM_WORLD};
+  bool send(std::uint64_t local, std::uint64_t s, int owner) { return c.push({local, s}, owner); }
+  template <class F>
+  void drain(F& add) {
+    for (auto got = c.pull_batch(); !got.empty(); got = c.pull_batch())
+      for (std::size_t k = 0; k < got.size(); ++k) {
+        const update u = got.item(k);
+        add(u.local, u.share);
+      }
+  }
+};
+
+// The iterations over `u`; `seconds`: their time on the slowest rank.
+template <class Updates>
+std::vector<std::uint64_t> pagerank_loop(Updates& u, const graph& g, std::uint64_t per_rank, int me,
+                                         double& seconds) {
   const std::uint64_t first = per_rank * static_cast<std::uint64_t>(me);
   std::vector<std::uint64_t> rank(per_rank, k_one / g.n), next(per_rank);
+  MPI_Barrier(MPI_COMM_WORLD);
+  const double t0 = MPI_Wtime();
   for (int it = 0; it < k_iterations; ++it) {
     next.assign(per_rank, g.base());
-    c.begin();
+    u.c.begin();
     std::uint64_t l = 0, j = 0;  // the next edge to push: vertex first + l, edge j
-    const auto add = [&](std::uint64_t local, std::uint64_t s) { next[local] += s; };
-    while (c.advance(l == per_rank, add)) {
+    auto add = [&](std::uint64_t local, std::uint64_t s) { next[local] += s; };
+    while (u.c.advance(l == per_rank)) {
       for (; l < per_rank; ++l, j = 0) {
         const std::uint64_t v = first + l, d = g.degree(v);
         for (; j < d; ++j) {
           const std::uint64_t t = g.target(v, j);
-          if (!c.push(t % per_rank, graph::share(rank[l], d, j), static_cast<int>(t / per_rank)))
+          if (!u.send(t % per_rank, graph::share(rank[l], d, j), static_cast<int>(t / per_rank)))
             break;
         }
         if (j < d) break;  // path full: advance, then go on from this edge
       }
+      u.drain(add);
     }
-    c.reset();
+    u.c.reset();
     rank.swap(next);
   }
-  const auto st = c.stats(true);
-  combined = static_cast<double>(st.combined) / static_cast<double>(st.pushes ? st.pushes : 1);
+  const double mine = MPI_Wtime() - t0;
+  MPI_Allreduce(&mine, &seconds, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
   return rank;
 }
 
@@ -139,23 +179,37 @@ int main(int argc, char** argv) {  // NOLINT(bugprone-exception-escape)
   int me = 0, p = 1;
   MPI_Comm_rank(MPI_COMM_WORLD, &me);
   MPI_Comm_size(MPI_COMM_WORLD, &p);
-  const std::uint64_t per_rank = 1u << 12;
+  const unsigned long long asked = argc > 1 ? std::strtoull(argv[1], nullptr, 10) : 0;
+  if (argc > 2 || (argc > 1 && (asked == 0 || asked > (1ull << 24)))) {
+    if (me == 0) std::fprintf(stderr, "usage: example_pagerank [vertices per rank, 1 to 2^24]\n");
+    MPI_Finalize();
+    return 2;
+  }
+  const std::uint64_t per_rank = asked ? asked : 1u << 12;
   const graph g(per_rank * static_cast<std::uint64_t>(p));
   const std::vector<std::uint64_t> want = pagerank_serial(g);
-  double loop_combined = 0, tasks_combined = 0;
-  const std::vector<std::uint64_t> loop = pagerank_loop(g, per_rank, me, loop_combined);
+  double on_seconds = 0, off_seconds = 0, tasks_combined = 0;
+  combining_updates on;
+  const std::vector<std::uint64_t> loop = pagerank_loop(on, g, per_rank, me, on_seconds);
+  plain_updates off;
+  const std::vector<std::uint64_t> plain = pagerank_loop(off, g, per_rank, me, off_seconds);
   const std::vector<std::uint64_t> tasks = pagerank_tasks(g, per_rank, tasks_combined);
   bool ok = true;
   const std::uint64_t first = per_rank * static_cast<std::uint64_t>(me);
   for (std::uint64_t l = 0; l < per_rank; ++l)
-    ok = ok && loop[l] == want[first + l] && tasks[l] == want[first + l];
-  loop_combined = mean_over_ranks(loop_combined, p);
+    ok = ok && loop[l] == want[first + l] && plain[l] == want[first + l] &&
+         tasks[l] == want[first + l];
+  const auto st = on.c.stats(true);
+  const double loop_combined = mean_over_ranks(
+      static_cast<double>(st.combined) / static_cast<double>(st.pushes ? st.pushes : 1), p);
   tasks_combined = mean_over_ranks(tasks_combined, p);
   if (me == 0)
     std::printf(
         "pagerank: %llu vertices, %d iterations; updates combined on the way: "
-        "%.3f (conveyor loop), %.3f (tasks)\n",
-        static_cast<unsigned long long>(g.n), k_iterations, loop_combined, tasks_combined);
+        "%.3f (conveyor loop), %.3f (tasks); conveyor loop %.4f s with combining, %.4f s "
+        "without (%.2fx)\n",
+        static_cast<unsigned long long>(g.n), k_iterations, loop_combined, tasks_combined,
+        on_seconds, off_seconds, on_seconds > 0 ? off_seconds / on_seconds : 0.0);
   const int rc = example::verdict("pagerank", ok);
   MPI_Finalize();
   return rc;

@@ -4,7 +4,10 @@
 // copied onto every out-link of every stage after s and then delivered here. The hop y -> q
 // carries encode(s', y, q, root, q), a genuine pair of route(root -> q), so the tag decodes
 // to (root, q) and the receiver learns the root from it as from any source.
+#include <algorithm>
 #include <convoy/aggregation/packing.hpp>
+#include <cstddef>
+#include <cstdint>
 #include <cstring>
 #include <exception>
 
@@ -17,7 +20,9 @@ namespace agg = convoy::aggregation;
 // At construction: the root's tags, and which in-links fan out. Links of the last stage
 // only deliver (the usual windows: whole buffers from one root, or one-byte tags naming
 // it); every other link fans out, its records kept for a window when a tag of at most one
-// byte names their root (TERM-13's kept records), else delivered one by one.
+// byte names their root (TERM-13's kept records), else delivered one by one. Where the
+// tags of the link and of every later out-link have at most one byte, the link fans out
+// whole buffers.
 void engine::impl::setup_broadcast() {
   const auto& outs = route.out_links();
   root_tags.reserve(outs.size());
@@ -39,7 +44,14 @@ void engine::impl::setup_broadcast() {
     l.whole_from = -1;
     l.fanout = true;
     l.runs = l.tag_bytes <= 1;
+    l.fan_whole = l.runs;
+    for (int k = route.first_out_link(l.stage + 1); k < lanes.n_out(); ++k)
+      if (lanes[k].tag_bytes > 1) l.fan_whole = false;
   }
+}
+
+std::size_t engine::impl::later_out_links(const in_link& l) const noexcept {
+  return static_cast<std::size_t>(lanes.n_out() - route.first_out_link(l.stage + 1));
 }
 
 namespace {
@@ -96,6 +108,7 @@ std::uint64_t engine::impl::fan_tag(int root, int out_link) {
 
 bool engine::impl::fan_out(int id) {
   in_link& l = ins[static_cast<std::size_t>(id)];
+  if (l.fan_whole) return fan_buffer(id);
   const agg::received& r = l.queue.front();
   const std::size_t off = l.queue.offset;
   const agg::record rec = agg::get_record(r.data + off, l.tag_bytes, false, e.hot_.item_bytes);
@@ -126,6 +139,111 @@ bool engine::impl::fan_out(int id) {
   if (l.kept != off) std::memmove(r.data + l.kept, r.data + off, rec.record_bytes);
   l.kept += rec.record_bytes;
   l.queue.offset += rec.record_bytes;
+  l.fanout_next = -1;
+  return true;
+}
+
+void engine::impl::learn_fan_tags(int id) {
+  in_link& l = ins[static_cast<std::size_t>(id)];
+  const int first = route.first_out_link(l.stage + 1);
+  if (l.source_of_tag.empty()) l.source_of_tag.assign(256, -1);
+  if (l.fan_xlat.empty()) l.fan_xlat.assign(later_out_links(l) * 256, 0);
+  const auto learn = [&](unsigned tag) {
+    const int root = route.next(id, tag).src;
+    l.source_of_tag[tag] = static_cast<std::int32_t>(root);
+    for (int k = first; k < lanes.n_out(); ++k)
+      l.fan_xlat[static_cast<std::size_t>(k - first) * 256 + tag] =
+          static_cast<std::uint8_t>(fan_tag(root, k));
+  };
+  if (l.tag_bytes == 0) {  // the link carries one root: tag 0
+    if (l.source_of_tag[0] < 0) learn(0);
+    return;
+  }
+  const agg::received& r = l.queue.front();
+  const std::size_t stride = 1 + e.hot_.item_bytes;
+  const std::byte* const end = r.data + l.queue.front_bytes();
+  for (const std::byte* p = r.data + l.queue.offset; p < end; p += stride) {
+    const unsigned tag = std::to_integer<unsigned>(*p);
+    if (l.source_of_tag[tag] < 0) learn(tag);
+  }
+}
+
+namespace {
+
+// Copies `n` rigid records of `size` payload bytes (N if known at compile time) from an
+// in-link's buffer (tags of `tb_in` bytes, 0 or 1) into a lane (tags of `tb_out` bytes, 0
+// or 1), each new tag the table's entry for the old one (for entry 0 when the records
+// come without one). Where the two tags are as wide, one block copy, then the tags.
+template <std::size_t N>
+void copy_fanned(std::byte* to, const std::byte* from, std::size_t n, std::size_t size,
+                 std::size_t tb_in, std::size_t tb_out, const std::uint8_t* xlat) noexcept {
+  if constexpr (N != 0) size = N;
+  if (tb_in == tb_out) {
+    const std::size_t stride = tb_in + size;
+    std::memcpy(to, from, n * stride);
+    if (tb_in == 1)
+      for (std::size_t i = 0, at = 0; i < n; ++i, at += stride)
+        to[at] = std::byte{xlat[std::to_integer<unsigned>(from[at])]};
+    return;
+  }
+  for (std::size_t i = 0; i < n; ++i) {
+    if (tb_out == 1) *to = std::byte{xlat[tb_in == 1 ? std::to_integer<unsigned>(*from) : 0U]};
+    if constexpr (N != 0)
+      std::memcpy(to + tb_out, from + tb_in, N);
+    else
+      std::memcpy(to + tb_out, from + tb_in, size);
+    to += tb_out + size;
+    from += tb_in + size;
+  }
+}
+
+}  // namespace
+
+// Out-link by out-link, as many records as the lane's open buffer takes per copy: a lane
+// is filled (and posted) by the block copies of one buffer before the next out-link gets
+// any, so the records of a root reach every out-link in their order (TERM-2).
+bool engine::impl::fan_buffer(int id) {
+  in_link& l = ins[static_cast<std::size_t>(id)];
+  const int first = route.first_out_link(l.stage + 1);
+  if (l.fanout_next < 0) {
+    learn_fan_tags(id);
+    l.fanout_next = first;
+    l.fan_at = l.queue.offset;
+  }
+  const std::size_t size = e.hot_.item_bytes;
+  const auto tb_in = static_cast<std::size_t>(l.tag_bytes);
+  const std::size_t in_stride = tb_in + size;
+  for (; l.fanout_next < lanes.n_out(); ++l.fanout_next) {
+    const int k = l.fanout_next;
+    const std::uint8_t* xlat = l.fan_xlat.data() + static_cast<std::size_t>(k - first) * 256;
+    while (l.fan_at < l.queue.front_bytes()) {
+      agg::send_lane& lane = lanes[k];
+      // A rigid lane without a buffer has used > limit; none free: resume here (BCAST-3).
+      if (lane.used > lane.limit && !open_lane(k)) return false;
+      const std::size_t room = (lane.limit - lane.used) / lane.record_bytes + 1;
+      const std::size_t n = std::min(room, (l.queue.front_bytes() - l.fan_at) / in_stride);
+      const std::byte* from = l.queue.front().data + l.fan_at;
+      std::byte* to = lane.buf + lane.used;
+      switch (size) {
+        case 8:
+          copy_fanned<8>(to, from, n, size, tb_in, lane.tag_bytes, xlat);
+          break;
+        case 16:
+          copy_fanned<16>(to, from, n, size, tb_in, lane.tag_bytes, xlat);
+          break;
+        default:
+          copy_fanned<0>(to, from, n, size, tb_in, lane.tag_bytes, xlat);
+      }
+      lane.used += static_cast<std::uint32_t>(n * lane.record_bytes);
+      lane.items += n;
+      l.fan_at += n * in_stride;
+      if (lane.used > lane.limit) lane_filled(k);
+    }
+    l.fan_at = l.queue.offset;
+  }
+  // Every copy made: all the buffer's records are this rank's (TERM-13's kept records).
+  l.kept = l.queue.front_bytes();
+  l.queue.offset = l.kept;
   l.fanout_next = -1;
   return true;
 }

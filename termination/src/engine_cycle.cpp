@@ -138,9 +138,11 @@ std::size_t engine::impl::fixed_bytes(bool at_most) const noexcept {
   n += at_most ? route.step_table_max_bytes() : route.step_table_bytes();
   n += combine_bytes(at_most);
   n += fan_tags.capacity() * sizeof(std::uint64_t) + fan_known.capacity();  // broadcast
-  for (const in_link& l : ins)
+  for (const in_link& l : ins) {
     if (l.tagged_window || l.runs)
       n += (at_most ? std::size_t{256} : l.source_of_tag.capacity()) * sizeof(std::int32_t);
+    if (l.fan_whole) n += at_most ? later_out_links(l) * 256 : l.fan_xlat.capacity();
+  }
   return n;
 }
 

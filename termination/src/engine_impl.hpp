@@ -46,10 +46,14 @@ struct engine::impl final : link_layer {
     bool loopback = false;  // items this rank pushed to itself (not counted)
     // Broadcast engines (BCAST-2): the link's records are copied onto every out-link of a
     // later stage before they are delivered here; `fanout_next` is the next out-link to copy
-    // the record at queue.offset to (-1: not started), so a full lane stops the fan-out
-    // mid-record and it resumes there (BCAST-3).
+    // to (-1: not started), so a full lane stops the fan-out there and it resumes there
+    // (BCAST-3). Per record, or (`fan_whole`) the front buffer's records from `fan_at` on,
+    // their one-byte tags translated by `fan_xlat`: 256 entries per later out-link.
     bool fanout = false;
+    bool fan_whole = false;
     int fanout_next = -1;
+    std::size_t fan_at = 0;
+    std::vector<std::uint8_t> fan_xlat;
     [[nodiscard]] bool windowed() const noexcept { return whole_from >= 0 || tagged_window; }
     // The front buffer is delivered as a window: always on windowed links; on runs links
     // once every record has been forwarded or kept.
@@ -254,10 +258,20 @@ struct engine::impl final : link_layer {
   // The root's copies of `item`: one per out-link (every stage) and one to the loopback
   // lane, all or none. Returns 1, 0 (a lane has no free buffer) or error_transport.
   [[nodiscard]] int broadcast_item(const void* item) noexcept;
-  // The record at the front of fan-out link `id`: copied onto every later out-link, then
-  // kept for the window (one-byte tags or none) or made the link's head. Returns true if
-  // kept (look at the next record), false if it is the head now or a lane had no room.
+  // The record at the front of fan-out link `id` (on whole-buffer links, its front buffer:
+  // fan_buffer): copied onto every later out-link, then kept for the window (one-byte tags
+  // or none) or made the link's head. Returns true if kept (look at the next record),
+  // false if it is the head now or a lane had no room.
   [[nodiscard]] bool fan_out(int id);
+  // The whole-buffer fan-out of in-link `id`'s front buffer (BCAST-2, BCAST-3): false if
+  // a lane had no free buffer (it resumes there), true once the buffer is this rank's
+  // window.
+  [[nodiscard]] bool fan_buffer(int id);
+  // Every tag of in-link `id`'s front buffer gets its root and its tag on each later
+  // out-link (a route step and an encode for a tag the link has not carried before).
+  void learn_fan_tags(int id);
+  // Out-links of the stages after `l`'s: the rows of its fan_xlat.
+  [[nodiscard]] std::size_t later_out_links(const in_link& l) const noexcept;
   [[nodiscard]] std::uint64_t fan_tag(int root, int out_link);
 
   // ---- receiving (engine_receive.cpp) ----

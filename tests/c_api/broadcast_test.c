@@ -1,8 +1,10 @@
 /* convoy_convey_new_broadcast and convoy_convey_broadcast (convoy/convey_ext.h,
- * CAPI-130..133): every PE broadcasts its own number of 24-byte items {root, i, check};
- * every PE checks that it pulled every (root, i) exactly once, in the root's order, with
- * from = root and the check word intact (each PE knows how many every root sent). Two
- * cycles: 1 KiB single buffers (backpressure), then the same conveyor again. Then the error
+ * CAPI-130..133) and the bulk pull (convoy_convey_pull_batch, CAPI-134..136): every PE
+ * broadcasts its own number of 24-byte items {root, i, check}; every PE checks that it
+ * pulled every (root, i) exactly once, in the root's order, with from = root and the check
+ * word intact (each PE knows how many every root sent). Three cycles over 1 KiB single
+ * buffers (backpressure): pulled by convey_pull, in batches of at most 7 items (the last of
+ * some put back with convey_unpull and pulled again), in whole buffers. Then the error
  * codes. Argument: "dynamic" builds with convey_opt_DYNAMIC, "steady" with PROGRESS. */
 #include <convey.h>
 #include <convoy/convey_ext.h>
@@ -16,8 +18,46 @@
 
 static int64_t n_of(int64_t pe) { return 2000 + 101 * pe; }
 
-/* One cycle of broadcasts; next[r] counts the items pulled from root r. */
-static void run_cycle(convey_t* c, int64_t me, int64_t P, int64_t* next) {
+/* Checks a pulled item against what its root sent and counts it in next[root]. */
+static void take(const uint64_t* in, int64_t from, int64_t P, int64_t* next) {
+  const int64_t root = (int64_t)in[0];
+  if (root < 0 || root >= P || from != root || in[2] != h_mix(in[0] << 32 ^ in[1]) ||
+      (int64_t)in[1] != next[root]) {
+    h_fail(__FILE__, __LINE__, "pulled root %lld item %lld from %lld, due %lld", (long long)root,
+           (long long)in[1], (long long)from,
+           root >= 0 && root < P ? (long long)next[root] : -1LL);
+    return;
+  }
+  next[root]++;
+}
+
+/* Pulls by batches of at most `max` items; every third batch puts its last item back and
+ * pulls it again, which must give the same item from the same root. */
+static void pull_batches(convey_t* c, int64_t max, int64_t P, int64_t* next) {
+  convoy_batch_t b;
+  uint64_t in[3], again[3];
+  int64_t n, k, from;
+  long batches = 0;
+  while ((n = convoy_convey_pull_batch(c, &b, max)) > 0) {
+    H_CHECK(n == b.count && n <= max, "batch of %lld returned %lld", (long long)b.count,
+            (long long)n);
+    for (k = 0; k < b.count; k++) {
+      memcpy(in, (const char*)b.items + (size_t)k * b.stride, sizeof in);
+      from = convoy_batch_from(&b, k);
+      if (k + 1 == b.count && ++batches % 3 == 0) {
+        H_EXPECT_RC(convey_unpull(c), convey_OK);
+        H_EXPECT_RC(convey_pull(c, again, &from), convey_OK);
+        H_CHECK(memcmp(in, again, sizeof in) == 0, "unpull gave back another item");
+      }
+      take(in, from, P, next);
+    }
+  }
+  H_CHECK(n == convey_FAIL, "pull_batch returned %lld", (long long)n);
+}
+
+/* One cycle of broadcasts; next[r] counts the items pulled from root r. batch: 0 pulls by
+ * convey_pull, else by batches of at most `batch` items. */
+static void run_cycle(convey_t* c, int64_t me, int64_t P, int64_t* next, int64_t batch) {
   uint64_t item[3], in[3];
   int64_t i = 0, from, r;
   long iters = 0;
@@ -35,17 +75,10 @@ static void run_cycle(convey_t* c, int64_t me, int64_t P, int64_t* next) {
       H_CHECK(rc >= 0, "broadcast %d", rc);
       if (rc != convey_OK) break;
     }
-    while (convey_pull(c, in, &from) == convey_OK) {
-      const int64_t root = (int64_t)in[0];
-      if (root < 0 || root >= P || from != root || in[2] != h_mix(in[0] << 32 ^ in[1]) ||
-          (int64_t)in[1] != next[root]) {
-        h_fail(__FILE__, __LINE__, "pulled root %lld item %lld from %lld, due %lld",
-               (long long)root, (long long)in[1], (long long)from,
-               root >= 0 && root < P ? (long long)next[root] : -1LL);
-        continue;
-      }
-      next[root]++;
-    }
+    if (batch > 0)
+      pull_batches(c, batch, P, next);
+    else
+      while (convey_pull(c, in, &from) == convey_OK) take(in, from, P, next);
     if (++iters > H_MAX_ITER) {
       h_fail(__FILE__, __LINE__, "no termination");
       break;
@@ -60,6 +93,8 @@ static void run_cycle(convey_t* c, int64_t me, int64_t P, int64_t* next) {
 int main(int argc, char** argv) {
   uint64_t options = 0, item[3] = {0, 0, 0};
   int64_t P, me, *next;
+  const int64_t batch[3] = {0, 7, INT64_MAX};
+  convoy_batch_t b;
   int cycle;
   convey_t *c, *t;
   if (argc > 1 && strcmp(argv[1], "dynamic") == 0) options = convey_opt_DYNAMIC;
@@ -74,14 +109,18 @@ int main(int argc, char** argv) {
   me = convoy_convey_my_pe(c);
   h_me = (long)me;
   next = (int64_t*)calloc((size_t)P, sizeof *next);
-  for (cycle = 0; cycle < 2; cycle++) run_cycle(c, me, P, next);
+  for (cycle = 0; cycle < 3; cycle++) run_cycle(c, me, P, next, batch[cycle]);
   H_CHECK(strcmp(convoy_convey_kind(c), "mesh") == 0, "kind %s", convoy_convey_kind(c));
 
   /* Errors: not WORKING, NULL arguments, push on a broadcast conveyor. */
   H_EXPECT_RC(convoy_convey_broadcast(c, item), convey_error_STATE);
   H_EXPECT_RC(convoy_convey_broadcast(NULL, item), convey_error_NULL);
+  H_EXPECT_RC(convoy_convey_pull_batch(c, &b, 4), convey_error_STATE);
+  H_EXPECT_RC(convoy_convey_pull_batch(NULL, &b, 4), convey_error_NULL);
   H_EXPECT_RC(convey_begin(c, sizeof item, 8), convey_OK);
   H_EXPECT_RC(convoy_convey_broadcast(c, NULL), convey_error_NULL);
+  H_EXPECT_RC(convoy_convey_pull_batch(c, NULL, 4), convey_error_NULL);
+  H_EXPECT_RC(convoy_convey_pull_batch(c, &b, 0), convey_error_USAGE);
   H_EXPECT_RC(convey_push(c, item, 0), convey_error_USAGE);
   while (convey_advance(c, 1) != convey_DONE) {
   }

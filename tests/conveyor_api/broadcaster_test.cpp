@@ -9,6 +9,7 @@
 #include <convoy/conveyor_api/broadcaster.hpp>
 #include <convoy/conveyor_api/conveyor.hpp>
 #include <convoy_test/mpi.hpp>
+#include <cstddef>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -42,8 +43,9 @@ std::uint32_t n_of(int r, int p, std::uint32_t base) {
 }
 
 // One cycle: every rank broadcasts its items; returns the failure (empty if none) after
-// checking every (root, i) was pulled once with the right value and from.
-std::string run_cycle(broadcaster<item>& b, std::uint32_t base, int cycle) {
+// checking every (root, i) was pulled once with the right value and from. Pulls by the
+// handler-style advance (batch 0), or by pull_batch(batch).
+std::string run_cycle(broadcaster<item>& b, std::uint32_t base, int cycle, std::size_t batch = 0) {
   const int me = world_rank(), p = world_size();
   std::vector<std::vector<std::uint8_t>> seen(static_cast<std::size_t>(p));
   for (int r = 0; r < p; ++r) seen[static_cast<std::size_t>(r)].assign(n_of(r, p, base), 0);
@@ -63,9 +65,21 @@ std::string run_cycle(broadcaster<item>& b, std::uint32_t base, int cycle) {
   b.begin();
   const std::uint32_t n = n_of(me, p, base);
   std::uint32_t i = 0;
-  while (b.advance(i == n, take))
+  const auto send = [&] {
     for (; i < n; ++i)
       if (!b.broadcast(item{me, i, value_of(me, i, cycle)})) break;
+  };
+  if (batch == 0) {
+    while (b.advance(i == n, take)) send();
+  } else {
+    while (b.advance(i == n)) {
+      send();
+      for (auto got = b.pull_batch(batch); !got.empty(); got = b.pull_batch(batch)) {
+        if (got.size() > batch) failure = "a batch of " + std::to_string(got.size());
+        for (const auto& [it, from] : got) take(it, from);
+      }
+    }
+  }
   b.reset();
   for (int r = 0; r < p && failure.empty(); ++r)
     for (std::size_t k = 0; k < seen[static_cast<std::size_t>(r)].size(); ++k)
@@ -98,13 +112,16 @@ std::vector<conveyor_options> option_sets() {
 }
 
 // BCAST-1, API-91: every rank pulls every broadcast once, from its root, on each option
-// set, over three cycles of one broadcaster each.
+// set, over three cycles of one broadcaster each: pulled one by one, in batches of at most
+// 5 items, in whole buffers (pull_batch).
 TEST(Broadcaster, EveryRankGetsEveryItemOnce) {
   int set = 0;
   for (const conveyor_options& o : option_sets()) {
     broadcaster<item> b(MPI_COMM_WORLD, o);
     for (int cycle = 0; cycle < 3; ++cycle) {
-      const std::string why = run_cycle(b, 3000 + static_cast<std::uint32_t>(cycle) * 500, cycle);
+      const std::size_t batch = cycle == 0 ? 0 : cycle == 1 ? 5 : SIZE_MAX;
+      const std::string why =
+          run_cycle(b, 3000 + static_cast<std::uint32_t>(cycle) * 500, cycle, batch);
       EXPECT_TRUE(why.empty()) << "set " << set << " cycle " << cycle << " rank " << world_rank()
                                << ": " << why;
     }

@@ -4,6 +4,7 @@
 
 #include <convoy/conveyor_api/conveyor.hpp>
 #include <convoy_test/mpi.hpp>
+#include <cstddef>
 #include <cstdint>
 #include <random>
 #include <string>
@@ -27,8 +28,9 @@ std::uint32_t checksum(const tracer& t) {
 
 // Every rank pushes `per_rank` items to destinations from `pick`; checks exactly-once,
 // FIFO per pair and sources on the receiving side, and that the totals agree globally.
+// Pulls one by one (batch 0) or by pull_batch(batch).
 template <class Pick>
-void run_round(conveyor<tracer>& c, int per_rank, Pick pick) {
+void run_round(conveyor<tracer>& c, int per_rank, Pick pick, std::size_t batch = 0) {
   const int me = world_rank(), p = world_size();
   std::vector<std::uint32_t> next_seq(static_cast<std::size_t>(p), 0),
       seen(static_cast<std::size_t>(p), 0);
@@ -47,15 +49,14 @@ void run_round(conveyor<tracer>& c, int per_rank, Pick pick) {
       ++next_seq[static_cast<std::size_t>(t.dst)];
       ++sent_to[static_cast<std::size_t>(t.dst)];
     }
-    while (auto d = c.pull()) {
-      const tracer& t = d->item;
+    const auto take = [&](const tracer& t, int from) {
       if (failure.empty()) {
         if (t.check != checksum(t))
           failure = "corrupted item";
         else if (t.dst != me)
           failure = "item for rank " + std::to_string(t.dst) + " delivered here";
-        else if (d->from != t.src)
-          failure = "source " + std::to_string(d->from) + " reported for an item of " +
+        else if (from != t.src)
+          failure = "source " + std::to_string(from) + " reported for an item of " +
                     std::to_string(t.src);
         else if (t.seq != seen[static_cast<std::size_t>(t.src)])
           failure = "from " + std::to_string(t.src) + ": seq " + std::to_string(t.seq) +
@@ -63,6 +64,14 @@ void run_round(conveyor<tracer>& c, int per_rank, Pick pick) {
       }
       ++seen[static_cast<std::size_t>(t.src)];
       ++received;
+    };
+    if (batch == 0) {
+      while (auto d = c.pull()) take(d->item, d->from);
+    } else {
+      for (auto got = c.pull_batch(batch); !got.empty(); got = c.pull_batch(batch)) {
+        if (got.size() > batch) failure = "a batch of " + std::to_string(got.size());
+        for (std::size_t k = 0; k < got.size(); ++k) take(got.item(k), got.from(k));
+      }
     }
     ASSERT_LT(++spins, 50'000'000u) << "conveyor did not terminate";
   }
@@ -111,6 +120,24 @@ TEST(ConveyorMpi, UniformRandomEveryKind) {
     std::mt19937 rng(static_cast<unsigned>(world_rank() * 7 + 1));
     run_round(c, 3000,
               [&](int) { return static_cast<int>(rng() % static_cast<unsigned>(world_size())); });
+  }
+}
+
+// API-1, API-2 by the bulk pull (pull_batch): every option set and the bulk kind, batches
+// of at most 3 items and of whole buffers.
+TEST(ConveyorMpi, BatchPullsEveryKind) {
+  std::vector<conveyor_options> sets = option_sets();
+  conveyor_options bulk;
+  bulk.kind = convoy::conveyor_kind::bulk;
+  sets.push_back(bulk);
+  for (const auto& o : sets) {
+    conveyor<tracer> c(MPI_COMM_WORLD, o);
+    std::mt19937 rng(static_cast<unsigned>(world_rank() * 5 + 3));
+    for (std::size_t batch : {std::size_t{3}, std::size_t{SIZE_MAX}})
+      run_round(
+          c, 3000,
+          [&](int) { return static_cast<int>(rng() % static_cast<unsigned>(world_size())); },
+          batch);
   }
 }
 

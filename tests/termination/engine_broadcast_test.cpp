@@ -142,6 +142,23 @@ TEST(EngineBroadcast, EveryRankPullsEveryBroadcastOnce) {
       }
 }
 
+// BCAST-1, BCAST-2 by the bulk pull: whole windows of fanned-out buffers, batches of 1 to 8,
+// a batch's last item put back now and then; buffers of 1 to 6 records per lane, so that
+// a whole-buffer fan-out fills and posts lanes in the middle of its block copies.
+TEST(EngineBroadcast, BatchPullsTakeEveryBroadcastOnce) {
+  cycle_options c;
+  c.batches = true;
+  for (const auto& [label, plan] : tree_plans())
+    for (std::size_t item : {16u, 24u, 37u})
+      for (std::uint64_t seed = 1; seed <= 2; ++seed) {
+        const std::size_t records = seed == 1 ? 1 : 6;
+        simulation sim(plan, broadcasting(small_buffers(2, 16 + records * (item + 2) + 8)),
+                       seed * 7 + item);
+        const std::string why = run_broadcasts(sim, counts(sim.n_ranks(), 30), item, c);
+        ASSERT_TRUE(why.empty()) << label << " item " << item << " seed " << seed << ": " << why;
+      }
+}
+
 // BCAST-3: buffers that hold two records and one buffer per link, so that fan-outs stop
 // mid-record over and over (a lane of a later stage has no free buffer) and resume there;
 // one rank broadcasting much more than the others.

@@ -47,6 +47,29 @@ TEST(EngineSim, ContractOnSmallPlansEveryPatternHundredSchedules) {
   EXPECT_GE(items, 40u * 142u * 100u);
 }
 
+// TERM-1..4 by the bulk pull (conveyor_engine::pull_batch): every small plan x four patterns,
+// batches of 1 to 8 items or the rest of a window, the last item of a batch now and then put
+// back and pulled again: the contract as by pull().
+TEST(EngineSim, BatchPullsKeepTheContract) {
+  const pattern patterns[] = {pattern::uniform, pattern::all_to_one, pattern::self,
+                              pattern::imbalance};
+  cycle_options c;
+  c.batches = true;
+  for (const auto& pc : small_plans())
+    for (pattern pat : patterns)
+      for (std::uint64_t seed = 1; seed <= 10; ++seed) {
+        engine_options o = small_buffers(seed % 2 ? 1 : 2, seed % 3 ? 128 : 512);
+        if (seed % 7 == 0) o.route_table_max_ranks = 0;
+        simulation sim(pc.plan, o, seed);
+        const auto wl = make_workload(pat, sim.n_ranks(), 40, sim.rng());
+        const auto res = run_cycle(sim, wl, sizeof(tracer) + seed % 5, c);
+        const std::string at = pc.label + " " + name(pat) + " seed " + std::to_string(seed);
+        ASSERT_TRUE(res.failure.empty()) << at << ": " << res.failure;
+        ASSERT_TRUE(res.completed) << at << " did not terminate in " << res.rounds << " rounds";
+        ASSERT_EQ(res.pulled, n_items(wl)) << at;
+      }
+}
+
 // TERM-1, TERM-2, TERM-3, TERM-4: P from 1 to 4096 on the default (innermost-first) TRAM order of
 // Cartesian meshes.
 TEST(EngineSim, RankCountsFromOneTo4096) {

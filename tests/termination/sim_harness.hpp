@@ -148,6 +148,9 @@ struct cycle_options {
   // nothing is in flight either, every rank is woken, and a second time with nothing
   // having happened in between is a stall (a failure).
   bool rest_idle = false;
+  // Pull by pull_batch, at most 1 to 8 items or all of a buffer at a time; with try_unpull,
+  // now and then put back the last item of a batch and pull it again.
+  bool batches = false;
 };
 
 // One begin..reset cycle of a workload under the simulation's random schedule: in each
@@ -255,6 +258,7 @@ class basic_cycle_driver {
 
   // Pulls a random number of items, checking each; true if a pull found nothing.
   bool pull_some(int me, engine& e, int& pulled) {
+    if (o_.batches) return pull_batches(me, e, pulled);
     auto& rng = sim_.rng();
     const int pulls = std::uniform_int_distribution<int>(0, 96)(rng);
     for (int k = 0; k < pulls; ++k) {
@@ -262,16 +266,45 @@ class basic_cycle_driver {
       const int rc = e.pull(v);
       if (rc < 0) return fail("pull returned " + std::to_string(rc)), false;
       if (rc == 0) return true;
-      if (o_.try_unpull && (rng() & 15) == 0) {
-        // Put it back and pull it again: the same item must come next.
-        std::vector<std::byte> copy(v.data, v.data + v.bytes);
-        const int from = v.from;
-        if (e.unpull() != 1) return fail("unpull failed"), false;
-        if (e.pull(v) != 1 || v.from != from || std::memcmp(copy.data(), v.data, v.bytes) != 0)
-          return fail("unpull did not give back the same item"), false;
-      }
+      if (o_.try_unpull && (rng() & 15) == 0 && !pull_again(e, v)) return false;
       fail(items_.check(me, v));
       ++pulled;
+    }
+    return false;
+  }
+
+  // Puts the last pulled item `v` back and pulls again: the same item must come next (v is
+  // then the new pull's). False (and the failure noted) if not.
+  bool pull_again(engine& e, convoy::termination::item_view& v) {
+    std::vector<std::byte> copy(v.data, v.data + v.bytes);
+    const int from = v.from;
+    if (e.unpull() != 1) return fail("unpull failed"), false;
+    if (e.pull(v) != 1 || v.from != from || std::memcmp(copy.data(), v.data, v.bytes) != 0)
+      return fail("unpull did not give back the same item"), false;
+    return true;
+  }
+
+  // pull_some by batches.
+  bool pull_batches(int me, engine& e, int& pulled) {
+    auto& rng = sim_.rng();
+    const int batches = std::uniform_int_distribution<int>(0, 12)(rng);
+    for (int k = 0; k < batches; ++k) {
+      const std::size_t max = (rng() & 3) == 0 ? SIZE_MAX : 1 + rng() % 8;
+      convoy::termination::item_batch b;
+      const std::int64_t rc = e.pull_batch(b, max);
+      if (rc < 0) return fail("pull_batch returned " + std::to_string(rc)), false;
+      if (rc == 0) return true;
+      if (static_cast<std::uint64_t>(rc) != b.count || b.count > max)
+        return fail("pull_batch returned " + std::to_string(rc) + " for a batch of " +
+                    std::to_string(b.count) + " (max " + std::to_string(max) + ")"),
+               false;
+      for (std::size_t i = 0; i < b.count; ++i) {
+        convoy::termination::item_view v{b.item(i), b.bytes, b.source(i)};
+        if (i + 1 == b.count && o_.try_unpull && (rng() & 7) == 0 && !pull_again(e, v))
+          return false;
+        fail(items_.check(me, v));
+        ++pulled;
+      }
     }
     return false;
   }

@@ -145,6 +145,35 @@ convey_t* convoy_convey_new_broadcast(size_t capacity, size_t n_buffers,
  * WORKING), convey_error_USAGE (not a broadcast conveyor). */
 int convoy_convey_broadcast(convey_t* c, const void* item);
 
+/* ---- Bulk pull (CAPI-134..136) ---- */
+
+/** Items pulled at once by convoy_convey_pull_batch: `count` items of convey_begin's
+ * item_size bytes, item i at (const char*)items + i * stride, not necessarily aligned
+ * (copy it out, e.g. with memcpy); convoy_batch_from(b, i) is its source PE. Valid until
+ * the next pull, unpull, advance, reset or free of the conveyor. */
+/* NOLINTNEXTLINE(modernize-use-using): a C99 header */
+typedef struct convoy_batch {
+  const void* items;
+  size_t stride;
+  int64_t count;
+  int64_t from;                 /* >= 0: the source of every item */
+  const int32_t* source_of_tag; /* from < 0: item i's source by the byte before it */
+} convoy_batch_t;
+
+/** The source PE of item i of a batch. */
+static inline int64_t convoy_batch_from(const convoy_batch_t* b, int64_t i) {
+  const unsigned char* const item = (const unsigned char*)b->items + (size_t)i * b->stride;
+  return b->from >= 0 ? b->from : b->source_of_tag[item[-1]];
+}
+
+/** Pulls up to `max` items at once: the rest of a delivered buffer, or one item where items
+ * arrive one by one. As that many convey_pull calls (convey_unpull puts back the last).
+ * Returns the number of items (> 0) with *out set, convey_FAIL (0) if none is ready,
+ * convey_error_NULL (c or out NULL), convey_error_STATE (DORMANT), convey_error_USAGE
+ * (max < 1), convey_error_MISFIT (an elastic conveyor's next item is not item_size bytes:
+ * pull it with convey_epull). */
+int64_t convoy_convey_pull_batch(convey_t* c, convoy_batch_t* out, int64_t max);
+
 /* ---- One-sided append (Dinan & Flajslik 2014; CAPI-100..106) ----
  *
  * Every PE owns one append buffer of the same size; any PE appends bytes to any PE's

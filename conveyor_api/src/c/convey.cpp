@@ -193,6 +193,23 @@ void* convoy_v1_apull(convey_t* c, int64_t* from) {
   return const_cast<void*>(pull_checked(c, "convey_apull", nullptr, from, &rc));
 }
 
+int64_t convoy_convey_pull_batch(convey_t* c, convoy_batch_t* out, int64_t max) {
+  static const char* const where = "convoy_convey_pull_batch";
+  if (!c) return convey_error_NULL;
+  if (const auto rc = c->refuse(where, call::pull)) return *rc;  // DORMANT, COMPLETE
+  if (!out) return c->panic(where, convey_error_NULL);
+  if (max < 1) return c->panic(where, convey_error_USAGE, "max is below 1");
+  term::item_batch b;
+  const std::int64_t got = c->engine().pull_batch(b, static_cast<std::size_t>(max), true);
+  if (got < 0) {
+    const int rc = static_cast<int>(got);
+    return c->panic(where, rc == term::error_elastic ? convey_error_MISFIT : to_convey(rc));
+  }
+  if (got == 0) return convey_FAIL;
+  *out = {b.data, b.stride, got, b.from, b.source_of_tag};
+  return got;
+}
+
 int convey_epull(convey_t* c, convey_item_t* result) {
   if (!c) return convey_error_NULL;
   if (!(c->features & convey_ELASTIC)) return c->panic("convey_epull", convey_error_RIGID);

@@ -23,6 +23,8 @@
 #include <convoy/conveyor_api/detail/typed_conveyor.hpp>
 #include <convoy/conveyor_api/options.hpp>
 #include <convoy/termination/engine.hpp>
+#include <cstddef>
+#include <cstdint>
 #include <cstring>
 #include <optional>
 #include <string>
@@ -67,6 +69,12 @@ class broadcaster : public detail::typed_conveyor<broadcaster<T>> {
     std::memcpy(&d.item, v.data, sizeof(T));
     d.from = v.from;
     return d;
+  }
+
+  /// Up to `max` delivered items at once, each with its root as `from`: the rest of a
+  /// delivered buffer, or one item; empty if none is ready. As that many pull() calls.
+  [[nodiscard]] delivery_batch<T> pull_batch(std::size_t max = SIZE_MAX) {
+    return delivery_batch<T>(this->pull_items(max));
   }
 
  private:

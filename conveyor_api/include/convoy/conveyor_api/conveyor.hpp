@@ -23,6 +23,8 @@
 #include <convoy/conveyor_api/detail/typed_conveyor.hpp>
 #include <convoy/conveyor_api/options.hpp>
 #include <convoy/termination/engine.hpp>
+#include <cstddef>
+#include <cstdint>
 #include <cstring>
 #include <functional>
 #include <memory>
@@ -39,6 +41,58 @@ template <class T>
 struct delivery {
   T item;
   int from;
+};
+
+/// Items pulled at once (pull_batch): a view of the delivered buffer, valid until the next
+/// pull, unpull, advance or reset. Its elements are delivery<T> values, copied out of the
+/// records (which are not necessarily aligned for T).
+///
+///   for (const auto batch = c.pull_batch(); const auto& [item, from] : batch) use(item, from);
+template <class T>
+class delivery_batch {
+ public:
+  delivery_batch() = default;
+  explicit delivery_batch(const termination::item_batch& b) noexcept : b_(b) {}
+
+  [[nodiscard]] std::size_t size() const noexcept { return b_.count; }
+  [[nodiscard]] bool empty() const noexcept { return b_.count == 0; }
+  [[nodiscard]] T item(std::size_t i) const noexcept {
+    T t;
+    std::memcpy(&t, b_.item(i), sizeof(T));
+    return t;
+  }
+  [[nodiscard]] int from(std::size_t i) const noexcept { return b_.source(i); }
+  [[nodiscard]] delivery<T> operator[](std::size_t i) const noexcept { return {item(i), from(i)}; }
+  /// The untyped batch (payload addresses, stride, sources).
+  [[nodiscard]] const termination::item_batch& untyped() const noexcept { return b_; }
+
+  class iterator {
+   public:
+    using value_type = delivery<T>;
+    using difference_type = std::ptrdiff_t;
+    iterator() = default;
+    iterator(const delivery_batch* b, std::size_t i) noexcept : b_(b), i_(i) {}
+    delivery<T> operator*() const noexcept { return (*b_)[i_]; }
+    iterator& operator++() noexcept {
+      ++i_;
+      return *this;
+    }
+    iterator operator++(int) noexcept {
+      iterator was = *this;
+      ++i_;
+      return was;
+    }
+    bool operator==(const iterator& o) const noexcept { return i_ == o.i_; }
+
+   private:
+    const delivery_batch* b_ = nullptr;
+    std::size_t i_ = 0;
+  };
+  [[nodiscard]] iterator begin() const noexcept { return {this, 0}; }
+  [[nodiscard]] iterator end() const noexcept { return {this, b_.count}; }
+
+ private:
+  termination::item_batch b_;
 };
 
 /// advance, flush, reset, stats and the other accessors: detail::typed_conveyor.
@@ -73,6 +127,13 @@ class conveyor : public detail::typed_conveyor<conveyor<T>> {
     delivery<T> d{T{}, v.from};
     std::memcpy(&d.item, v.data, sizeof(T));
     return d;
+  }
+
+  /// Up to `max` delivered items at once: the rest of a delivered buffer, or one item
+  /// where items arrive one by one; empty if none is ready. As that many pull() calls
+  /// (unpull puts back the last).
+  [[nodiscard]] delivery_batch<T> pull_batch(std::size_t max = SIZE_MAX) {
+    return delivery_batch<T>(this->pull_items(max));
   }
 
   /// Puts back the item of the last pull; it is pulled again next. Throws convoy::error

@@ -15,6 +15,7 @@
 ///
 /// Return convention (as bale): positive success, 0 ordinary failure, negative misuse
 /// (an engine_error value); a failed call moves no data and changes no state.
+#include <algorithm>
 #include <convoy/aggregation/delivery_window.hpp>
 #include <convoy/aggregation/send_lanes.hpp>
 #include <convoy/router/forwarding.hpp>
@@ -91,6 +92,23 @@ struct item_view {
   const std::byte* data = nullptr;
   std::size_t bytes = 0;
   int from = -1;
+};
+
+/// Delivered items taken at once (pull_batch): `count` items, item i's `bytes` bytes at
+/// data + i x stride (not necessarily aligned), valid as a pull()'s item. Either all from
+/// `from` (>= 0), or each from source_of_tag[the byte before it].
+struct item_batch {
+  const std::byte* data = nullptr;
+  std::size_t count = 0;
+  std::size_t stride = 0;
+  std::size_t bytes = 0;
+  int from = -1;
+  const std::int32_t* source_of_tag = nullptr;
+
+  [[nodiscard]] const std::byte* item(std::size_t i) const noexcept { return data + i * stride; }
+  [[nodiscard]] int source(std::size_t i) const noexcept {
+    return from >= 0 ? from : source_of_tag[std::to_integer<unsigned>(item(i)[-1])];
+  }
 };
 
 /// What push() and pull() read and write inline: the lanes and first hops, the delivery
@@ -199,6 +217,33 @@ class conveyor_engine {
       return 1;
     }
     return pull_slow(out, rigid);
+  }
+  /// Pulls up to `max` delivered items at once: the rest of the delivered buffer
+  /// being pulled, else of the next one, or a single item where items are delivered one
+  /// by one (elastic items, records that arrived mixed with others'). As that many pull()
+  /// calls: returns the number of items in `out` (0 if none is ready, or `max` is 0) or
+  /// pull()'s codes; unpull() puts back the last of them.
+  [[nodiscard]] std::int64_t pull_batch(item_batch& out, std::size_t max = SIZE_MAX,
+                                        bool rigid = true) noexcept {
+    aggregation::delivery_window& w = hot_.window;
+    if (max == 0) return 0;
+    if (w.cur >= w.end) {
+      item_view v;
+      const int rc = pull(v, rigid);
+      if (rc <= 0) return rc;
+      if (!w.pulled || max == 1) {  // one by one: a batch of that item
+        out = {v.data, 1, w.stride, v.bytes, v.from, nullptr};
+        return 1;
+      }
+      w.cur -= w.stride;  // the first item of a window just opened: taken below with the rest
+      --hot_.pulls;
+    }
+    const std::size_t n = std::min(max, static_cast<std::size_t>(w.end - w.cur) / w.stride);
+    out = {w.cur, n, w.stride, hot_.item_bytes, w.from, w.source_of_tag};
+    w.cur += n * w.stride;
+    w.pulled = true;
+    hot_.pulls += n;
+    return static_cast<std::int64_t>(n);
   }
   /// Puts back the item of the most recent successful pull (no pull, advance or reset on
   /// this engine since). Returns 1, error_unpull, error_state (DORMANT), 0 (COMPLETE).

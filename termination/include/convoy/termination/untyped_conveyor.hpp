@@ -89,6 +89,13 @@ class untyped_conveyor {
       return engine_->pull(out, rigid);
     return without_engine(termination::call::pull);
   }
+  /// Up to `max` items at once (conveyor_engine::pull_batch): their number, or a code.
+  [[nodiscard]] std::int64_t pull_batch(termination::item_batch& out, std::size_t max = SIZE_MAX,
+                                        bool rigid = true) noexcept {
+    if (engine_) [[likely]]
+      return engine_->pull_batch(out, max, rigid);
+    return without_engine(termination::call::pull);
+  }
   /// After advance_keeping_pull() took the last pull back and pulled it again, with no
   /// pull since: error_unpull, as after an advance without one.
   [[nodiscard]] int unpull() noexcept {

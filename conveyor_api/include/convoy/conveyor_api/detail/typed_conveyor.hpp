@@ -7,6 +7,7 @@
 #include <convoy/conveyor_api/options.hpp>
 #include <convoy/termination/engine.hpp>
 #include <cstddef>
+#include <cstdint>
 #include <string>
 #include <utility>
 
@@ -68,6 +69,16 @@ class typed_conveyor {
     const int rc = core_.pull(v);
     if (rc < 0) check(rc, "pull");
     return rc > 0;
+  }
+
+  /// The core's pull_batch: the items taken (none if none is ready). Throws convoy::error
+  /// on misuse.
+  [[nodiscard]] termination::item_batch pull_items(std::size_t max) {
+    termination::item_batch b;
+    const std::int64_t rc = core_.pull_batch(b, max);
+    if (rc < 0) check(static_cast<int>(rc), "pull_batch");
+    if (rc <= 0) b.count = 0;
+    return b;
   }
 
   /// The core's advance: ok, near or done. Throws convoy::error on a negative code.
