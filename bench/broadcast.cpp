@@ -1,12 +1,13 @@
 // bench-broadcast: every rank sends --items 8-byte items to every rank (itself included);
-// item i of rank r is draw(seed, r, i). Kinds: `broadcaster` (convoy::broadcaster<T>, the
-// mesh's stages node first, its default; received items taken by the bulk pull,
-// pull_batch), `broadcaster:core-first` (innermost dimension first), `broadcaster:pull`
-// (node first, one pull() per item), `allgatherv` (MPI_Allgatherv of the same items). Each cycle,
-// timed from begin to reset (allgatherv: the call), hands every received item with its root to the
-// same consumer (a count and a hash sum per root); verified when every rank holds, for every root,
-// n items whose hash sum is the root's (BENCH-30). items_per_s_per_rank counts items received per
-// rank (P x --items a cycle).
+// item i of rank r is draw(seed, r, i), drawn into an array before the clock starts. Kinds:
+// `broadcaster` (convoy::broadcaster<T>, the mesh's stages node first, its default;
+// received items taken by the bulk pull, pull_batch), `broadcaster:core-first` (innermost
+// dimension first), `broadcaster:pull` (node first, one pull() per item), `allgatherv`
+// (MPI_Allgatherv of the same items). Each cycle, timed from begin to reset (allgatherv:
+// the call), hands every received item with its root to the same consumer (a count and a
+// hash sum per root); verified when every rank holds, for every root, n items whose hash
+// sum is the root's (BENCH-30). items_per_s_per_rank counts items received per rank
+// (P x --items a cycle).
 #include <mpi.h>
 
 #include <convoy/conveyor_api/broadcaster.hpp>
@@ -59,13 +60,15 @@ cycle_measure broadcaster_cycle(convoy::broadcaster<std::uint64_t>& b,
                                 const std::vector<std::uint64_t>& want, bool one_by_one) {
   tally t(j.n_ranks);
   const std::uint64_t n = opt.items;
+  std::vector<std::uint64_t> mine(n);
+  for (std::uint64_t i = 0; i < n; ++i) mine[i] = draw(opt.seed, j.rank, i);
   MPI_Barrier(j.comm);
   const double t0 = MPI_Wtime();
   b.begin();
   std::uint64_t i = 0;
   while (b.advance(i == n)) {
     for (; i < n; ++i)
-      if (!b.broadcast(draw(opt.seed, j.rank, i))) break;
+      if (!b.broadcast(mine[i])) break;
     if (one_by_one) {
       while (auto d = b.pull()) t.take(d->item, d->from);
       continue;

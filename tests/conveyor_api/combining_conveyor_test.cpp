@@ -71,18 +71,23 @@ struct sum_totals {
 
 // Every rank pushes `count` updates (sum of values per key); the owner's totals equal the
 // oracle's, computed from every rank's regenerated stream. Returns this rank's counters.
+// Pulls by the handler-style advance, or (`batches`) by pull_batch.
 sum_totals run_sums(combining_conveyor<std::uint64_t, std::uint64_t>& c, const updates& u,
-                    int count) {
+                    int count, bool batches = false) {
   const int me = world_rank(), p = world_size();
   const auto keys = u.keys_of(me, count);
   std::map<std::uint64_t, std::uint64_t> got;
   c.begin();
   int i = 0;
   std::uint64_t spins = 0;
-  while (c.advance(i == count, [&](std::uint64_t k, std::uint64_t v) {
+  const auto take = [&](std::uint64_t k, std::uint64_t v) {
     EXPECT_EQ(owner_of(k, p), me) << "key " << k;
     got[k] += v;
-  })) {
+  };
+  while (batches ? c.advance(i == count) : c.advance(i == count, take)) {
+    if (batches)
+      for (auto b = c.pull_batch(); !b.empty(); b = c.pull_batch())
+        for (std::size_t k = 0; k < b.size(); ++k) take(b[k].first, b[k].second);
     for (; i < count; ++i) {
       const std::uint64_t k = keys[static_cast<std::size_t>(i)];
       if (!c.push(k, updates::value_of(me, i), owner_of(k, p))) break;
@@ -123,14 +128,17 @@ std::vector<conveyor_options> option_sets() {
 }
 
 // TERM-20, TERM-24, API-90: sums per key equal the oracle for skews 0, 1.0 and 1.5 on every
-// option set; Σ pushes - Σ combined = Σ pulls; skewed keys combine.
+// option set, pulled one by one or by batches; Σ pushes - Σ combined = Σ pulls; skewed keys
+// combine.
 TEST(CombiningConveyor, SumsEqualTheSequentialOracle) {
   for (double skew : {0.0, 1.0, 1.5}) {
     const updates u(static_cast<std::uint64_t>(500 * world_size()), skew);
     std::uint64_t combined = 0;
+    bool batches = false;  // every other option set pulls by pull_batch
     for (const auto& o : option_sets()) {
       combining_conveyor<std::uint64_t, std::uint64_t> c(MPI_COMM_WORLD, o);
-      const sum_totals t = run_sums(c, u, 20000);
+      const sum_totals t = run_sums(c, u, 20000, batches);
+      batches = !batches;
       std::uint64_t mine[3] = {t.pushes, t.pulls, t.combined}, all[3] = {0, 0, 0};
       MPI_Allreduce(mine, all, 3, MPI_UINT64_T, MPI_SUM, MPI_COMM_WORLD);
       EXPECT_EQ(all[0] - all[2], all[1]) << "skew " << skew;

@@ -24,6 +24,7 @@
 #include <convoy/conveyor_api/options.hpp>
 #include <convoy/termination/engine.hpp>
 #include <cstddef>
+#include <cstdint>
 #include <cstring>
 #include <functional>
 #include <optional>
@@ -84,13 +85,32 @@ class combining_conveyor : public detail::typed_conveyor<combining_conveyor<K, V
   [[nodiscard]] std::optional<std::pair<K, V>> pull() {
     termination::item_view v;
     if (!this->pull_item(v)) return std::nullopt;
-    std::pair<K, V> kv;
-    std::memcpy(&kv.first, v.data, sizeof(K));
-    std::memcpy(&kv.second, v.data + sizeof(K), sizeof(V));
-    return kv;
+    return read(v.data);
+  }
+
+  /// Delivered updates taken at once (pull_batch): valid until the next pull, advance or
+  /// reset.
+  class batch : public detail::batch_view {
+   public:
+    using batch_view::batch_view;
+    /// Update i: (key, value).
+    [[nodiscard]] std::pair<K, V> operator[](std::size_t i) const noexcept {
+      return read(b_.item(i));
+    }
+  };
+  /// Up to `max` delivered updates at once: the rest of a delivered buffer, or one; empty
+  /// if none is ready. As that many pull() calls.
+  [[nodiscard]] batch pull_batch(std::size_t max = SIZE_MAX) {
+    return batch(this->pull_items(max));
   }
 
  private:
+  static std::pair<K, V> read(const std::byte* p) noexcept {
+    std::pair<K, V> kv;
+    std::memcpy(&kv.first, p, sizeof(K));
+    std::memcpy(&kv.second, p + sizeof(K), sizeof(V));
+    return kv;
+  }
   static void fold(void* into, const void* from) {
     V a;
     V b;

@@ -49,13 +49,10 @@ struct delivery {
 ///
 ///   for (const auto batch = c.pull_batch(); const auto& [item, from] : batch) use(item, from);
 template <class T>
-class delivery_batch {
+class delivery_batch : public detail::batch_view {
  public:
-  delivery_batch() = default;
-  explicit delivery_batch(const termination::item_batch& b) noexcept : b_(b) {}
+  using batch_view::batch_view;
 
-  [[nodiscard]] std::size_t size() const noexcept { return b_.count; }
-  [[nodiscard]] bool empty() const noexcept { return b_.count == 0; }
   [[nodiscard]] T item(std::size_t i) const noexcept {
     T t;
     std::memcpy(&t, b_.item(i), sizeof(T));
@@ -63,8 +60,6 @@ class delivery_batch {
   }
   [[nodiscard]] int from(std::size_t i) const noexcept { return b_.source(i); }
   [[nodiscard]] delivery<T> operator[](std::size_t i) const noexcept { return {item(i), from(i)}; }
-  /// The untyped batch (payload addresses, stride, sources).
-  [[nodiscard]] const termination::item_batch& untyped() const noexcept { return b_; }
 
   class iterator {
    public:
@@ -90,9 +85,6 @@ class delivery_batch {
   };
   [[nodiscard]] iterator begin() const noexcept { return {this, 0}; }
   [[nodiscard]] iterator end() const noexcept { return {this, b_.count}; }
-
- private:
-  termination::item_batch b_;
 };
 
 /// advance, flush, reset, stats and the other accessors: detail::typed_conveyor.

@@ -13,6 +13,21 @@
 
 namespace convoy::detail {
 
+/// What the typed batches of pull_batch share (conveyor.hpp's delivery_batch<T>,
+/// combining_conveyor's batch): the untyped batch and its size.
+class batch_view {
+ public:
+  batch_view() = default;
+  explicit batch_view(const termination::item_batch& b) noexcept : b_(b) {}
+  [[nodiscard]] std::size_t size() const noexcept { return b_.count; }
+  [[nodiscard]] bool empty() const noexcept { return b_.count == 0; }
+  /// The untyped batch (payload addresses, stride, sources).
+  [[nodiscard]] const termination::item_batch& untyped() const noexcept { return b_; }
+
+ protected:
+  termination::item_batch b_;
+};
+
 /// CRTP base: `Derived` has pull() returning an optional of its delivery and a static
 /// `pass(handler, delivery)` that calls the handler with the delivery's parts.
 template <class Derived>
