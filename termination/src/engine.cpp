@@ -102,9 +102,7 @@ int engine::push_slow(const void* item, int dest) noexcept {
 
 int engine::broadcast(const void* item) noexcept {
   if (const int code = rules().broadcast_refusal) return code;
-  // WORKING is the one state that takes a push (TERM-9): the others ask the table.
-  if (state_.current() != state::working) [[unlikely]]
-    if (const auto rc = state_.refuse(call::push)) return *rc;
+  if (const auto rc = state_.refuse(call::push)) return *rc;
   if (!item) return error_argument;
   return impl_->broadcast_item(item);
 }

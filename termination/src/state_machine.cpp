@@ -47,43 +47,6 @@ const char* error_string(int code) noexcept {
   }
 }
 
-// Maley & DeVinney 2019, sec. 3.2, state by state.
-verdict rule(state now, call c) noexcept {
-  if (c == call::destroy)  // DORMANT or COMPLETE: nothing in flight
-    return now == state::dormant || now == state::complete ? verdict::proceed : verdict::illegal;
-  if (c == call::configure) return now == state::dormant ? verdict::proceed : verdict::illegal;
-  switch (now) {
-    case state::dormant:  // begin, reset (does nothing), free
-      if (c == call::begin) return verdict::proceed;
-      return c == call::reset ? verdict::no_op : verdict::illegal;
-    case state::working:  // push, pull, unpull, advance
-      return c == call::begin || c == call::reset ? verdict::illegal : verdict::proceed;
-    case state::endgame:  // pull, unpull, advance(true); flush still sends what waits
-    case state::cleanup:
-      if (c == call::pull || c == call::unpull || c == call::advance_done) return verdict::proceed;
-      return c == call::flush && now == state::endgame ? verdict::proceed : verdict::illegal;
-    case state::complete:  // only push and begin are illegal; pull, unpull, advance fail
-      if (c == call::push || c == call::begin || c == call::flush) return verdict::illegal;
-      return c == call::reset ? verdict::proceed : verdict::fail;
-  }
-  return verdict::illegal;
-}
-
-std::optional<int> refusal(state now, call c) noexcept {
-  switch (rule(now, c)) {
-    case verdict::proceed:
-      return std::nullopt;
-    case verdict::fail:  // pull and unpull: nothing (0); advance: done (also 0)
-      static_assert(done == 0);
-      return 0;
-    case verdict::no_op:
-      return 1;
-    case verdict::illegal:
-      break;
-  }
-  return error_state;
-}
-
 int conveyor_state::after_advance(bool done_pushing, bool all_delivered,
                                   bool nothing_to_pull) noexcept {
   if (!done_pushing) return ok;  // WORKING stays WORKING

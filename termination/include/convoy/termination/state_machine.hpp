@@ -62,12 +62,45 @@ enum class verdict {
   illegal,  ///< misuse: returns error_state and changes nothing
 };
 
-/// The one table (TERM-9): what call `c` may do in state `s`.
-[[nodiscard]] verdict rule(state s, call c) noexcept;
+/// The one table (TERM-9): what call `c` may do in state `now` (Maley & DeVinney 2019,
+/// sec. 3.2, state by state). Inline, so that a call's legal case costs a compare or two.
+[[nodiscard]] constexpr verdict rule(state now, call c) noexcept {
+  if (c == call::destroy)  // DORMANT or COMPLETE: nothing in flight
+    return now == state::dormant || now == state::complete ? verdict::proceed : verdict::illegal;
+  if (c == call::configure) return now == state::dormant ? verdict::proceed : verdict::illegal;
+  switch (now) {
+    case state::dormant:  // begin, reset (does nothing), free
+      if (c == call::begin) return verdict::proceed;
+      return c == call::reset ? verdict::no_op : verdict::illegal;
+    case state::working:  // push, pull, unpull, advance
+      return c == call::begin || c == call::reset ? verdict::illegal : verdict::proceed;
+    case state::endgame:  // pull, unpull, advance(true); flush still sends what waits
+    case state::cleanup:
+      if (c == call::pull || c == call::unpull || c == call::advance_done) return verdict::proceed;
+      return c == call::flush && now == state::endgame ? verdict::proceed : verdict::illegal;
+    case state::complete:  // only push and begin are illegal; pull, unpull, advance fail
+      if (c == call::push || c == call::begin || c == call::flush) return verdict::illegal;
+      return c == call::reset ? verdict::proceed : verdict::fail;
+  }
+  return verdict::illegal;
+}
 /// The table's verdict as the call's code: nothing when the call must do its work, else
 /// what it returns without doing any: error_state (illegal), 0 (fail: pull and unpull find
 /// nothing, advance is `done`), 1 (no_op: reset in DORMANT).
-[[nodiscard]] std::optional<int> refusal(state s, call c) noexcept;
+[[nodiscard]] constexpr std::optional<int> refusal(state now, call c) noexcept {
+  switch (rule(now, c)) {
+    case verdict::proceed:
+      return std::nullopt;
+    case verdict::fail:  // pull and unpull: nothing (0); advance: done (also 0)
+      static_assert(done == 0);
+      return 0;
+    case verdict::no_op:
+      return 1;
+    case verdict::illegal:
+      break;
+  }
+  return error_state;
+}
 /// The conveyors' reading of advance(done) in state `s` (bale; Maley & DeVinney 2019,
 /// sec. 3.2): once a rank has called advance(true), a later advance(false) counts as
 /// advance(true) rather than being rejected, since a rank that stopped advancing could
