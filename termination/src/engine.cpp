@@ -108,6 +108,7 @@ int engine::broadcast(const void* item) noexcept {
 }
 
 void engine::lane_full(std::uint32_t lane) noexcept {
+  const std::int64_t since = impl_->comb ? trace_recorder::now() : 0;  // TERM-28
   try {
     impl_->lane_filled(static_cast<int>(lane));
   } catch (const std::exception& ex) {
@@ -115,6 +116,7 @@ void engine::lane_full(std::uint32_t lane) noexcept {
     last_message_ = ex.what();
     impl_->post_failed = true;
   }
+  if (impl_->comb) impl_->combine_inside(since);
 }
 
 int engine::epush(const void* item, std::size_t bytes, int dest) noexcept {
@@ -130,6 +132,7 @@ int engine::pull_slow(item_view& out, bool rigid) noexcept {
   const auto refused = state_.refuse(call::pull);
   if (refused && *refused < 0) return *refused;
   auto& m = *impl_;
+  const std::int64_t since = m.comb ? trace_recorder::now() : 0;  // TERM-28
   try {
     m.settle();  // COMPLETE too: what finished arriving is taken in
     if (refused) return *refused;
@@ -137,7 +140,10 @@ int engine::pull_slow(item_view& out, bool rigid) noexcept {
     if (m.ready.empty() && !m.flush_loopback()) return 0;
     if (m.ready.empty()) return 0;
     const int rc = m.take_ready(out, rigid);
-    if (rc > 0) ++hot_.pulls;
+    if (rc > 0) {
+      ++hot_.pulls;
+      if (m.comb) m.combine_inside(since);
+    }
     return rc;
   } catch (const std::exception& ex) {
     last_message_ = ex.what();
@@ -177,6 +183,7 @@ int engine::advance(bool done) noexcept {
   // for this rank's MPI progress (status_window) is answered by the first of them.
   if (m.watch) [[unlikely]]
     m.watch_enter();
+  bool worked = false;  // anything happened since the last advance
   try {
     m.settle();
     ++m.tick;
@@ -193,7 +200,8 @@ int engine::advance(bool done) noexcept {
     // A caller spinning on a blocked push or an empty pull waits for another rank; after
     // a few idle rounds give the core away, so oversubscribed ranks make progress.
     const std::uint64_t a = m.activity();
-    if (a != m.activity_mark) {
+    worked = a != m.activity_mark;
+    if (worked) {
       m.activity_mark = a;
       m.idle_advances = 0;
     } else if (++m.idle_advances >= impl::idle_rounds_before_yield) {
@@ -208,7 +216,8 @@ int engine::advance(bool done) noexcept {
       m.counting.done_pushing() && m.counting.everything_received() && m.transport->idle();
   const int rc =
       state_.after_advance(m.counting.done_pushing(), delivered, delivered && m.nothing_to_pull());
-  m.count_advance(entered, rc == termination::done);
+  const std::uint64_t inside = m.count_advance(entered, rc == termination::done);
+  if (m.comb && worked) m.comb->window.inside_ns += inside;  // TERM-28
   if (m.watch) [[unlikely]]
     m.watch_step(true);
   if (m.trace) [[unlikely]]
@@ -228,6 +237,7 @@ int engine::flush() noexcept {
   if (const auto rc = state_.refuse(call::flush)) return *rc;
   if (impl_->trace) [[unlikely]]
     impl_->trace->flush();
+  const std::int64_t since = impl_->comb ? trace_recorder::now() : 0;  // TERM-28
   try {
     impl_->flush_older_than(0);
     impl_->flush_loopback();
@@ -236,6 +246,7 @@ int engine::flush() noexcept {
     last_message_ = ex.what();
     return error_transport;
   }
+  if (impl_->comb) impl_->combine_inside(since);
   return 1;
 }
 

@@ -146,21 +146,23 @@ void engine::impl::combine_sealing(int lane) noexcept {
 }
 
 // TERM-28: what a record saved on a lane is worth. Over a window (value_window_ns at least,
-// from each begin), the rank's time outside fold passes and credit stalls per record it
-// sealed into a buffer or pulled is what handling one record costs here, `h`. A record
-// folded away on an out-link of stage s is not sent, not handled at the ranks of the later
-// stages (at most one each) and not pulled: h x (n_stages - s + 1); on the loopback lane
-// it is not sealed nor pulled: 2h. An out-link that stalls for credit adds its stall time
-// per byte it posted, times the record's bytes: there the wire, not the CPU, decides.
+// from each begin), the time inside this engine's calls that did work (advance when
+// anything happened since the last, a push that filled a lane, a pull that took a new
+// buffer, flush), less the fold passes, per record it sealed into a buffer or pulled is
+// what handling one record costs here, `h`. The program's own time between the calls is
+// not in it: a folded record saves the conveyor's work, not the program's. A record
+// folded away on an out-link of stage s is not sent, not handled at the ranks of the
+// later stages (at most one each) and not pulled: h x (n_stages - s + 1); on the loopback
+// lane it is not sealed nor pulled: 2h. An out-link that stalls for credit adds its stall
+// time per byte it posted, times the record's bytes: there the wire, not the CPU, decides.
 void engine::impl::start_value_window() noexcept {
   auto& w = comb->window;
   const std::size_t outs = static_cast<std::size_t>(lanes.n_out());
   w.stall_ns.assign(outs, 0);
   w.stall_since.assign(outs, 0);
   w.bytes.assign(outs, 0);
-  w.stalled = 0;
-  w.stalled_ns = 0;
   w.records = 0;
+  w.inside_ns = 0;
   w.t0 = now_ns();
   w.pulls0 = e.hot_.pulls;
   w.fold0 = fold_ns();
@@ -172,10 +174,10 @@ void engine::impl::close_value_window(std::uint64_t t) noexcept {
   const std::uint64_t records = w.records + pulls;
   if (records < value_window_records) return;  // too few to judge: the window goes on
   const std::uint64_t folding = fold_ns() - w.fold0;
-  const std::uint64_t busy = t - w.t0;
-  const std::uint64_t other = folding + w.stalled_ns;
-  const double h =
-      busy > other ? static_cast<double>(busy - other) / static_cast<double>(records) : 0.0;
+  const double h = w.inside_ns > folding
+                       ? static_cast<double>(w.inside_ns - folding) / static_cast<double>(records)
+                       : 0.0;
+  comb->record_ns = h;
   const int stages = route.n_stages();
   for (int k = 0; k <= lanes.loopback(); ++k) {
     double value = 2 * h;
@@ -192,13 +194,16 @@ void engine::impl::close_value_window(std::uint64_t t) noexcept {
   }
   w.t0 = t;
   w.records = 0;
+  w.inside_ns = 0;
   w.pulls0 = e.hot_.pulls;
   w.fold0 += folding;
-  w.stalled_ns = 0;
 }
 
-// An out-link's credit stall began (ended false) or ended: its time goes to the link, and
-// the time some link stalled to the rank.
+void engine::impl::combine_inside(std::int64_t since) noexcept {
+  comb->window.inside_ns += static_cast<std::uint64_t>(trace_recorder::now() - since);
+}
+
+// An out-link's credit stall began (ended false) or ended: its time goes to the link.
 void engine::impl::combine_stall_edge(int lane, bool ended) noexcept {
   auto& w = comb->window;
   const auto at = static_cast<std::size_t>(lane);
@@ -206,13 +211,11 @@ void engine::impl::combine_stall_edge(int lane, bool ended) noexcept {
   const std::uint64_t t = now_ns();
   if (!ended) {
     w.stall_since[at] = t;
-    if (w.stalled++ == 0) w.any_since = t;
     return;
   }
   if (w.stall_since[at] == 0) return;  // began before this cycle's window
   w.stall_ns[at] += t - w.stall_since[at];
   w.stall_since[at] = 0;
-  if (--w.stalled == 0) w.stalled_ns += t - w.any_since;
 }
 
 std::uint64_t engine::impl::fold_ns() const noexcept {
@@ -227,6 +230,7 @@ void engine::impl::add_combine_counters(engine_stats& into) const noexcept {
     into.combined += c.hits;
     into.combine_stops += c.gate.failures();
   }
+  if (comb->record_ns > 0) into.combine_record_ns = comb->record_ns;
 }
 
 void engine::impl::take_combine_counters(engine_stats& into) noexcept {
@@ -236,6 +240,7 @@ void engine::impl::take_combine_counters(engine_stats& into) noexcept {
     into.combine_stops += c.gate.take_failures();
     c.hits = 0;
   }
+  if (comb->record_ns > 0) into.combine_record_ns = comb->record_ns;
 }
 
 // The tables and caches that exist now, or at most one table per lane of the largest size

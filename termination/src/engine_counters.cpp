@@ -115,19 +115,22 @@ std::uint64_t engine::impl::count_received(int id, const agg::received& r) noexc
   return items;
 }
 
-void engine::impl::count_advance(std::chrono::steady_clock::time_point entered,
-                                 bool completed) noexcept {
+std::uint64_t engine::impl::count_advance(std::chrono::steady_clock::time_point entered,
+                                          bool completed) noexcept {
   const auto left = std::chrono::steady_clock::now();
-  const double in_advance = std::chrono::duration<double>(left - entered).count();
-  now.advance_seconds += in_advance;
-  life.advance_seconds += in_advance;
-  if (!completed) return;
+  const auto in_advance = std::chrono::duration_cast<std::chrono::nanoseconds>(left - entered);
+  const double seconds = std::chrono::duration<double>(in_advance).count();
+  now.advance_seconds += seconds;
+  life.advance_seconds += seconds;
+  const auto ns = static_cast<std::uint64_t>(in_advance.count());
+  if (!completed) return ns;
   const double cycle = std::chrono::duration<double>(left - cycle_start).count();
   now.cycle_seconds += cycle;
   life.cycle_seconds += cycle;
   const auto m = static_cast<std::uint64_t>(e.memory_bytes());
   now.memory_high_water = std::max(now.memory_high_water, m);
   life.memory_high_water = std::max(life.memory_high_water, m);
+  return ns;
 }
 
 // Adds `items_of(k)`, the records of out-link k's lane, to its stage's items and its link's
@@ -187,6 +190,7 @@ void accumulate(engine_stats& into, const engine_stats& s) {
   into.credit_stalls += s.credit_stalls;
   into.combined += s.combined;
   into.combine_stops += s.combine_stops;
+  if (s.combine_record_ns > 0) into.combine_record_ns = s.combine_record_ns;
   into.advance_seconds += s.advance_seconds;
   into.cycle_seconds += s.cycle_seconds;
   into.memory_high_water = std::max(into.memory_high_water, s.memory_high_water);

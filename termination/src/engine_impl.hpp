@@ -134,15 +134,15 @@ struct engine::impl final : link_layer {
     std::vector<std::byte> victim;  // an evicted entry's item, on its way into the lane
     bool draining = false;          // a cache is being drained into its lane
     // What a saved record is worth per lane (TERM-28), measured over windows of at least
-    // value_window_ns from each begin: `records` sealed into buffers and pulls, the fold
-    // passes' time, the time some out-link stalled, and per out-link its stall time and
-    // the bytes it posted. stall_since[k]: when out-link k's stall began (0: not stalled).
+    // value_window_ns from each begin: `records` sealed into buffers and pulls, the time
+    // inside the engine's calls that did work (`inside_ns`) and the fold passes' share of
+    // it, and per out-link its stall time and the bytes it posted. stall_since[k]: when
+    // out-link k's stall began (0: not stalled).
     struct value_window {
-      std::uint64_t t0 = 0, records = 0, pulls0 = 0, fold0 = 0;
-      std::uint64_t stalled_ns = 0, any_since = 0;
-      int stalled = 0;
+      std::uint64_t t0 = 0, records = 0, pulls0 = 0, fold0 = 0, inside_ns = 0;
       std::vector<std::uint64_t> stall_ns, stall_since, bytes;
     } window;
+    double record_ns = 0.0;  // h of the last closed window: handling a record, here
   };
   std::unique_ptr<combining> comb;
   // Broadcast (BCAST-1..6; engine_broadcast.cpp): per out-link, the tag of a copy this rank
@@ -180,7 +180,9 @@ struct engine::impl final : link_layer {
   // records (rigid: by size; elastic: walked).
   std::uint64_t count_received(int id, const aggregation::received& r) noexcept;
   // The end of an advance call that began at `entered`; `completed`: the cycle ended.
-  void count_advance(std::chrono::steady_clock::time_point entered, bool completed) noexcept;
+  // Adds the call's time to the counters; returns it, ns.
+  std::uint64_t count_advance(std::chrono::steady_clock::time_point entered,
+                              bool completed) noexcept;
   [[nodiscard]] std::size_t fixed_bytes(bool at_most) const noexcept;
   void use_step_tables();
   [[nodiscard]] std::uint64_t activity() const noexcept;
@@ -244,6 +246,8 @@ struct engine::impl final : link_layer {
   void combine_stall_edge(int lane, bool ended) noexcept;
   void start_value_window() noexcept;
   void close_value_window(std::uint64_t t) noexcept;
+  // Time spent inside an engine call that did work, from `since` (trace_recorder::now()).
+  void combine_inside(std::int64_t since) noexcept;
   [[nodiscard]] std::uint64_t fold_ns() const noexcept;  // the lanes' fold passes, in all
   // This cycle's folds and gate stops, added to `into` (take: and zeroed).
   void add_combine_counters(engine_stats& into) const noexcept;

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <chrono>
 #include <convoy/router/route_plan.hpp>
 #include <convoy/termination/simulation.hpp>
 #include <cstdint>
@@ -151,6 +152,9 @@ struct cycle_options {
   // Pull by pull_batch, at most 1 to 8 items or all of a buffer at a time; with try_unpull,
   // now and then put back the last item of a batch and pull it again.
   bool batches = false;
+  // The program's own work: after each push that took its item, spin this long (time
+  // spent outside every engine call).
+  std::chrono::nanoseconds work_per_push{0};
 };
 
 // One begin..reset cycle of a workload under the simulation's random schedule: in each
@@ -239,6 +243,12 @@ class basic_cycle_driver {
       return e.push(items_.next(me, dest), dest);
   }
 
+  static void spin(std::chrono::nanoseconds t) {
+    const auto until = std::chrono::steady_clock::now() + t;
+    while (std::chrono::steady_clock::now() < until) {
+    }
+  }
+
   // Pushes a random burst; true if it stopped for want of items or room.
   bool push_burst(int me, engine& e, int& pushed) {
     const auto& dests = wl_[static_cast<std::size_t>(me)];
@@ -249,6 +259,7 @@ class basic_cycle_driver {
       const int rc = send(e, me, dests[i]);
       if (rc < 0) return fail("push returned " + std::to_string(rc)), true;
       if (rc == 0) return true;
+      if (o_.work_per_push.count() > 0) spin(o_.work_per_push);
       items_.pushed(me, dests[i]);
       ++i;
       ++pushed;
