@@ -133,6 +133,7 @@ int engine::pull_slow(item_view& out, bool rigid) noexcept {
   if (refused && *refused < 0) return *refused;
   auto& m = *impl_;
   const std::int64_t since = m.comb ? trace_recorder::now() : 0;  // TERM-28
+  if (m.comb) m.combine_used_up(since);
   try {
     m.settle();  // COMPLETE too: what finished arriving is taken in
     if (refused) return *refused;
@@ -141,8 +142,8 @@ int engine::pull_slow(item_view& out, bool rigid) noexcept {
     if (m.ready.empty()) return 0;
     const int rc = m.take_ready(out, rigid);
     if (rc > 0) {
+      if (m.comb) m.combine_took(since, hot_.pulls);
       ++hot_.pulls;
-      if (m.comb) m.combine_inside(since);
     }
     return rc;
   } catch (const std::exception& ex) {
@@ -217,7 +218,7 @@ int engine::advance(bool done) noexcept {
   const int rc =
       state_.after_advance(m.counting.done_pushing(), delivered, delivered && m.nothing_to_pull());
   const std::uint64_t inside = m.count_advance(entered, rc == termination::done);
-  if (m.comb && worked) m.comb->window.inside_ns += inside;  // TERM-28
+  if (m.comb) m.combine_advanced(inside, worked);  // TERM-28
   if (m.watch) [[unlikely]]
     m.watch_step(true);
   if (m.trace) [[unlikely]]

@@ -163,6 +163,9 @@ void engine::impl::start_value_window() noexcept {
   w.bytes.assign(outs, 0);
   w.records = 0;
   w.inside_ns = 0;
+  w.use_ns = 0;
+  w.use_records = 0;
+  w.span_at = 0;
   w.t0 = now_ns();
   w.pulls0 = e.hot_.pulls;
   w.fold0 = fold_ns();
@@ -177,13 +180,16 @@ void engine::impl::close_value_window(std::uint64_t t) noexcept {
   const double h = w.inside_ns > folding
                        ? static_cast<double>(w.inside_ns - folding) / static_cast<double>(records)
                        : 0.0;
+  const double use =
+      w.use_records > 0 ? static_cast<double>(w.use_ns) / static_cast<double>(w.use_records) : 0.0;
   comb->record_ns = h;
+  comb->use_ns = use;
   const int stages = route.n_stages();
   for (int k = 0; k <= lanes.loopback(); ++k) {
-    double value = 2 * h;
+    double value = 2 * h + use;
     if (k < lanes.n_out()) {
       const auto at = static_cast<std::size_t>(k);
-      value = h * (stages - route.out_links()[at].stage + 1);
+      value = h * (stages - route.out_links()[at].stage + 1) + use;
       if (w.bytes[at] > 0)
         value += static_cast<double>(w.stall_ns[at]) / static_cast<double>(w.bytes[at]) *
                  lanes[k].record_bytes;
@@ -195,12 +201,34 @@ void engine::impl::close_value_window(std::uint64_t t) noexcept {
   w.t0 = t;
   w.records = 0;
   w.inside_ns = 0;
+  w.use_ns = 0;
+  w.use_records = 0;
   w.pulls0 = e.hot_.pulls;
   w.fold0 += folding;
 }
 
 void engine::impl::combine_inside(std::int64_t since) noexcept {
-  comb->window.inside_ns += static_cast<std::uint64_t>(trace_recorder::now() - since);
+  const auto ns = static_cast<std::uint64_t>(trace_recorder::now() - since);
+  comb->window.inside_ns += ns;
+  comb->inside_total += ns;
+}
+
+void engine::impl::combine_used_up(std::int64_t since) noexcept {
+  auto& w = comb->window;
+  if (w.span_at == 0) return;
+  const std::uint64_t engine_ns = comb->inside_total - w.span_inside;
+  const auto span = static_cast<std::uint64_t>(since - w.span_at);
+  w.use_ns += span > engine_ns ? span - engine_ns : 0;
+  w.use_records += e.hot_.pulls - w.span_pulls;
+  w.span_at = 0;
+}
+
+void engine::impl::combine_took(std::int64_t since, std::uint64_t pulls_before) noexcept {
+  auto& w = comb->window;
+  combine_inside(since);
+  w.span_at = trace_recorder::now();
+  w.span_inside = comb->inside_total;
+  w.span_pulls = pulls_before;
 }
 
 // An out-link's credit stall began (ended false) or ended: its time goes to the link.
@@ -231,6 +259,7 @@ void engine::impl::add_combine_counters(engine_stats& into) const noexcept {
     into.combine_stops += c.gate.failures();
   }
   if (comb->record_ns > 0) into.combine_record_ns = comb->record_ns;
+  if (comb->use_ns > 0) into.combine_use_ns = comb->use_ns;
 }
 
 void engine::impl::take_combine_counters(engine_stats& into) noexcept {
@@ -241,6 +270,7 @@ void engine::impl::take_combine_counters(engine_stats& into) noexcept {
     c.hits = 0;
   }
   if (comb->record_ns > 0) into.combine_record_ns = comb->record_ns;
+  if (comb->use_ns > 0) into.combine_use_ns = comb->use_ns;
 }
 
 // The tables and caches that exist now, or at most one table per lane of the largest size

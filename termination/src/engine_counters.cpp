@@ -191,6 +191,7 @@ void accumulate(engine_stats& into, const engine_stats& s) {
   into.combined += s.combined;
   into.combine_stops += s.combine_stops;
   if (s.combine_record_ns > 0) into.combine_record_ns = s.combine_record_ns;
+  if (s.combine_use_ns > 0) into.combine_use_ns = s.combine_use_ns;
   into.advance_seconds += s.advance_seconds;
   into.cycle_seconds += s.cycle_seconds;
   into.memory_high_water = std::max(into.memory_high_water, s.memory_high_water);

@@ -138,11 +138,19 @@ struct engine::impl final : link_layer {
     // inside the engine's calls that did work (`inside_ns`) and the fold passes' share of
     // it, and per out-link its stall time and the bytes it posted. stall_since[k]: when
     // out-link k's stall began (0: not stalled).
+    // The program's own time on what it pulls: from a pull that took a new buffer to the
+    // next pull that had to look for one, less the engine's calls in between, over the
+    // records pulled in that span (`span_*`: where the open span began; span_at 0: none).
     struct value_window {
       std::uint64_t t0 = 0, records = 0, pulls0 = 0, fold0 = 0, inside_ns = 0;
+      std::uint64_t use_ns = 0, use_records = 0;
+      std::int64_t span_at = 0;
+      std::uint64_t span_inside = 0, span_pulls = 0;
       std::vector<std::uint64_t> stall_ns, stall_since, bytes;
     } window;
-    double record_ns = 0.0;  // h of the last closed window: handling a record, here
+    std::uint64_t inside_total = 0;  // inside_ns over the engine's life
+    double record_ns = 0.0;          // h of the last closed window: handling a record, here
+    double use_ns = 0.0;             // and the program's time per record it pulled
   };
   std::unique_ptr<combining> comb;
   // Broadcast (BCAST-1..6; engine_broadcast.cpp): per out-link, the tag of a copy this rank
@@ -248,6 +256,15 @@ struct engine::impl final : link_layer {
   void close_value_window(std::uint64_t t) noexcept;
   // Time spent inside an engine call that did work, from `since` (trace_recorder::now()).
   void combine_inside(std::int64_t since) noexcept;
+  // An advance took `ns`; `worked`: anything happened since the last.
+  void combine_advanced(std::uint64_t ns, bool worked) noexcept {
+    comb->inside_total += ns;
+    if (worked) comb->window.inside_ns += ns;
+  }
+  // At `since` a pull looks for a new buffer: the program used up what the last one
+  // took. Then it took one, the pull count before it `pulls_before`.
+  void combine_used_up(std::int64_t since) noexcept;
+  void combine_took(std::int64_t since, std::uint64_t pulls_before) noexcept;
   [[nodiscard]] std::uint64_t fold_ns() const noexcept;  // the lanes' fold passes, in all
   // This cycle's folds and gate stops, added to `into` (take: and zeroed).
   void add_combine_counters(engine_stats& into) const noexcept;

@@ -152,9 +152,9 @@ struct cycle_options {
   // Pull by pull_batch, at most 1 to 8 items or all of a buffer at a time; with try_unpull,
   // now and then put back the last item of a batch and pull it again.
   bool batches = false;
-  // The program's own work: after each push that took its item, spin this long (time
-  // spent outside every engine call).
-  std::chrono::nanoseconds work_per_push{0};
+  // The program's own work (time outside every engine call): after each push that took
+  // its item, and after each item pulled one by one, spin this long.
+  std::chrono::nanoseconds work_per_push{0}, work_per_pull{0};
 };
 
 // One begin..reset cycle of a workload under the simulation's random schedule: in each
@@ -279,6 +279,7 @@ class basic_cycle_driver {
       if (rc == 0) return true;
       if (o_.try_unpull && (rng() & 15) == 0 && !pull_again(e, v)) return false;
       fail(items_.check(me, v));
+      if (o_.work_per_pull.count() > 0) spin(o_.work_per_pull);
       ++pulled;
     }
     return false;

@@ -79,9 +79,10 @@ struct engine_stats {
   /// Combining engines (TERM-24): items folded into a record already in a buffer, and
   /// buffers whose lane stopped combining because too few of their records folded.
   std::uint64_t combined = 0, combine_stops = 0;
-  /// Combining engines (TERM-28): what handling one record cost this rank inside the
-  /// conveyor, ns, in the gate's last measure (0: none yet); the newest when accumulated.
-  double combine_record_ns = 0.0;
+  /// Combining engines (TERM-28), the gate's last measure (0: none yet; the newest when
+  /// accumulated): what handling one record cost this rank inside the conveyor, and the
+  /// program's own time per record it pulled, ns.
+  double combine_record_ns = 0.0, combine_use_ns = 0.0;
   std::vector<stage_stats> stages;
 };
 
