@@ -149,12 +149,14 @@ void engine::impl::combine_sealing(int lane) noexcept {
 // from each begin), the time inside this engine's calls that did work (advance when
 // anything happened since the last, a push that filled a lane, a pull that took a new
 // buffer, flush), less the fold passes, per record it sealed into a buffer or pulled is
-// what handling one record costs here, `h`. The program's own time between the calls is
-// not in it: a folded record saves the conveyor's work, not the program's. A record
-// folded away on an out-link of stage s is not sent, not handled at the ranks of the
-// later stages (at most one each) and not pulled: h x (n_stages - s + 1); on the loopback
-// lane it is not sealed nor pulled: 2h. An out-link that stalls for credit adds its stall
-// time per byte it posted, times the record's bytes: there the wire, not the CPU, decides.
+// what handling one record costs here, `h`. The program's own time on what it pulls, per
+// record pulled, is `u` (combine_used_up); its time on what it pushes is in neither: a
+// folded record saves the conveyor's work and the owner's use of it, not the work that
+// produced it. A record folded away on an out-link of stage s is not sent, not handled at
+// the ranks of the later stages (at most one each), not pulled and not used:
+// h x (n_stages - s + 1) + u; on the loopback lane it is not sealed nor pulled: 2h + u. An
+// out-link that stalls for credit adds its stall time per byte it posted, times the
+// record's bytes: there the wire, not the CPU, decides.
 void engine::impl::start_value_window() noexcept {
   auto& w = comb->window;
   const std::size_t outs = static_cast<std::size_t>(lanes.n_out());
@@ -207,10 +209,12 @@ void engine::impl::close_value_window(std::uint64_t t) noexcept {
   w.fold0 += folding;
 }
 
-void engine::impl::combine_inside(std::int64_t since) noexcept {
-  const auto ns = static_cast<std::uint64_t>(trace_recorder::now() - since);
+std::int64_t engine::impl::combine_inside(std::int64_t since) noexcept {
+  const std::int64_t t = trace_recorder::now();
+  const auto ns = static_cast<std::uint64_t>(t - since);
   comb->window.inside_ns += ns;
   comb->inside_total += ns;
+  return t;
 }
 
 void engine::impl::combine_used_up(std::int64_t since) noexcept {
@@ -225,8 +229,7 @@ void engine::impl::combine_used_up(std::int64_t since) noexcept {
 
 void engine::impl::combine_took(std::int64_t since, std::uint64_t pulls_before) noexcept {
   auto& w = comb->window;
-  combine_inside(since);
-  w.span_at = trace_recorder::now();
+  w.span_at = combine_inside(since);
   w.span_inside = comb->inside_total;
   w.span_pulls = pulls_before;
 }
@@ -258,8 +261,7 @@ void engine::impl::add_combine_counters(engine_stats& into) const noexcept {
     into.combined += c.hits;
     into.combine_stops += c.gate.failures();
   }
-  if (comb->record_ns > 0) into.combine_record_ns = comb->record_ns;
-  if (comb->use_ns > 0) into.combine_use_ns = comb->use_ns;
+  report_measures(into);
 }
 
 void engine::impl::take_combine_counters(engine_stats& into) noexcept {
@@ -269,6 +271,11 @@ void engine::impl::take_combine_counters(engine_stats& into) noexcept {
     into.combine_stops += c.gate.take_failures();
     c.hits = 0;
   }
+  report_measures(into);
+}
+
+// The gate's last measures (TERM-28), where a window has closed.
+void engine::impl::report_measures(engine_stats& into) const noexcept {
   if (comb->record_ns > 0) into.combine_record_ns = comb->record_ns;
   if (comb->use_ns > 0) into.combine_use_ns = comb->use_ns;
 }

@@ -254,8 +254,9 @@ struct engine::impl final : link_layer {
   void combine_stall_edge(int lane, bool ended) noexcept;
   void start_value_window() noexcept;
   void close_value_window(std::uint64_t t) noexcept;
-  // Time spent inside an engine call that did work, from `since` (trace_recorder::now()).
-  void combine_inside(std::int64_t since) noexcept;
+  // Time spent inside an engine call that did work, from `since` (trace_recorder::now());
+  // returns the time it read.
+  std::int64_t combine_inside(std::int64_t since) noexcept;
   // An advance took `ns`; `worked`: anything happened since the last.
   void combine_advanced(std::uint64_t ns, bool worked) noexcept {
     comb->inside_total += ns;
@@ -266,9 +267,11 @@ struct engine::impl final : link_layer {
   void combine_used_up(std::int64_t since) noexcept;
   void combine_took(std::int64_t since, std::uint64_t pulls_before) noexcept;
   [[nodiscard]] std::uint64_t fold_ns() const noexcept;  // the lanes' fold passes, in all
-  // This cycle's folds and gate stops, added to `into` (take: and zeroed).
+  // This cycle's folds and gate stops, added to `into` (take: and zeroed), and the
+  // gate's last measures (report_measures).
   void add_combine_counters(engine_stats& into) const noexcept;
   void take_combine_counters(engine_stats& into) noexcept;
+  void report_measures(engine_stats& into) const noexcept;
   [[nodiscard]] std::size_t combine_bytes(bool at_most) const noexcept;
   void flush_older_than(std::uint64_t period);
   bool flush_loopback();
