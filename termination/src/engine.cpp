@@ -107,6 +107,13 @@ int engine::broadcast(const void* item) noexcept {
   return impl_->broadcast_item(item);
 }
 
+std::int64_t engine::broadcast_batch(const void* items, std::size_t n) noexcept {
+  if (const int code = rules().broadcast_refusal) return code;
+  if (const auto rc = state_.refuse(call::push)) return *rc;
+  if (!items && n > 0) return error_argument;
+  return impl_->broadcast_items(static_cast<const std::byte*>(items), n);
+}
+
 void engine::lane_full(std::uint32_t lane) noexcept {
   const std::int64_t since = impl_->comb ? trace_recorder::now() : 0;  // TERM-28
   try {

@@ -1,4 +1,4 @@
-// Broadcast (termination/README.md BCAST-1..6): every item of a broadcast engine's cycle goes
+// Broadcast (termination/README.md BCAST-1..8): every item of a broadcast engine's cycle goes
 // to every rank along the tree of ROUTE-26. The root appends one copy to each of its
 // out-links (every stage) and one to its loopback lane; a copy that arrived on stage s is
 // copied onto every out-link of every stage after s and then delivered here. The hop y -> q
@@ -56,6 +56,72 @@ std::size_t engine::impl::later_out_links(const in_link& l) const noexcept {
 
 namespace {
 
+// Copies `n` rigid records of `size` payload bytes (N if known at compile time) from an
+// in-link's buffer (tags of `tb_in` bytes, 0 or 1) into a lane (tags of `tb_out` bytes, 0
+// or 1), each new tag the table's entry for the old one (for entry 0 when the records
+// come without one). Where the two tags are as wide, one block copy, then the tags.
+template <std::size_t N>
+void copy_fanned(std::byte* to, const std::byte* from, std::size_t n, std::size_t size,
+                 std::size_t tb_in, std::size_t tb_out, const std::uint8_t* xlat) noexcept {
+  if constexpr (N != 0) size = N;
+  if (tb_in == tb_out) {
+    const std::size_t stride = tb_in + size;
+    std::memcpy(to, from, n * stride);
+    if (tb_in == 1)
+      for (std::size_t i = 0, at = 0; i < n; ++i, at += stride)
+        to[at] = std::byte{xlat[std::to_integer<unsigned>(from[at])]};
+    return;
+  }
+  for (std::size_t i = 0; i < n; ++i) {
+    if (tb_out == 1) *to = std::byte{xlat[tb_in == 1 ? std::to_integer<unsigned>(*from) : 0U]};
+    if constexpr (N != 0)
+      std::memcpy(to + tb_out, from + tb_in, N);
+    else
+      std::memcpy(to + tb_out, from + tb_in, size);
+    to += tb_out + size;
+    from += tb_in + size;
+  }
+}
+
+// copy_fanned for the item sizes worth a copy of their own.
+void copy_records(std::byte* to, const std::byte* from, std::size_t n, std::size_t size,
+                  std::size_t tb_in, std::size_t tb_out, const std::uint8_t* xlat) noexcept {
+  switch (size) {
+    case 8:
+      copy_fanned<8>(to, from, n, size, tb_in, tb_out, xlat);
+      break;
+    case 16:
+      copy_fanned<16>(to, from, n, size, tb_in, tb_out, xlat);
+      break;
+    default:
+      copy_fanned<0>(to, from, n, size, tb_in, tb_out, xlat);
+  }
+}
+
+// Records a rigid lane with a buffer (used <= limit) still takes.
+std::size_t room_of(const agg::send_lane& lane) noexcept {
+  return (lane.limit - lane.used) / lane.record_bytes + 1;
+}
+
+// The root's copies of `n` items of `size` bytes stored one after another onto a lane with
+// room for them, each with `tag`: one block copy where the lane's tags have at most one
+// byte, else record by record.
+void append_copies(agg::send_lane& lane, std::uint64_t tag, const std::byte* items, std::size_t n,
+                   std::size_t size) noexcept {
+  if (lane.tag_bytes > 1) {
+    for (std::size_t i = 0; i < n; ++i) (void)lane.put_rigid(tag, items + i * size, size);
+    return;
+  }
+  const auto tag8 = static_cast<std::uint8_t>(tag);
+  copy_records(lane.buf + lane.used, items, n, size, 0, lane.tag_bytes, &tag8);
+  lane.used += static_cast<std::uint32_t>(n * lane.record_bytes);
+  lane.items += n;
+}
+
+}  // namespace
+
+namespace {
+
 // The root's copies of a rigid item of N bytes (0: not known at compile time) onto every
 // lane from `lanes` (the out-links, then the loopback lane `self`): each lane gets a buffer
 // first, so that the copies go out together or not at all (an opened lane left empty is
@@ -91,6 +157,39 @@ int engine::impl::broadcast_item(const void* item) noexcept {
   if (!sent) return 0;
   ++e.hot_.pushes;
   return 1;
+}
+
+// As many broadcast_item calls, a block of items at a time: each round opens every lane
+// (none free: stop, the items sent so far counted), takes as many items as the fullest
+// lane still has room for, copies them onto every lane and posts the lanes it filled.
+std::int64_t engine::impl::broadcast_items(const std::byte* items, std::size_t n) noexcept {
+  const std::size_t size = e.hot_.item_bytes;
+  agg::send_lane* const ls = lanes.data();
+  const int self = loopback_lane();
+  std::size_t sent = 0;
+  try {
+    while (sent < n) {
+      std::size_t take = n - sent;
+      bool open = true;
+      for (int k = 0; k <= self && open; ++k) {
+        open = ls[k].used <= ls[k].limit || open_lane(k);
+        if (open) take = std::min(take, room_of(ls[k]));
+      }
+      if (!open) break;
+      for (int k = 0; k <= self; ++k) {
+        append_copies(ls[k], k == self ? 0 : root_tags[static_cast<std::size_t>(k)],
+                      items + sent * size, take, size);
+        if (ls[k].used > ls[k].limit) lane_filled(k);
+      }
+      sent += take;
+    }
+  } catch (const std::exception& ex) {
+    e.last_message_ = ex.what();
+    e.hot_.pushes += sent;
+    return error_transport;
+  }
+  e.hot_.pushes += sent;
+  return static_cast<std::int64_t>(sent);
 }
 
 // The tag of `root`'s copy on `out_link` (a genuine pair of route(root -> peer): ROUTE-26).
@@ -168,37 +267,6 @@ void engine::impl::learn_fan_tags(int id) {
   }
 }
 
-namespace {
-
-// Copies `n` rigid records of `size` payload bytes (N if known at compile time) from an
-// in-link's buffer (tags of `tb_in` bytes, 0 or 1) into a lane (tags of `tb_out` bytes, 0
-// or 1), each new tag the table's entry for the old one (for entry 0 when the records
-// come without one). Where the two tags are as wide, one block copy, then the tags.
-template <std::size_t N>
-void copy_fanned(std::byte* to, const std::byte* from, std::size_t n, std::size_t size,
-                 std::size_t tb_in, std::size_t tb_out, const std::uint8_t* xlat) noexcept {
-  if constexpr (N != 0) size = N;
-  if (tb_in == tb_out) {
-    const std::size_t stride = tb_in + size;
-    std::memcpy(to, from, n * stride);
-    if (tb_in == 1)
-      for (std::size_t i = 0, at = 0; i < n; ++i, at += stride)
-        to[at] = std::byte{xlat[std::to_integer<unsigned>(from[at])]};
-    return;
-  }
-  for (std::size_t i = 0; i < n; ++i) {
-    if (tb_out == 1) *to = std::byte{xlat[tb_in == 1 ? std::to_integer<unsigned>(*from) : 0U]};
-    if constexpr (N != 0)
-      std::memcpy(to + tb_out, from + tb_in, N);
-    else
-      std::memcpy(to + tb_out, from + tb_in, size);
-    to += tb_out + size;
-    from += tb_in + size;
-  }
-}
-
-}  // namespace
-
 // Out-link by out-link, as many records as the lane's open buffer takes per copy: a lane
 // is filled (and posted) by the block copies of one buffer before the next out-link gets
 // any, so the records of a root reach every out-link in their order (TERM-2).
@@ -220,20 +288,10 @@ bool engine::impl::fan_buffer(int id) {
       agg::send_lane& lane = lanes[k];
       // A rigid lane without a buffer has used > limit; none free: resume here (BCAST-3).
       if (lane.used > lane.limit && !open_lane(k)) return false;
-      const std::size_t room = (lane.limit - lane.used) / lane.record_bytes + 1;
-      const std::size_t n = std::min(room, (l.queue.front_bytes() - l.fan_at) / in_stride);
+      const std::size_t n = std::min(room_of(lane), (l.queue.front_bytes() - l.fan_at) / in_stride);
       const std::byte* from = l.queue.front().data + l.fan_at;
       std::byte* to = lane.buf + lane.used;
-      switch (size) {
-        case 8:
-          copy_fanned<8>(to, from, n, size, tb_in, lane.tag_bytes, xlat);
-          break;
-        case 16:
-          copy_fanned<16>(to, from, n, size, tb_in, lane.tag_bytes, xlat);
-          break;
-        default:
-          copy_fanned<0>(to, from, n, size, tb_in, lane.tag_bytes, xlat);
-      }
+      copy_records(to, from, n, size, tb_in, lane.tag_bytes, xlat);
       lane.used += static_cast<std::uint32_t>(n * lane.record_bytes);
       lane.items += n;
       l.fan_at += n * in_stride;

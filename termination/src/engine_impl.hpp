@@ -153,7 +153,7 @@ struct engine::impl final : link_layer {
     double use_ns = 0.0;             // and the program's time per record it pulled
   };
   std::unique_ptr<combining> comb;
-  // Broadcast (BCAST-1..6; engine_broadcast.cpp): per out-link, the tag of a copy this rank
+  // Broadcast (BCAST-1..8; engine_broadcast.cpp): per out-link, the tag of a copy this rank
   // broadcasts as the root; empty on point-to-point engines.
   std::vector<std::uint64_t> root_tags;
   // The tag of root r's copy on out-link k at [r * n_out + k], filled on first use (known:
@@ -282,6 +282,7 @@ struct engine::impl final : link_layer {
   // The root's copies of `item`: one per out-link (every stage) and one to the loopback
   // lane, all or none. Returns 1, 0 (a lane has no free buffer) or error_transport.
   [[nodiscard]] int broadcast_item(const void* item) noexcept;
+  [[nodiscard]] std::int64_t broadcast_items(const std::byte* items, std::size_t n) noexcept;
   // The record at the front of fan-out link `id` (on whole-buffer links, its front buffer:
   // fan_buffer): copied onto every later out-link, then kept for the window (one-byte tags
   // or none) or made the link's head. Returns true if kept (look at the next record),

@@ -105,10 +105,27 @@ termination::item_mode detail::item_mode_of(const conveyor_options& o) {
   return mode;
 }
 
+std::size_t broadcast_buffer_bytes(const router::route_plan& plan, int n_buffers) {
+  std::size_t lanes = 1;  // the loopback lane
+  const std::vector<int> sizes = plan.mesh_sizes();
+  for (int s : sizes) lanes += static_cast<std::size_t>(s - 1);
+  if (sizes.empty())
+    for (int stage = 0; stage < plan.n_stages(); ++stage) lanes += plan.out_peers(0, stage).size();
+  const std::size_t fit =
+      broadcast_buffer_budget / (lanes * static_cast<std::size_t>(std::max(n_buffers, 1)));
+  std::size_t bytes = base::default_buffer_bytes;
+  while (bytes * 2 <= std::min(fit, broadcast_buffer_bytes_max)) bytes *= 2;
+  return bytes;
+}
+
 termination::engine_options resolve_engine_options(const conveyor_options& o,
                                                    const base::settings& s) {
   termination::engine_options e;
   e.buffer_bytes = o.buffer_bytes ? o.buffer_bytes : s.buffer_bytes_or_default();
+  // BCAST-8: the broadcast kind's own default, sized from the plan when the engine is built.
+  if (o.kind == conveyor_kind::broadcast && !o.buffer_bytes && !s.buffer_bytes &&
+      !s.tuning.buffer_bytes())
+    e.buffer_bytes = 0;
   e.n_buffers = o.n_buffers ? o.n_buffers : s.n_buffers_or_default();
   e.steady = o.steady;
   e.steady_period = o.steady_period;
@@ -198,6 +215,7 @@ std::unique_ptr<termination::engine> detail::build_mpi_engine(
   if (plan->n_ranks() != comm_size(comm))
     throw error("make_mpi_engine: the plan has " + std::to_string(plan->n_ranks()) +
                 " ranks, the communicator " + std::to_string(comm_size(comm)));
+  if (opts.buffer_bytes == 0) opts.buffer_bytes = broadcast_buffer_bytes(*plan, opts.n_buffers);
   opts.watchdog.board = detail::make_status_board(comm, opts.watchdog.seconds);
   opts.trace = detail::make_trace_options(comm, s);
   int rank = 0;

@@ -1,11 +1,12 @@
-/* convoy_convey_new_broadcast and convoy_convey_broadcast (convoy/convey_ext.h,
- * CAPI-130..133) and the bulk pull (convoy_convey_pull_batch, CAPI-134..136): every PE
- * broadcasts its own number of 24-byte items {root, i, check}; every PE checks that it
- * pulled every (root, i) exactly once, in the root's order, with from = root and the check
- * word intact (each PE knows how many every root sent). Three cycles over 1 KiB single
- * buffers (backpressure): pulled by convey_pull, in batches of at most 7 items (the last of
- * some put back with convey_unpull and pulled again), in whole buffers. Then the error
- * codes. Argument: "dynamic" builds with convey_opt_DYNAMIC, "steady" with PROGRESS. */
+/* convoy_convey_new_broadcast, convoy_convey_broadcast and convoy_convey_broadcast_batch
+ * (convoy/convey_ext.h, CAPI-130..133, CAPI-137) and the bulk pull (convoy_convey_pull_batch,
+ * CAPI-134..136): every PE broadcasts its own number of 24-byte items {root, i, check};
+ * every PE checks that it pulled every (root, i) exactly once, in the root's order, with
+ * from = root and the check word intact (each PE knows how many every root sent). Four
+ * cycles over 1 KiB single buffers (backpressure): pulled by convey_pull, in batches of at
+ * most 7 items (the last of some put back with convey_unpull and pulled again), in whole
+ * buffers, and in whole buffers with the items sent 50 a call. Then the error codes. Argument:
+ * "dynamic" builds with convey_opt_DYNAMIC, "steady" with PROGRESS. */
 #include <convey.h>
 #include <convoy/convey_ext.h>
 #include <mpi.h>
@@ -24,8 +25,7 @@ static void take(const uint64_t* in, int64_t from, int64_t P, int64_t* next) {
   if (root < 0 || root >= P || from != root || in[2] != h_mix(in[0] << 32 ^ in[1]) ||
       (int64_t)in[1] != next[root]) {
     h_fail(__FILE__, __LINE__, "pulled root %lld item %lld from %lld, due %lld", (long long)root,
-           (long long)in[1], (long long)from,
-           root >= 0 && root < P ? (long long)next[root] : -1LL);
+           (long long)in[1], (long long)from, root >= 0 && root < P ? (long long)next[root] : -1LL);
     return;
   }
   next[root]++;
@@ -55,23 +55,46 @@ static void pull_batches(convey_t* c, int64_t max, int64_t P, int64_t* next) {
   H_CHECK(n == convey_FAIL, "pull_batch returned %lld", (long long)n);
 }
 
+/* Sends this PE's items from i on, at most 50 a call of convoy_convey_broadcast_batch, until
+ * a call sends fewer than it was given; returns the new i. */
+static int64_t send_batches(convey_t* c, const uint64_t* mine, int64_t i, int64_t n) {
+  int64_t want, sent;
+  do {
+    want = n - i < 50 ? n - i : 50;
+    sent = convoy_convey_broadcast_batch(c, mine + 3 * i, want);
+    H_CHECK(sent >= 0 && sent <= want, "broadcast_batch of %lld returned %lld", (long long)want,
+            (long long)sent);
+    if (sent < 0) return n;
+    i += sent;
+  } while (sent == want && i < n);
+  return i;
+}
+
 /* One cycle of broadcasts; next[r] counts the items pulled from root r. batch: 0 pulls by
- * convey_pull, else by batches of at most `batch` items. */
-static void run_cycle(convey_t* c, int64_t me, int64_t P, int64_t* next, int64_t batch) {
-  uint64_t item[3], in[3];
+ * convey_pull, else by batches of at most `batch` items. batch_sends: sent by
+ * convoy_convey_broadcast_batch, else one by one. */
+static void run_cycle(convey_t* c, int64_t me, int64_t P, int64_t* next, int64_t batch,
+                      int batch_sends) {
+  const int64_t n = n_of(me);
+  uint64_t in[3];
+  uint64_t* mine = (uint64_t*)malloc((size_t)n * 3 * sizeof *mine);
   int64_t i = 0, from, r;
   long iters = 0;
   int rc;
   for (r = 0; r < P; r++) next[r] = 0;
-  H_EXPECT_RC(convey_begin(c, sizeof item, 8), convey_OK);
-  while ((rc = convey_advance(c, i == n_of(me))) != convey_DONE) {
+  for (i = 0; i < n; i++) {
+    mine[3 * i] = (uint64_t)me;
+    mine[3 * i + 1] = (uint64_t)i;
+    mine[3 * i + 2] = h_mix((uint64_t)me << 32 ^ (uint64_t)i);
+  }
+  i = 0;
+  H_EXPECT_RC(convey_begin(c, 3 * sizeof *mine, 8), convey_OK);
+  while ((rc = convey_advance(c, i == n)) != convey_DONE) {
     H_CHECK(rc > 0, "advance %d", rc);
     if (rc < 0) break;
-    for (; i < n_of(me); i++) {
-      item[0] = (uint64_t)me;
-      item[1] = (uint64_t)i;
-      item[2] = h_mix((uint64_t)me << 32 ^ (uint64_t)i);
-      rc = convoy_convey_broadcast(c, item);
+    if (batch_sends) i = send_batches(c, mine, i, n);
+    for (; i < n; i++) {
+      rc = convoy_convey_broadcast(c, mine + 3 * i);
       H_CHECK(rc >= 0, "broadcast %d", rc);
       if (rc != convey_OK) break;
     }
@@ -85,6 +108,7 @@ static void run_cycle(convey_t* c, int64_t me, int64_t P, int64_t* next, int64_t
     }
   }
   H_EXPECT_RC(convey_reset(c), convey_OK);
+  free(mine);
   for (r = 0; r < P; r++)
     H_CHECK(next[r] == n_of(r), "root %lld: pulled %lld of %lld", (long long)r, (long long)next[r],
             (long long)n_of(r));
@@ -93,7 +117,7 @@ static void run_cycle(convey_t* c, int64_t me, int64_t P, int64_t* next, int64_t
 int main(int argc, char** argv) {
   uint64_t options = 0, item[3] = {0, 0, 0};
   int64_t P, me, *next;
-  const int64_t batch[3] = {0, 7, INT64_MAX};
+  const int64_t batch[4] = {0, 7, INT64_MAX, INT64_MAX};
   convoy_batch_t b;
   int cycle;
   convey_t *c, *t;
@@ -109,16 +133,21 @@ int main(int argc, char** argv) {
   me = convoy_convey_my_pe(c);
   h_me = (long)me;
   next = (int64_t*)calloc((size_t)P, sizeof *next);
-  for (cycle = 0; cycle < 3; cycle++) run_cycle(c, me, P, next, batch[cycle]);
+  for (cycle = 0; cycle < 4; cycle++) run_cycle(c, me, P, next, batch[cycle], cycle == 3);
   H_CHECK(strcmp(convoy_convey_kind(c), "mesh") == 0, "kind %s", convoy_convey_kind(c));
 
   /* Errors: not WORKING, NULL arguments, push on a broadcast conveyor. */
   H_EXPECT_RC(convoy_convey_broadcast(c, item), convey_error_STATE);
   H_EXPECT_RC(convoy_convey_broadcast(NULL, item), convey_error_NULL);
+  H_EXPECT_RC(convoy_convey_broadcast_batch(c, item, 1), convey_error_STATE);
+  H_EXPECT_RC(convoy_convey_broadcast_batch(NULL, item, 1), convey_error_NULL);
   H_EXPECT_RC(convoy_convey_pull_batch(c, &b, 4), convey_error_STATE);
   H_EXPECT_RC(convoy_convey_pull_batch(NULL, &b, 4), convey_error_NULL);
   H_EXPECT_RC(convey_begin(c, sizeof item, 8), convey_OK);
   H_EXPECT_RC(convoy_convey_broadcast(c, NULL), convey_error_NULL);
+  H_EXPECT_RC(convoy_convey_broadcast_batch(c, NULL, 2), convey_error_NULL);
+  H_EXPECT_RC(convoy_convey_broadcast_batch(c, NULL, 0), 0);
+  H_EXPECT_RC(convoy_convey_broadcast_batch(c, item, -1), convey_error_USAGE);
   H_EXPECT_RC(convoy_convey_pull_batch(c, NULL, 4), convey_error_NULL);
   H_EXPECT_RC(convoy_convey_pull_batch(c, &b, 0), convey_error_USAGE);
   H_EXPECT_RC(convey_push(c, item, 0), convey_error_USAGE);
@@ -135,6 +164,7 @@ int main(int argc, char** argv) {
   if (t) {
     H_EXPECT_RC(convey_begin(t, sizeof item, 8), convey_OK);
     H_EXPECT_RC(convoy_convey_broadcast(t, item), convey_error_USAGE);
+    H_EXPECT_RC(convoy_convey_broadcast_batch(t, item, 1), convey_error_USAGE);
     while (convey_advance(t, 1) != convey_DONE) {
     }
     H_EXPECT_RC(convey_reset(t), convey_OK);

@@ -1,16 +1,18 @@
-// convoy::broadcaster<T> over MPI (termination/README.md BCAST-1..6, conveyor_api/README.md
+// convoy::broadcaster<T> over MPI (termination/README.md BCAST-1..8, conveyor_api/README.md
 // API-91): every rank regenerates what every root broadcast, so each rank checks that it
 // pulled every (root, i) exactly once, intact, from = root. Node first (the default) and core
 // first, small buffers (backpressure), several cycles; misuse. Run on real and emulated
 // layouts (the CTest entries set CONVOY_EMULATE_NODES).
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <convoy/base/error.hpp>
 #include <convoy/conveyor_api/broadcaster.hpp>
 #include <convoy/conveyor_api/conveyor.hpp>
 #include <convoy_test/mpi.hpp>
 #include <cstddef>
 #include <cstdint>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -44,8 +46,10 @@ std::uint32_t n_of(int r, int p, std::uint32_t base) {
 
 // One cycle: every rank broadcasts its items; returns the failure (empty if none) after
 // checking every (root, i) was pulled once with the right value and from. Pulls by the
-// handler-style advance (batch 0), or by pull_batch(batch).
-std::string run_cycle(broadcaster<item>& b, std::uint32_t base, int cycle, std::size_t batch = 0) {
+// handler-style advance (batch 0), or by pull_batch(batch); sends one by one, or with
+// `batch_sends` by broadcast_batch, up to 100 items a call.
+std::string run_cycle(broadcaster<item>& b, std::uint32_t base, int cycle, std::size_t batch = 0,
+                      bool batch_sends = false) {
   const int me = world_rank(), p = world_size();
   std::vector<std::vector<std::uint8_t>> seen(static_cast<std::size_t>(p));
   for (int r = 0; r < p; ++r) seen[static_cast<std::size_t>(r)].assign(n_of(r, p, base), 0);
@@ -65,9 +69,18 @@ std::string run_cycle(broadcaster<item>& b, std::uint32_t base, int cycle, std::
   b.begin();
   const std::uint32_t n = n_of(me, p, base);
   std::uint32_t i = 0;
+  std::vector<item> mine;
+  for (std::uint32_t k = 0; k < n; ++k) mine.push_back(item{me, k, value_of(me, k, cycle)});
   const auto send = [&] {
-    for (; i < n; ++i)
-      if (!b.broadcast(item{me, i, value_of(me, i, cycle)})) break;
+    if (!batch_sends) {
+      for (; i < n; ++i)
+        if (!b.broadcast(mine[i])) break;
+      return;
+    }
+    for (std::size_t sent = 1; i < n && sent > 0;) {
+      sent = b.broadcast_batch(std::span(mine).subspan(i, std::min(n - i, 100u)));
+      i += static_cast<std::uint32_t>(sent);
+    }
   };
   if (batch == 0) {
     while (b.advance(i == n, take)) send();
@@ -112,26 +125,49 @@ std::vector<conveyor_options> option_sets() {
 }
 
 // BCAST-1, API-91: every rank pulls every broadcast once, from its root, on each option
-// set, over three cycles of one broadcaster each: pulled one by one, in batches of at most
-// 5 items, in whole buffers (pull_batch).
+// set, over four cycles of one broadcaster each: pulled one by one, in batches of at most
+// 5 items, in whole buffers (pull_batch); the last cycle sent by broadcast_batch (BCAST-7).
 TEST(Broadcaster, EveryRankGetsEveryItemOnce) {
   int set = 0;
   for (const conveyor_options& o : option_sets()) {
     broadcaster<item> b(MPI_COMM_WORLD, o);
-    for (int cycle = 0; cycle < 3; ++cycle) {
+    for (int cycle = 0; cycle < 4; ++cycle) {
       const std::size_t batch = cycle == 0 ? 0 : cycle == 1 ? 5 : SIZE_MAX;
       const std::string why =
-          run_cycle(b, 3000 + static_cast<std::uint32_t>(cycle) * 500, cycle, batch);
+          run_cycle(b, 3000 + static_cast<std::uint32_t>(cycle) * 500, cycle, batch, cycle == 3);
       EXPECT_TRUE(why.empty()) << "set " << set << " cycle " << cycle << " rank " << world_rank()
                                << ": " << why;
     }
     const auto s = b.stats(true);
-    std::uint64_t sent = 0;
+    std::uint64_t sent = 0, mine = 0;
     for (int r = 0; r < world_size(); ++r)
-      for (std::uint32_t base : {3000u, 3500u, 4000u}) sent += n_of(r, world_size(), base);
+      for (std::uint32_t base : {3000u, 3500u, 4000u, 4500u}) {
+        sent += n_of(r, world_size(), base);
+        if (r == world_rank()) mine += n_of(r, world_size(), base);
+      }
     EXPECT_EQ(s.pulls - s.unpulls, sent) << "set " << set;
+    EXPECT_EQ(s.pushes, mine) << "set " << set;
     ++set;
   }
+}
+
+// BCAST-8: with no size given, a broadcaster's buffers are broadcast_buffer_bytes of its
+// plan (not the 16 KiB of the other kinds); a size in the options wins.
+TEST(Broadcaster, DefaultBuffersFitTheBudget) {
+  broadcaster<item> b(MPI_COMM_WORLD);
+  const auto& plan = *b.core().plan();
+  const int n_buffers = b.core().engine_options().n_buffers;
+  EXPECT_EQ(b.core().engine_options().buffer_bytes,
+            convoy::termination::broadcast_buffer_bytes(plan, n_buffers));
+  if (world_size() <= 8) {  // at most 8 lanes of 2 buffers
+    EXPECT_EQ(b.core().engine_options().buffer_bytes, 256u << 10);
+  }
+  conveyor_options o;
+  o.buffer_bytes = 4096;
+  broadcaster<item> small(MPI_COMM_WORLD, o);
+  EXPECT_EQ(small.core().engine_options().buffer_bytes, 4096u);
+  convoy::conveyor<item> plain(MPI_COMM_WORLD);
+  EXPECT_EQ(plain.core().engine_options().buffer_bytes, convoy::base::default_buffer_bytes);
 }
 
 // API-91: the default stage order is outermost dimension first (node first).
@@ -148,6 +184,8 @@ TEST(Broadcaster, DefaultOrderIsNodeFirst) {
 TEST(Broadcaster, MisuseIsRefused) {
   broadcaster<item> b(MPI_COMM_WORLD);
   EXPECT_THROW((void)b.broadcast(item{}), convoy::error);  // DORMANT
+  const item some[2] = {};
+  EXPECT_THROW((void)b.broadcast_batch(some), convoy::error);
   b.begin();
   const item it{};
   EXPECT_EQ(b.core().push(&it, 0), convoy::termination::error_mode);

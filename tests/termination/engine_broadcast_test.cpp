@@ -1,19 +1,24 @@
-// Broadcast engines under simulation (termination/README.md BCAST-1..6): on full, ragged and
+// Broadcast engines under simulation (termination/README.md BCAST-1..8): on full, ragged and
 // tensor 1-2 plans in several stage orders at 1 to 64 ranks, random schedules with unpulls,
-// backpressure in the middle of a fan-out, steady dispatch and explicit flushes, several
-// cycles on one simulation: every rank pulls every broadcast exactly once, every byte
-// intact, from = the root, in the root's order; TERM-4 is checked after every advance.
-// Misuse is named.
+// backpressure in the middle of a fan-out, steady dispatch and explicit flushes, batches
+// sent by broadcast_batch, several cycles on one simulation: every rank pulls every
+// broadcast exactly once, every byte intact, from = the root, in the root's order; TERM-4
+// is checked after every advance. Misuse is named.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <convoy/base/error.hpp>
+#include <convoy/base/settings.hpp>
 #include <convoy/router/route_plan.hpp>
+#include <convoy/termination/conveyor_options.hpp>
 #include <convoy/termination/engine.hpp>
 #include <convoy_test/plans.hpp>
+#include <cstddef>
 #include <cstdint>
 #include <cstring>
 #include <string>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 
 #include "sim_harness.hpp"
@@ -34,12 +39,22 @@ class broadcast_checker {
       : item_(item_bytes), p_(n_ranks), sent_(static_cast<std::size_t>(n_ranks), 0) {}
 
   int send(convoy::termination::engine& e, int me, int /*dest*/) {
-    tracer t{me, -1, sent_[static_cast<std::size_t>(me)], 0};
-    t.check = checksum(t);
-    std::memcpy(item_.data(), &t, sizeof t);
-    for (std::size_t k = sizeof t; k < item_.size(); ++k) item_[k] = filler_byte(t, k);
+    make(item_.data(), me, sent_[static_cast<std::size_t>(me)]);
     return e.broadcast(item_.data());
   }
+  // The next n items of `me` at once (broadcast_batch); counts the calls that sent some of
+  // them but not all in *partial.
+  std::int64_t send_batch(convoy::termination::engine& e, int me, std::size_t n) {
+    const std::size_t size = item_.size();
+    batch_.resize(n * size);
+    for (std::size_t j = 0; j < n; ++j)
+      make(batch_.data() + j * size, me,
+           sent_[static_cast<std::size_t>(me)] + static_cast<std::uint32_t>(j));
+    const std::int64_t rc = e.broadcast_batch(batch_.data(), n);
+    if (rc > 0 && static_cast<std::size_t>(rc) < n && partial) ++*partial;
+    return rc;
+  }
+  std::uint64_t* partial = nullptr;
   void pushed(int me, int /*dest*/) {
     ++sent_[static_cast<std::size_t>(me)];
     ++n_pushed_;
@@ -83,11 +98,18 @@ class broadcast_checker {
   }
 
  private:
+  // Item `seq` of `root`: its tracer, then filler bytes.
+  void make(std::byte* to, int root, std::uint32_t seq) const {
+    tracer t{root, -1, seq, 0};
+    t.check = checksum(t);
+    std::memcpy(to, &t, sizeof t);
+    for (std::size_t k = sizeof t; k < item_.size(); ++k) to[k] = filler_byte(t, k);
+  }
   static std::uint64_t key(int root, int r) {
     return static_cast<std::uint64_t>(static_cast<std::uint32_t>(root)) << 32 |
            static_cast<std::uint32_t>(r);
   }
-  std::vector<std::byte> item_;
+  std::vector<std::byte> item_, batch_;
   int p_;
   std::vector<std::uint32_t> sent_;
   std::unordered_map<std::uint64_t, std::uint32_t> seen_;
@@ -106,10 +128,11 @@ workload counts(int p, int n) {
 
 // One cycle of `wl` broadcasts of `item_bytes`: the failure, empty if none.
 std::string run_broadcasts(simulation& sim, const workload& wl, std::size_t item_bytes,
-                           cycle_options o = {}) {
-  const auto res = basic_cycle_driver<broadcast_checker>(
-                       sim, wl, item_bytes, o, broadcast_checker(item_bytes, sim.n_ranks()))
-                       .run();
+                           cycle_options o = {}, std::uint64_t* partial = nullptr) {
+  broadcast_checker items(item_bytes, sim.n_ranks());
+  items.partial = partial;
+  const auto res =
+      basic_cycle_driver<broadcast_checker>(sim, wl, item_bytes, o, std::move(items)).run();
   if (!res.failure.empty()) return res.failure;
   if (!res.completed) return "did not terminate in " + std::to_string(res.rounds) + " rounds";
   if (res.pushed != n_items(wl)) return "broadcast " + std::to_string(res.pushed);
@@ -157,6 +180,72 @@ TEST(EngineBroadcast, BatchPullsTakeEveryBroadcastOnce) {
         const std::string why = run_broadcasts(sim, counts(sim.n_ranks(), 30), item, c);
         ASSERT_TRUE(why.empty()) << label << " item " << item << " seed " << seed << ": " << why;
       }
+}
+
+// BCAST-7: each burst of 0 to 64 broadcasts sent by one broadcast_batch call, on every tree
+// plan, items of 16, 24 and 37 bytes, lanes of 1 to 6 records and one or two buffers per
+// link (a call fills and posts lanes in its middle, and stops where a lane has no free
+// buffer: some calls must send part of their items), steady once; pulled one by one and by
+// batches.
+TEST(EngineBroadcast, BatchBroadcastsReachEveryRankOnce) {
+  std::uint64_t partial = 0;
+  for (const auto& [label, plan] : tree_plans())
+    for (std::size_t item : {16u, 24u, 37u})
+      for (std::uint64_t seed = 1; seed <= 3; ++seed) {
+        const std::size_t records = seed == 1 ? 1 : 3 * seed - 3;
+        engine_options o =
+            broadcasting(small_buffers(seed == 2 ? 2 : 1, 16 + records * (item + 2) + 8));
+        o.steady = seed == 3;
+        simulation sim(plan, o, seed * 13 + item);
+        cycle_options c;
+        c.send_batches = true;
+        c.batches = seed != 2;
+        const std::string why = run_broadcasts(sim, counts(sim.n_ranks(), 50), item, c, &partial);
+        ASSERT_TRUE(why.empty()) << label << " item " << item << " seed " << seed << ": " << why;
+      }
+  EXPECT_GT(partial, 0u) << "no call stopped at a full lane";
+}
+
+// BCAST-7 with the 8-byte block copy: every rank broadcasts the words (rank << 32 | i) in
+// batches of 5 over lanes of 3 records; every rank pulls each word once, in order, from
+// its root.
+TEST(EngineBroadcast, BatchOfWordsInOrder) {
+  simulation sim(mesh_plan({3, 2, 2}, {0, 1, 2}), broadcasting(small_buffers(1, 16 + 3 * 9 + 8)),
+                 6);
+  const int p = sim.n_ranks();
+  constexpr std::uint64_t n = 40;
+  for (int r = 0; r < p; ++r) ASSERT_EQ(sim.at(r).begin(8), 1);
+  std::vector<std::uint64_t> sent(static_cast<std::size_t>(p), 0);
+  std::vector<std::uint64_t> next(static_cast<std::size_t>(p * p), 0);
+  std::uint64_t pulled = 0;
+  for (int round = 0; round < 2000 && pulled < n * static_cast<std::uint64_t>(p * p); ++round)
+    for (int r = 0; r < p; ++r) {
+      convoy::termination::engine& e = sim.at(r);
+      std::uint64_t& i = sent[static_cast<std::size_t>(r)];
+      std::uint64_t words[5];
+      const std::uint64_t want = std::min<std::uint64_t>(5, n - i);
+      for (std::uint64_t k = 0; k < want; ++k)
+        words[k] = static_cast<std::uint64_t>(r) << 32 | (i + k);
+      if (want > 0) {
+        const std::int64_t rc = e.broadcast_batch(words, want);
+        ASSERT_GE(rc, 0);
+        i += static_cast<std::uint64_t>(rc);
+      }
+      ASSERT_GE(e.advance(i == n), 0);
+      sim.network().deliver_all();
+      item_view v;
+      while (e.pull(v) == 1) {
+        std::uint64_t x = 0;
+        std::memcpy(&x, v.data, 8);
+        ASSERT_EQ(static_cast<int>(x >> 32), v.from) << "rank " << r;
+        std::uint64_t& due = next[static_cast<std::size_t>(r * p + v.from)];
+        ASSERT_EQ(x & 0xffffffffu, due) << "rank " << r << " from " << v.from;
+        ++due;
+        ++pulled;
+      }
+    }
+  EXPECT_EQ(pulled, n * static_cast<std::uint64_t>(p * p));
+  for (int r = 0; r < p; ++r) EXPECT_EQ(sim.at(r).stats().pushes, n) << "rank " << r;
 }
 
 // BCAST-3: buffers that hold two records and one buffer per link, so that fan-outs stop
@@ -241,6 +330,29 @@ TEST(EngineBroadcast, FlushSendsPartlyFilledCopies) {
   for (int r = 0; r < p; ++r) EXPECT_EQ(got[static_cast<std::size_t>(r)], 1) << "rank " << r;
 }
 
+// BCAST-8: the broadcast kind's default buffer: 256 KiB while the lanes x buffers fit in
+// 4 MiB, halved as they grow, never below 16 KiB; tensor plans count rank 0's peers.
+TEST(EngineBroadcast, DefaultBufferBytesFitTheBudget) {
+  using convoy::termination::broadcast_buffer_bytes;
+  EXPECT_EQ(broadcast_buffer_bytes(*mesh_plan({2}), 2), 256u << 10);     // 2 lanes
+  EXPECT_EQ(broadcast_buffer_bytes(*mesh_plan({4, 2}), 2), 256u << 10);  // 5 lanes
+  EXPECT_EQ(broadcast_buffer_bytes(*mesh_plan({4, 2}), 8), 64u << 10);   // 40 buffers
+  EXPECT_EQ(broadcast_buffer_bytes(*mesh_plan({16, 8}), 2), 64u << 10);  // 23 lanes
+  EXPECT_EQ(broadcast_buffer_bytes(*mesh_plan({64, 64}), 2), 16u << 10);
+  EXPECT_EQ(broadcast_buffer_bytes(*mesh_plan({1024}), 1), 16u << 10);
+  // Tensor order 2 over 8 ranks, groups of 2: rank 0 has 1 + 3 out-peers, 5 lanes.
+  EXPECT_EQ(broadcast_buffer_bytes(*convoy::router::make_tensor_plan(2, 8, 2), 2), 256u << 10);
+  for (int p = 1; p <= 300; p += 7) {
+    const std::size_t b = broadcast_buffer_bytes(*mesh_plan({p}), 2);
+    EXPECT_GE(b, convoy::base::default_buffer_bytes) << p;
+    EXPECT_LE(b, convoy::termination::broadcast_buffer_bytes_max) << p;
+    if (b > convoy::base::default_buffer_bytes) {
+      EXPECT_LE(b * static_cast<std::size_t>(p) * 2, convoy::termination::broadcast_buffer_budget)
+          << p;
+    }
+  }
+}
+
 // BCAST-4: push and epush on a broadcast engine and broadcast on a point-to-point one are
 // error_mode;
 // broadcast checks state and item; combining is refused; tensor order 3 and elastic items
@@ -251,16 +363,20 @@ TEST(EngineBroadcast, MisuseIsNamed) {
   engine& e = sim.at(0);
   const std::uint64_t item = 7;
   EXPECT_EQ(e.broadcast(&item), error_state);
+  EXPECT_EQ(e.broadcast_batch(&item, 1), error_state);
   EXPECT_EQ(e.set_combine({0, 8, 8, 8, [](void*, const void*) {}}), error_mode);
   ASSERT_EQ(e.begin(8), 1);
   EXPECT_EQ(e.push(&item, 1), error_mode);
   EXPECT_EQ(e.epush(&item, 8, 1), error_mode);
   EXPECT_EQ(e.broadcast(nullptr), error_argument);
+  EXPECT_EQ(e.broadcast_batch(nullptr, 1), error_argument);
+  EXPECT_EQ(e.broadcast_batch(nullptr, 0), 0);
   EXPECT_EQ(e.stats().pushes, 0u);
   EXPECT_NE(std::string(error_string(error_mode)).find("broadcast"), std::string::npos);
   simulation p2p(mesh_plan({2, 2}), small_buffers(), 3);
   ASSERT_EQ(p2p.at(1).begin(8), 1);
   EXPECT_EQ(p2p.at(1).broadcast(&item), error_mode);
+  EXPECT_EQ(p2p.at(1).broadcast_batch(&item, 1), error_mode);
   try {
     simulation t3(convoy::router::make_tensor_plan(3, 8, 2), broadcasting(small_buffers()), 3);
     ADD_FAILURE() << "tensor order 3 accepted";

@@ -152,6 +152,9 @@ struct cycle_options {
   // Pull by pull_batch, at most 1 to 8 items or all of a buffer at a time; with try_unpull,
   // now and then put back the last item of a batch and pull it again.
   bool batches = false;
+  // Send each burst with one call where the checker has send_batch(engine, rank, n) (e.g.
+  // broadcast_batch): it returns how many of the next n items it sent, or a code.
+  bool send_batches = false;
   // The program's own work (time outside every engine call): after each push that took
   // its item, and after each item pulled one by one, spin this long.
   std::chrono::nanoseconds work_per_push{0}, work_per_pull{0};
@@ -255,6 +258,15 @@ class basic_cycle_driver {
     auto& i = next_[static_cast<std::size_t>(me)];
     if (e.current_state() != state::working) return true;
     const int burst = std::uniform_int_distribution<int>(0, 64)(sim_.rng());
+    if constexpr (requires { items_.send_batch(e, me, std::size_t{1}); })
+      if (o_.send_batches) {
+        const std::size_t want = std::min(static_cast<std::size_t>(burst), dests.size() - i);
+        const std::int64_t rc = items_.send_batch(e, me, want);
+        if (rc < 0) return fail("send_batch returned " + std::to_string(rc)), true;
+        if (static_cast<std::size_t>(rc) > want) return fail("sent more than asked"), true;
+        for (std::int64_t k = 0; k < rc; ++k, ++i, ++pushed) items_.pushed(me, dests[i]);
+        return static_cast<std::size_t>(rc) < want || i == dests.size();
+      }
     for (int k = 0; k < burst && i < dests.size(); ++k) {
       const int rc = send(e, me, dests[i]);
       if (rc < 0) return fail("push returned " + std::to_string(rc)), true;

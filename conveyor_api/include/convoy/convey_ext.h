@@ -126,7 +126,7 @@ void convoy_combine_add_u64(void* into, const void* from);
 void convoy_combine_add_u32(void* into, const void* from);
 void convoy_combine_add_double(void* into, const void* from);
 
-/* ---- Broadcast (CAPI-130..133) ---- */
+/* ---- Broadcast (CAPI-130..133, CAPI-137) ---- */
 
 /** Collective like convey_new_tensor: a mesh conveyor (CONVOY_MESH, default the machine's
  * nodes and cores) whose items are broadcasts: each goes to every PE, the sender included,
@@ -144,6 +144,14 @@ convey_t* convoy_convey_new_broadcast(size_t capacity, size_t n_buffers,
  * sent: advance and retry), convey_error_NULL (c or item NULL), convey_error_STATE (not
  * WORKING), convey_error_USAGE (not a broadcast conveyor). */
 int convoy_convey_broadcast(convey_t* c, const void* item);
+
+/** Not collective. WORKING only: `count` items stored one after another (item_size bytes
+ * each) sent to every PE as that many convoy_convey_broadcast calls in order, copied into
+ * the buffers a block at a time. Returns the number sent from the front (0 .. count: fewer
+ * when some buffer toward a first hop is full; advance and send the rest),
+ * convey_error_NULL (c NULL, or items NULL with count > 0), convey_error_STATE (not
+ * WORKING), convey_error_USAGE (count < 0, or not a broadcast conveyor). */
+int64_t convoy_convey_broadcast_batch(convey_t* c, const void* items, int64_t count);
 
 /* ---- Bulk pull (CAPI-134..136) ---- */
 

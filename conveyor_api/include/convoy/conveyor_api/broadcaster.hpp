@@ -1,7 +1,7 @@
 #pragma once
 /// @file
 /// convoy::broadcaster<T>: every item broadcast on any rank is pulled exactly once on every
-/// rank, the root included, with `from` = the root (termination/README.md BCAST-1..6). The
+/// rank, the root included, with `from` = the root (termination/README.md BCAST-1..8). The
 /// copies travel along the mesh as a tree: the root sends one copy per out-link of every
 /// stage, a rank reached on stage s copies it onto its out-links of the later stages. By
 /// default the mesh's stages run outermost dimension first (node first): each item
@@ -15,6 +15,9 @@
 ///       if (!b.broadcast(mine[i])) break;
 ///   b.reset();
 ///
+/// Items already in an array go a block at a time: in the loop above,
+/// `if (i < mine.size()) i += b.broadcast_batch(std::span(mine).subspan(i));`.
+///
 /// Streaming kind, rigid items; a mesh or tensor order 1 or 2 (tensor order 3 throws).
 #include <mpi.h>
 
@@ -27,6 +30,7 @@
 #include <cstdint>
 #include <cstring>
 #include <optional>
+#include <span>
 #include <string>
 #include <type_traits>
 #include <utility>
@@ -59,6 +63,17 @@ class broadcaster : public detail::typed_conveyor<broadcaster<T>> {
     if (rc < 0) [[unlikely]]
       this->check(rc, "broadcast");
     return rc > 0;
+  }
+
+  /// Broadcasts `items` from the front, as that many broadcast() calls in order would,
+  /// copied into the buffers a block at a time (BCAST-7): returns how many were sent, all
+  /// of them or fewer (0 too) when a buffer toward some first hop is full (advance, pull,
+  /// and send the rest). Throws on misuse (not WORKING).
+  [[nodiscard]] std::size_t broadcast_batch(std::span<const T> items) {
+    const std::int64_t rc = this->core().broadcast_batch(items.data(), items.size());
+    if (rc < 0) [[unlikely]]
+      this->check(static_cast<int>(rc), "broadcast_batch");
+    return static_cast<std::size_t>(rc);
   }
 
   /// The next delivered item with its root as `from`, if any.

@@ -197,10 +197,18 @@ class conveyor_engine {
   [[nodiscard]] hot_state& hot() noexcept { return hot_; }
 
   /// Sends `item` to every rank, this one included, on an engine built for broadcast
-  /// (termination/README.md, BCAST-1..6); pulls report the root as `from`. Returns 1, 0
+  /// (termination/README.md, BCAST-1..8); pulls report the root as `from`. Returns 1, 0
   /// (full: advance and retry), error_state, error_argument; error_mode (the default) on
   /// engines that send point to point.
   [[nodiscard]] virtual int broadcast(const void* /*item*/) noexcept { return error_mode; }
+  /// Sends `n` items stored one after another (item_bytes() each) to every rank, as n
+  /// broadcast() calls in order would, copying them a block at a time (BCAST-7). Returns
+  /// the number sent, from the front (fewer than n, 0 included, when some buffer toward a
+  /// first hop is full: advance and send the rest), or a code as broadcast().
+  [[nodiscard]] virtual std::int64_t broadcast_batch(const void* /*items*/,
+                                                     std::size_t /*n*/) noexcept {
+    return error_mode;
+  }
 
   /// Elastic push of `bytes` bytes (0 allowed). Returns as push(), plus error_elastic on
   /// a rigid engine and error_size if the item is too large.

@@ -45,7 +45,7 @@ enum class conveyor_kind {
   /// sends a ticket there and its bytes through a large-item channel (CONVOY_LARGE). Always
   /// elastic and steady. Route fields as the streaming kind. Never combines.
   elastic,
-  /// Broadcast (termination/README.md, BCAST-1..6): the streaming engine with every item
+  /// Broadcast (termination/README.md, BCAST-1..8): the streaming engine with every item
   /// sent by broadcast() to every rank, the sender included, along a tree over the mesh;
   /// push() returns error_mode. Rigid items, a mesh or tensor order 1 or 2 (tensor order 3
   /// throws). With `dim_order` empty the mesh's stages run outermost dimension first (node
@@ -77,7 +77,8 @@ struct conveyor_options {
   int tensor_order = 0;
   /// Tensor group size; 0: node_group_size() of the discovered machine (layout_choice.hpp).
   int n_local = 0;
-  /// Bytes per buffer, header included (0: setting or 16384); bulk: per-rank buffer.
+  /// Bytes per buffer, header included (0: setting or 16384; the broadcast kind without a
+  /// setting: broadcast_buffer_bytes); bulk: per-rank buffer.
   std::size_t buffer_bytes = 0;
   int n_buffers = 0;      ///< buffers per link (0: setting or 2)
   bool steady = false;    ///< never hold an item indefinitely (Maley & DeVinney 2019, sec. 3.6)
@@ -135,8 +136,19 @@ std::shared_ptr<const router::route_plan> make_plan(MPI_Comm comm, const conveyo
 /// As above with options.settings, else resolving the settings first (collective).
 std::shared_ptr<const router::route_plan> make_plan(MPI_Comm comm, const conveyor_options& options);
 /// Resolves zero fields of `options` against the settings `s` and the defaults. Pure.
+/// buffer_bytes stays 0 for the broadcast kind when neither options nor settings give one:
+/// the engine's builder sets broadcast_buffer_bytes of its plan.
 termination::engine_options resolve_engine_options(const conveyor_options& options,
                                                    const base::settings& s);
+/// The broadcast kind's default buffer at most (BCAST-8), and the bytes a rank's send
+/// buffers (its lanes: Σ_d (s_d - 1) out-links and the loopback, times n_buffers) may take
+/// in all under that default.
+inline constexpr std::size_t broadcast_buffer_bytes_max = std::size_t{256} << 10;
+inline constexpr std::size_t broadcast_buffer_budget = std::size_t{4} << 20;
+/// The broadcast kind's default buffer (BCAST-8): the largest power of two from
+/// base::default_buffer_bytes up to broadcast_buffer_bytes_max whose lanes × n_buffers fit
+/// in broadcast_buffer_budget (the lanes from the plan's mesh sizes, else rank 0's peers).
+[[nodiscard]] std::size_t broadcast_buffer_bytes(const router::route_plan& plan, int n_buffers);
 /// An engine over MPI for the calling rank of `comm` (collective). The transport comes
 /// from `make_transport`, else options.make_transport, else aggregation::make_transport
 /// with CONVOY_TRANSPORT and options.buffers (shared memory on the node, MPI point-to-point

@@ -110,6 +110,9 @@ class engine final : public conveyor_engine {
   /// no free buffer (nothing was sent: advance, pull and retry), error_state,
   /// error_argument (null item), error_transport; error_mode on a point-to-point engine.
   [[nodiscard]] int broadcast(const void* item) noexcept override;
+  /// `n` broadcasts at once (BCAST-7): the number sent from the front (0..n), or the codes
+  /// of broadcast() (error_argument: null items with n > 0).
+  [[nodiscard]] std::int64_t broadcast_batch(const void* items, std::size_t n) noexcept override;
   /// Puts back the item of the most recent successful pull (no pull, advance or reset on
   /// this engine since). Returns 1, error_unpull or error_state.
   [[nodiscard]] int unpull() noexcept override;

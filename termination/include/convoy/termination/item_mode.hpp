@@ -17,7 +17,7 @@ enum class item_mode : std::uint8_t {
   /// size is the default, and what a rigid pull() accepts. Never combines.
   elastic,
   /// Rigid items sent with broadcast() to every rank along the plan's broadcast tree
-  /// (BCAST-1..6); push() returns error_mode. Never combines.
+  /// (BCAST-1..8); push() returns error_mode. Never combines.
   broadcast,
 };
 

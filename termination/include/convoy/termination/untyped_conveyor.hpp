@@ -80,6 +80,10 @@ class untyped_conveyor {
   [[nodiscard]] int broadcast(const void* item) noexcept {
     return engine_ ? engine_->broadcast(item) : without_engine(termination::call::push);
   }
+  /// `n` broadcasts at once (conveyor_engine::broadcast_batch): the number sent, or a code.
+  [[nodiscard]] std::int64_t broadcast_batch(const void* items, std::size_t n) noexcept {
+    return engine_ ? engine_->broadcast_batch(items, n) : without_engine(termination::call::push);
+  }
   /// Elastic push (bulk kind: error_elastic).
   [[nodiscard]] int epush(const void* item, std::size_t bytes, int dest) noexcept {
     return engine_ ? engine_->epush(item, bytes, dest) : without_engine(termination::call::push);
