@@ -92,7 +92,7 @@ static void run_cycle(convey_t* c, int64_t me, int64_t P, int64_t* next, int64_t
   while ((rc = convey_advance(c, i == n)) != convey_DONE) {
     H_CHECK(rc > 0, "advance %d", rc);
     if (rc < 0) break;
-    if (batch_sends) i = send_batches(c, mine, i, n);
+    if (batch_sends && i < n) i = send_batches(c, mine, i, n);
     for (; i < n; i++) {
       rc = convoy_convey_broadcast(c, mine + 3 * i);
       H_CHECK(rc >= 0, "broadcast %d", rc);

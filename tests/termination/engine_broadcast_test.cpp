@@ -213,12 +213,13 @@ TEST(EngineBroadcast, BatchOfWordsInOrder) {
   simulation sim(mesh_plan({3, 2, 2}, {0, 1, 2}), broadcasting(small_buffers(1, 16 + 3 * 9 + 8)),
                  6);
   const int p = sim.n_ranks();
+  const auto pp = static_cast<std::uint64_t>(p) * static_cast<std::uint64_t>(p);
   constexpr std::uint64_t n = 40;
   for (int r = 0; r < p; ++r) ASSERT_EQ(sim.at(r).begin(8), 1);
   std::vector<std::uint64_t> sent(static_cast<std::size_t>(p), 0);
-  std::vector<std::uint64_t> next(static_cast<std::size_t>(p * p), 0);
+  std::vector<std::uint64_t> next(pp, 0);
   std::uint64_t pulled = 0;
-  for (int round = 0; round < 2000 && pulled < n * static_cast<std::uint64_t>(p * p); ++round)
+  for (int round = 0; round < 2000 && pulled < n * pp; ++round)
     for (int r = 0; r < p; ++r) {
       convoy::termination::engine& e = sim.at(r);
       std::uint64_t& i = sent[static_cast<std::size_t>(r)];
@@ -238,13 +239,14 @@ TEST(EngineBroadcast, BatchOfWordsInOrder) {
         std::uint64_t x = 0;
         std::memcpy(&x, v.data, 8);
         ASSERT_EQ(static_cast<int>(x >> 32), v.from) << "rank " << r;
-        std::uint64_t& due = next[static_cast<std::size_t>(r * p + v.from)];
+        std::uint64_t& due = next[static_cast<std::size_t>(r) * static_cast<std::size_t>(p) +
+                                  static_cast<std::size_t>(v.from)];
         ASSERT_EQ(x & 0xffffffffu, due) << "rank " << r << " from " << v.from;
         ++due;
         ++pulled;
       }
     }
-  EXPECT_EQ(pulled, n * static_cast<std::uint64_t>(p * p));
+  EXPECT_EQ(pulled, n * pp);
   for (int r = 0; r < p; ++r) EXPECT_EQ(sim.at(r).stats().pushes, n) << "rank " << r;
 }
 
