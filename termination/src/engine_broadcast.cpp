@@ -118,10 +118,6 @@ void append_copies(agg::send_lane& lane, std::uint64_t tag, const std::byte* ite
   lane.items += n;
 }
 
-}  // namespace
-
-namespace {
-
 // The root's copies of a rigid item of N bytes (0: not known at compile time) onto every
 // lane from `lanes` (the out-links, then the loopback lane `self`): each lane gets a buffer
 // first, so that the copies go out together or not at all (an opened lane left empty is
@@ -160,8 +156,9 @@ int engine::impl::broadcast_item(const void* item) noexcept {
 }
 
 // As many broadcast_item calls, a block of items at a time: each round opens every lane
-// (none free: stop, the items sent so far counted), takes as many items as the fullest
-// lane still has room for, copies them onto every lane and posts the lanes it filled.
+// (one without a free buffer: stop, the items sent so far counted), takes as many items as
+// the lane with the least room still holds, copies them onto every lane and posts the
+// lanes it filled.
 std::int64_t engine::impl::broadcast_items(const std::byte* items, std::size_t n) noexcept {
   const std::size_t size = e.hot_.item_bytes;
   agg::send_lane* const ls = lanes.data();
