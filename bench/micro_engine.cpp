@@ -5,6 +5,7 @@
 #include <benchmark/benchmark.h>
 
 #include <algorithm>
+#include <chrono>
 #include <convoy/aggregation/combine_table.hpp>
 #include <convoy/router/route_plan.hpp>
 #include <convoy/termination/simulation.hpp>
@@ -188,5 +189,68 @@ BENCHMARK(BM_push_combine)
     ->ArgsProduct({{1, 3}, {0, 1, 2}, {20000}})
     ->ArgsProduct({{1}, {0, 1, 2, 3, 4, 5, 6}, {200000}})
     ->Unit(benchmark::kMillisecond);
+
+/// The fold pass alone (aggregation/README.md AGG-154): a 16 KiB combining lane of records
+/// {1-byte tag, 8-byte key, 8-byte value 1}, 4 tags, keys of a Zipf law of exponent
+/// range(0) / 10 over 10^6 keys (0: uniform), filled and then folded as a lane at fill; one
+/// pass over a full buffer per iteration, the buffer refilled untimed (manual time).
+/// `ns_per_record`: the pass's time per record it examined.
+void BM_fold_pass(benchmark::State& state) {
+  namespace agg = convoy::aggregation;
+  const double skew = static_cast<double>(state.range(0)) / 10;
+  constexpr std::size_t capacity = 16384, record = 17, keys = 1000000;
+  constexpr std::size_t per_buffer = (capacity - agg::header_bytes) / record;
+  constexpr std::size_t buffers = 64;
+  std::vector<std::byte> drawn(buffers * per_buffer * record);
+  {
+    const bench::zipf_sampler z(keys, skew > 0 ? skew : 1.0);
+    const bench::key_spread spread(keys);
+    std::uint64_t u = 0;
+    const auto uniform = [&] { return static_cast<double>(mix(u++) >> 11) * 0x1.0p-53; };
+    for (std::size_t i = 0; i < buffers * per_buffer; ++i) {
+      const std::uint64_t key = skew > 0 ? spread(z(uniform)) : mix(u++) % keys;
+      const std::uint64_t one = 1;
+      std::byte* const r = drawn.data() + i * record;
+      r[0] = static_cast<std::byte>(mix(key) & 3);
+      std::memcpy(r + 1, &key, 8);
+      std::memcpy(r + 9, &one, 8);
+    }
+  }
+  agg::combine_gate_policy always;
+  always.min_hit_per_1024 = 0;  // every buffer combines: this measures the pass
+  const agg::combine_spec spec = agg::combine_sum<std::uint64_t>(0, 8, 8);
+  agg::combining_lane comb(per_buffer, 4096, always);
+  const agg::fold_pass_fn pass = agg::pick_fold_pass(16, spec, 1);
+  std::vector<std::byte> buf(capacity + 8);
+  agg::send_lane lane;
+  lane.tag_bytes = 1;
+  lane.record_bytes = record;
+  std::int64_t examined = 0, folded = 0;
+  double seconds = 0;
+  std::size_t next = 0;
+  for (auto _ : state) {
+    lane.buf = buf.data();
+    std::memcpy(buf.data() + agg::header_bytes, drawn.data() + next * per_buffer * record,
+                per_buffer * record);
+    next = (next + 1) % buffers;
+    lane.used = static_cast<std::uint32_t>(agg::header_bytes + per_buffer * record);
+    lane.items = static_cast<std::uint32_t>(per_buffer);
+    comb.opened();
+    const auto t0 = std::chrono::steady_clock::now();
+    const agg::fold_result r = pass(lane, comb, spec);
+    const auto t1 = std::chrono::steady_clock::now();
+    const double dt = std::chrono::duration<double>(t1 - t0).count();
+    state.SetIterationTime(dt);
+    seconds += dt;
+    examined += r.examined;
+    folded += r.folded;
+  }
+  state.SetItemsProcessed(examined);
+  state.counters["ns_per_record"] =
+      seconds * 1e9 / static_cast<double>(std::max<std::int64_t>(examined, 1));
+  state.counters["folded_per_record"] =
+      static_cast<double>(folded) / static_cast<double>(std::max<std::int64_t>(examined, 1));
+}
+BENCHMARK(BM_fold_pass)->Arg(0)->Arg(10)->Arg(15)->UseManualTime();
 
 }  // namespace

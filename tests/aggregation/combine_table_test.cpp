@@ -398,37 +398,78 @@ TEST(CombineGate, DecidesByWhatTheSavedRecordsAreWorth) {
 
 // AGG-156: every instantiation pick_fold_pass chooses (items of 8, 16, 24 and other
 // sizes; keys of 4, 8 and other sizes, above 8 compared bytewise behind an 8-byte hash
-// prefix shared by 16 keys; the fold called or inlined) keeps every contribution exactly
-// once and leaves the item's other bytes alone.
+// prefix shared by 16 keys; the key first and the value right after it or elsewhere; tags
+// of 0, 1 and 2 bytes; the fold called or inlined) keeps every contribution exactly once
+// and leaves the item's other bytes alone.
 TEST(CombiningLane, EveryItemAndKeyLayout) {
   const layout layouts[] = {
       {8, 4, 4, 0, 4},  {16, 0, 8, 8, 8},  {16, 12, 4, 0, 8},  {24, 0, 8, 16, 8}, {24, 3, 2, 8, 8},
       {12, 0, 4, 4, 8}, {20, 8, 12, 0, 8}, {40, 16, 20, 0, 4}, {9, 0, 1, 1, 8},   {17, 8, 8, 0, 8},
+      {8, 0, 4, 4, 4},  {16, 0, 4, 4, 8},  {24, 0, 8, 8, 8},   {24, 0, 4, 4, 4},
   };
   for (const layout& lay : layouts)
-    for (const bool inline_op : {false, true}) {
-      agg::combine_gate::policy always;
-      always.sample = 1u << 30;
-      always.min_hit_per_1024 = 0;
-      lane_rig rig(4096, 1, 1 << 20, always, lay, inline_op);
-      std::mt19937_64 rng(lay.item_bytes * 31 + lay.key_bytes);
-      totals_t want;
-      const std::uint64_t n_keys = 40;  // above 8 bytes: 16 hash prefixes
-      for (int i = 0; i < 20000; ++i) {
-        const std::uint64_t key = rng() % n_keys;
-        const std::uint64_t tag = rng() % 3;
-        want[{tag, key_bytes_of(lay, key)}] += i;
-        rig.offer(tag, key, static_cast<std::uint64_t>(i));
+    for (const std::uint32_t tb : {0u, 1u, 2u})
+      for (const bool inline_op : {false, true}) {
+        agg::combine_gate::policy always;
+        always.sample = 1u << 30;
+        always.min_hit_per_1024 = 0;
+        lane_rig rig(4096, tb, 1 << 20, always, lay, inline_op);
+        std::mt19937_64 rng(lay.item_bytes * 31 + lay.key_bytes + tb);
+        totals_t want;
+        const std::uint64_t n_keys = 40;  // above 8 bytes: 16 hash prefixes
+        for (int i = 0; i < 20000; ++i) {
+          const std::uint64_t key = rng() % n_keys;
+          const std::uint64_t tag = tb == 0 ? 0 : rng() % 3;
+          want[{tag, key_bytes_of(lay, key)}] += i;
+          rig.offer(tag, key, static_cast<std::uint64_t>(i));
+        }
+        rig.seal();
+        const std::string what =
+            "item " + std::to_string(lay.item_bytes) + " key " + std::to_string(lay.key_bytes) +
+            "@" + std::to_string(lay.key_offset) + " tag bytes " + std::to_string(tb) +
+            (inline_op ? ", fold inlined" : ", fold called");
+        EXPECT_EQ(rig.totals(), want) << what;
+        EXPECT_TRUE(rig.combined_buffers_distinct()) << what;
+        EXPECT_TRUE(rig.padding_intact()) << what;
+        EXPECT_GT(rig.comb().hits, 20000u / 4) << what;  // 40-byte items: 99 records, 120 keys
       }
-      rig.seal();
-      const std::string what =
-          "item " + std::to_string(lay.item_bytes) + " key " + std::to_string(lay.key_bytes) + "@" +
-          std::to_string(lay.key_offset) + (inline_op ? ", fold inlined" : ", fold called");
-      EXPECT_EQ(rig.totals(), want) << what;
-      EXPECT_TRUE(rig.combined_buffers_distinct()) << what;
-      EXPECT_TRUE(rig.padding_intact()) << what;
-      EXPECT_GT(rig.comb().hits, 20000u / 4) << what;  // 40-byte items: 99 records, 120 keys
+}
+
+// AGG-150, AGG-151: a record kept 64 KiB or more past the buffer's first one is kept
+// without a name (the slot's offset has 16 bits): later records of its key stay apart,
+// while those of keys named before it still fold; every value leaves once. One pass over
+// 10 000 records of 17 bytes in a 256 KiB buffer: keys 0..4999, then the same again.
+TEST(CombiningLane, RecordsPast64KiBAreKeptUnnamed) {
+  agg::combine_gate::policy always;
+  always.sample = 1u << 30;
+  always.min_hit_per_1024 = 0;
+  lane_rig rig(262144, 1, 1 << 16, always);  // 15 420 records, 32 768 keys at most
+  totals_t want;
+  for (int round = 0; round < 2; ++round)
+    for (std::uint64_t k = 0; k < 5000; ++k) {
+      rig.offer(1, k, k + 1);
+      want[{1, key_bytes_of({}, k)}] += k + 1;
     }
+  EXPECT_EQ(rig.buffers_sent(), 0u) << "no pass before the seal";
+  rig.seal();
+  const std::uint64_t named = 3855;  // offsets 0, 17, ..., 65 518 (below max_at, 65 535)
+  EXPECT_EQ(rig.comb().hits, named);
+  EXPECT_EQ(rig.records_sent(), 10000 - named);
+  EXPECT_EQ(rig.totals(), want);
+}
+
+// AGG-150: the hash keeps a one-byte tag and a key below 2^56 apart (no two collide), and
+// its top bits, which pick the slot, differ between tags of one key.
+TEST(CombineTable, HashSeparatesTagsAndKeys) {
+  std::set<std::uint64_t> hashes;
+  std::set<std::uint64_t> slots_of_key_7;
+  for (std::uint64_t tag = 0; tag < 256; ++tag) {
+    for (std::uint64_t key = 0; key < 1000; ++key)
+      hashes.insert(agg::combine_hash(tag, key * 0x10001 + (key << 40)));
+    slots_of_key_7.insert(agg::combine_hash(tag, 7) >> 56);
+  }
+  EXPECT_EQ(hashes.size(), 256u * 1000);
+  EXPECT_EQ(slots_of_key_7.size(), 256u);
 }
 
 // AGG-156: a spec that cannot describe the item is named.

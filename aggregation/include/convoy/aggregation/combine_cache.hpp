@@ -174,9 +174,10 @@ inline fold_result fold_through_cache(send_lane& l, combining_lane& c, const com
     const combine_cache::outcome o = cache.offer(tag, rec + f.tb, victim_tag, victim);
     if (o == combine_cache::outcome::folded) ++folded;
     if (o != combine_cache::outcome::evicted) continue;
-    const std::int32_t r = detail::find_kept<0>(table, f, victim_tag, victim + s.key_offset, w);
+    const std::int32_t r =
+        detail::find_kept<0>(table, f, victim_tag, victim + s.key_offset, w * f.rb);
     if (r >= 0) {
-      s.fn(f.first + static_cast<std::size_t>(r) * f.rb + f.value_at, victim + s.value_offset);
+      s.fn(f.first + r + f.value_at, victim + s.value_offset);
       ++folded;
       continue;
     }

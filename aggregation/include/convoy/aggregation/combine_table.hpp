@@ -2,15 +2,16 @@
 /// @file
 /// Combining in a send lane (aggregation/README.md, AGG-150..156): a small open-addressing
 /// table per lane maps a record's combining key — its routing tag and the item's key bytes —
-/// to the index of the record kept for it in the lane's open buffer, so that a later record
+/// to the place of the record kept for it in the lane's open buffer, so that a later record
 /// with that key is folded into the kept record's value in place, in the buffer that will
 /// leave, and dropped. The table is cleared in O(1) (a generation counter) when the lane
 /// opens its next buffer; it never names a record of a sealed buffer.
 ///
 /// Bounded memory: 4 bytes per slot (an 8-bit generation, an 8-bit fingerprint of the hash,
-/// a 16-bit record index), 2^k slots with 2^k >= 2 x the records a buffer holds, at most
-/// `max_slots`; at most half the slots are used, and a key that finds the table at that
-/// load is kept without combining (the hot keys come early and are in already).
+/// the record's 16-bit byte offset from the buffer's first record), 2^k slots with 2^k >= 2
+/// x the records a buffer holds, at most `max_slots`; at most half the slots are used, and
+/// a key that finds the table at that load, or a record kept 64 KiB or more past the first,
+/// is kept without a name (the hot keys come early and are in already).
 ///
 /// Pays-off check (`combine_gate`): a lane judges each combining buffer by the share of
 /// its records that folded, once it has examined `sample` of them; a buffer that folds too
@@ -39,18 +40,19 @@
 
 namespace convoy::aggregation {
 
-/// A table for one lane: record index of each combining key in the open buffer.
+/// A table for one lane: where the record of each combining key is in the open buffer, in
+/// bytes from its first record.
 class combine_table {
  public:
-  /// Records a buffer can name (16-bit indices); a buffer's later records are not combined.
-  static constexpr std::uint32_t max_records = 0xFFFF;
+  /// Offsets a slot can name (16 bits); a record kept at a larger one is not named.
+  static constexpr std::uint32_t max_at = 0xFFFF;
   static constexpr std::int32_t added = -1;  ///< find_or_add: the candidate is now known
   static constexpr std::int32_t full = -2;   ///< find_or_add: at its load limit, not added
 
   /// Slots of a table for buffers of `records` records and at most `max_slots` slots.
   [[nodiscard]] static std::size_t slots_for(std::size_t records, std::size_t max_slots) noexcept {
     const std::size_t want =
-        std::max<std::size_t>(16, std::bit_ceil(2 * std::min<std::size_t>(records, max_records)));
+        std::max<std::size_t>(16, std::bit_ceil(2 * std::min<std::size_t>(records, max_at)));
     return std::min(want, std::max<std::size_t>(16, std::bit_floor(max_slots)));
   }
 
@@ -83,34 +85,46 @@ class combine_table {
           slots_(t.slots_.data()),
           mask_(t.mask_),
           shift_(t.shift_),
-          gen_(t.gen_),
+          gen_(t.gen_ << 24),
           n_(t.n_),
           load_limit_(t.load_limit_) {}
-    /// The record with the candidate's key, or `added` after registering the candidate as
-    /// record `index`, or `full`. `same(i)` compares the candidate's key with record i's;
-    /// it is called only where the slot's 8-bit fingerprint (the hash's low byte) matches,
-    /// so a miss rarely reads the buffer. Linear probing at load <= 1/2.
-    template <class Same>
-    [[nodiscard, gnu::always_inline]] std::int32_t find_or_add(std::uint64_t hash,
-                                                               std::uint32_t index,
+    /// The offset of the record with the candidate's key, or `added` after registering the
+    /// candidate as the record at offset `at`, or `full`. `same(o)` compares the
+    /// candidate's key with that of the record at offset o; it is called only where the
+    /// slot's generation and 8-bit fingerprint (bits 16..23 of the hash) match, so a miss
+    /// rarely reads the buffer. Linear probing at load <= 1/2. Checked false: the caller
+    /// knows that fits() holds for this key (the load limit and `at` are not tested, and
+    /// the key is counted by added_unchecked()).
+    template <bool Checked = true, class Same>
+    [[nodiscard, gnu::always_inline]] std::int32_t find_or_add(std::uint64_t hash, std::uint32_t at,
                                                                Same same) noexcept {
-      const std::uint32_t tag = gen_ << 8 | static_cast<std::uint32_t>(hash & 0xFF);
+      // A slot is generation (8 bits), fingerprint (8), offset (16): the slot xor `want` is
+      // the offset where generation and fingerprint match, > 0xFFFFFF in a slot of another
+      // generation (free), else another key's.
+      const std::uint32_t want = gen_ | (static_cast<std::uint32_t>(hash) & 0xFF0000u);
       std::size_t i = static_cast<std::size_t>(hash >> shift_);
       for (;;) {
-        const std::uint32_t e = slots_[i];
-        if ((e >> 24) != gen_) {
-          if (n_ >= load_limit_ || index >= max_records) return full;
-          slots_[i] = tag << 16 | index;
-          ++n_;
+        const std::uint32_t x = slots_[i] ^ want;
+        if (x <= 0xFFFFu) {
+          if (same(x)) return static_cast<std::int32_t>(x);
+        } else if (x > 0xFFFFFFu) {
+          if constexpr (Checked) {
+            if (n_ >= load_limit_ || at >= max_at) return full;
+            ++n_;
+          }
+          slots_[i] = want | at;
           return added;
-        }
-        if ((e >> 16) == tag) {
-          const std::uint32_t r = e & 0xFFFFu;
-          if (same(r)) return static_cast<std::int32_t>(r);
         }
         i = (i + 1) & mask_;
       }
     }
+    /// Whether `keys` more keys, the last at offset `last_at`, can be added without a test
+    /// (find_or_add<false>).
+    [[nodiscard]] bool fits(std::uint32_t keys, std::uint32_t last_at) const noexcept {
+      return n_ + std::uint64_t{keys} <= load_limit_ && last_at < max_at;
+    }
+    /// `n` keys were added by find_or_add<false>.
+    void added_unchecked(std::uint32_t n) noexcept { n_ += n; }
     void done() noexcept { t_.n_ = n_; }
 
    private:
@@ -118,15 +132,15 @@ class combine_table {
     std::uint32_t* slots_;
     std::size_t mask_;
     int shift_;
-    std::uint32_t gen_, n_, load_limit_;
+    std::uint32_t gen_;  // the generation, in a slot's top byte
+    std::uint32_t n_, load_limit_;
   };
 
   /// probe::find_or_add on its own (one probe, the count written back).
   template <class Same>
-  [[nodiscard]] std::int32_t find_or_add(std::uint64_t hash, std::uint32_t index,
-                                         Same same) noexcept {
+  [[nodiscard]] std::int32_t find_or_add(std::uint64_t hash, std::uint32_t at, Same same) noexcept {
     probe p(*this);
-    const std::int32_t r = p.find_or_add(hash, index, same);
+    const std::int32_t r = p.find_or_add(hash, at, same);
     p.done();
     return r;
   }
@@ -138,7 +152,7 @@ class combine_table {
   }
 
  private:
-  std::vector<std::uint32_t> slots_;  // generation (8 bits), fingerprint (8), record index (16)
+  std::vector<std::uint32_t> slots_;  // generation (8 bits), fingerprint (8), offset (16)
   std::size_t mask_ = 0;
   int shift_ = 60;
   std::uint32_t gen_ = 1;
@@ -231,9 +245,10 @@ class combine_gate {
 
 /// The hash of a combining key: the tag (on a combining engine every record of a lane with
 /// the same destination carries the same tag) and up to 8 key bytes. Fibonacci hashing:
-/// the table takes the top bits.
+/// the table takes the top bits, where a one-byte tag, rotated to the key's top byte, moves
+/// the slot; a key and a tag of up to 56 and 8 bits hash without collisions. One multiply.
 [[nodiscard]] inline std::uint64_t combine_hash(std::uint64_t tag, std::uint64_t key) noexcept {
-  return (key ^ (tag * 0x9E3779B97F4A7C15ull)) * 0xD6E8FEB86659FD93ull;
+  return (key ^ std::rotr(tag, 8)) * 0xD6E8FEB86659FD93ull;
 }
 
 /// Folds the value at `from` into the value at `into` by operation `Op`: inline for the
@@ -343,20 +358,20 @@ struct record_shape {
           l.tag_bytes + s.value_offset};
 }
 
-/// The kept record with `tag` and the key at `key_of` (`KeyBytes` bytes, or f.kb if 0), or
-/// combine_table::added after naming record `w` for them, or combine_table::full. Inlined
-/// into the pass's loop.
+/// The offset of the kept record with `tag` and the key at `key_of` (`KeyBytes` bytes, or
+/// f.kb if 0), or combine_table::added after naming the record at offset `at` for them, or
+/// combine_table::full. Inlined into the hold-back cache's pass.
 template <std::size_t KeyBytes>
 [[nodiscard, gnu::always_inline]] inline std::int32_t find_kept(combine_table::probe& table,
                                                                 const record_shape& f,
                                                                 std::uint64_t tag,
                                                                 const std::byte* key_of,
-                                                                std::uint32_t w) noexcept {
+                                                                std::uint32_t at) noexcept {
   std::uint64_t key = 0;
   std::memcpy(&key, key_of, KeyBytes != 0 ? KeyBytes : std::min<std::size_t>(f.kb, 8));
   tag &= f.mask;
-  return table.find_or_add(combine_hash(tag, key), w, [&](std::uint32_t j) {
-    const std::byte* const kept = f.first + static_cast<std::size_t>(j) * f.rb;
+  return table.find_or_add(combine_hash(tag, key), at, [&](std::uint32_t o) {
+    const std::byte* const kept = f.first + o;
     std::uint64_t t = 0;
     std::memcpy(&t, kept, 8);  // the 8 bytes from a record's start are in the buffer
     if (((t ^ tag) & f.mask) != 0) return false;
@@ -370,64 +385,134 @@ template <std::size_t KeyBytes>
   });
 }
 
+/// The loop of a fold pass over the records at offsets [at, end) from f.first, where the
+/// kept records end at `at`; returns where they end after it. Up to the first fold the
+/// kept records stay where they are; from then on each moves down to the next kept place.
+/// `Packed`: the key is at the item's start and the value right after it, so that the 8
+/// bytes read from a record's start (its tag and the key's first bytes) are compared as
+/// one word. The other template arguments as fold_records'; `Checked` as
+/// combine_table::probe's.
+template <bool Checked, std::size_t Item, std::size_t KeyBytes, combine_op Op,
+          std::uint32_t TagBytes, bool Packed>
+[[nodiscard, gnu::always_inline]] inline std::uint32_t fold_span(const record_shape& f,
+                                                                 combine_table::probe& table,
+                                                                 combine_fn fn, std::uint32_t at,
+                                                                 std::uint32_t end) noexcept {
+  std::byte* const first = f.first;
+  // The bytes of a record's first 8 that two records of one (tag, key) share; the key
+  // compared apart only if it reaches past them.
+  const std::uint64_t same_mask =
+      Packed ? tag_mask(std::min<std::uint32_t>(TagBytes + KeyBytes, 8)) : f.mask;
+  constexpr bool key_in_word = Packed && TagBytes + KeyBytes <= 8;
+  // Whether a kept record has the key of the record at `r` (then `kept` is it); if not,
+  // the record is named as kept at offset `to`.
+  std::byte* kept = nullptr;
+  const auto find = [&](const std::byte* r, std::uint64_t& word, std::uint32_t to) {
+    std::memcpy(&word, r, 8);  // as send_lane::reserve: a record's first 8 bytes are its own
+    std::uint64_t key = 0;
+    std::memcpy(&key, r + f.key_at, KeyBytes != 0 ? KeyBytes : std::min<std::size_t>(f.kb, 8));
+    const std::uint64_t w0 = word;
+    return table.template find_or_add<Checked>(
+               combine_hash(w0 & f.mask, key), to, [&](std::uint32_t k) {
+                 kept = first + k;
+                 std::uint64_t t = 0;
+                 std::memcpy(&t, kept, 8);
+                 if (((t ^ w0) & same_mask) != 0) return false;
+                 if constexpr (key_in_word) {
+                   return true;
+                 } else if constexpr (KeyBytes != 0) {
+                   std::uint64_t kk = 0;
+                   std::memcpy(&kk, kept + f.key_at, KeyBytes);
+                   return kk == key;
+                 } else {
+                   return std::memcmp(kept + f.key_at, r + f.key_at, f.kb) == 0;
+                 }
+               }) >= 0;
+  };
+  const std::byte* rec = first + at;
+  const std::byte* const stop = first + end;
+  for (; rec < stop; rec += f.rb) {
+    std::uint64_t word = 0;
+    if (find(rec, word, static_cast<std::uint32_t>(rec - first))) {
+      fold_value<Op>(kept + f.value_at, rec + f.value_at, fn);
+      break;
+    }
+  }
+  if (rec >= stop) return end;
+  auto to = static_cast<std::uint32_t>(rec - first);  // the first free place
+  for (rec += f.rb; rec < stop; rec += f.rb) {
+    std::uint64_t word = 0;
+    if (find(rec, word, to)) {
+      fold_value<Op>(kept + f.value_at, rec + f.value_at, fn);
+      continue;
+    }
+    if constexpr (Item != 0) {            // to < rec: the two records do not overlap
+      std::memcpy(first + to, &word, 8);  // as send_lane::reserve: 8 bytes, then the item
+      std::memcpy(first + to + f.tb, rec + f.tb, Item);
+    } else {
+      std::memcpy(first + to, rec, f.rb);
+    }
+    to += f.rb;
+  }
+  return to;
+}
+
 }  // namespace detail
 
 /// The fold pass (see "Fold on fill" above) over the records of `l`'s open buffer from
 /// record c.n_records on: each whose (tag, key) a kept record has folds its value into that
 /// record and leaves; each other is kept, moved down behind the kept records and named in
 /// the table (records past the table's load limit are kept unnamed). Updates l.used,
-/// l.items (records that leave), c.n_records and c.hits. `Item`
-/// is item_bytes when known at compile time, else 0; `KeyBytes` 1..8 compares the key as
-/// one word, 0 takes s.key_bytes (any size: the hash reads the first 8 bytes, the compare
-/// all of them); `Op` inlines the fold (combine_op::call calls s.fn); `TagBytes` is the
-/// lane's tag size when known at compile time, else any_tag_bytes.
-template <std::size_t Item, std::size_t KeyBytes, combine_op Op, std::uint32_t TagBytes>
+/// l.items (records that leave), c.n_records and c.hits. `Item` is item_bytes when known
+/// at compile time, else 0; `KeyBytes` 1..8 compares the key as one word, 0 takes
+/// s.key_bytes (any size: the hash reads the first 8 bytes, the compare all of them); `Op`
+/// inlines the fold (combine_op::call calls s.fn); `TagBytes` is the lane's tag size when
+/// known at compile time, else any_tag_bytes; `Packed` (with `KeyBytes` and `TagBytes`
+/// known): the key is at the item's start and the value right after it. A pass whose
+/// records all fit the table runs the loop without the table's limit tests.
+template <std::size_t Item, std::size_t KeyBytes, combine_op Op, std::uint32_t TagBytes,
+          bool Packed = false>
 fold_result fold_records(send_lane& l, combining_lane& c, const combine_spec& s) noexcept {
   static_assert(KeyBytes <= 8);
+  static_assert(!Packed || (KeyBytes != 0 && TagBytes != any_tag_bytes));
   detail::record_shape f = detail::shape_of(l, s);
   if constexpr (TagBytes != any_tag_bytes) {  // constants the compiler folds into the loop
     f.tb = TagBytes;
     f.mask = detail::tag_mask(TagBytes);
     if constexpr (Item != 0) f.rb = TagBytes + Item;
   }
-  const combine_fn fn = s.fn;
-  std::byte* const end = l.buf + l.used;
-  const std::uint32_t start = c.n_records;
-  std::uint32_t w = start;  // the next kept record
-  combine_table::probe table(c.table);
-  for (std::byte* rec = f.first + static_cast<std::size_t>(start) * f.rb; rec < end; rec += f.rb) {
-    std::uint64_t tag = 0;
-    std::memcpy(&tag, rec, 8);
-    const std::int32_t r = detail::find_kept<KeyBytes>(table, f, tag, rec + f.key_at, w);
-    if (r >= 0) {
-      std::byte* const into = f.first + static_cast<std::size_t>(r) * f.rb + f.value_at;
-      fold_value<Op>(into, rec + f.value_at, fn);
-      continue;
-    }
-    std::byte* const to = f.first + static_cast<std::size_t>(w) * f.rb;
-    if (to != rec) {  // to < rec: the two records do not overlap
-      if constexpr (Item != 0) {
-        std::memcpy(to, &tag, 8);  // as send_lane::reserve: 8 bytes, then the item over them
-        std::memcpy(to + f.tb, rec + f.tb, Item);
-      } else {
-        std::memcpy(to, rec, f.rb);
-      }
-    }
-    ++w;
+  if constexpr (Packed) {
+    f.key_at = TagBytes;
+    f.value_at = TagBytes + KeyBytes;
   }
+  const std::uint32_t start = c.n_records;
+  const std::uint32_t records = (l.used - static_cast<std::uint32_t>(header_bytes)) / f.rb;
+  const std::uint32_t examined = records - start;
+  const std::uint32_t at = start * f.rb, end = records * f.rb;
+  combine_table::probe table(c.table);
+  using detail::fold_span;
+  std::uint32_t to = end;  // where the kept records end
+  if (examined == 0 || table.fits(examined, end - f.rb)) {
+    to = fold_span<false, Item, KeyBytes, Op, TagBytes, Packed>(f, table, s.fn, at, end);
+    table.added_unchecked((to - at) / f.rb);
+  } else {
+    to = fold_span<true, Item, KeyBytes, Op, TagBytes, Packed>(f, table, s.fn, at, end);
+  }
+  const std::uint32_t kept = (to - at) / f.rb;
   table.done();
-  const auto examined = static_cast<std::uint32_t>((l.used - header_bytes) / f.rb) - start;
-  const std::uint32_t folded = examined - (w - start);
-  c.n_records = w;
+  const std::uint32_t folded = examined - kept;
+  c.n_records = start + kept;
   c.hits += folded;
-  l.used = static_cast<std::uint32_t>(header_bytes + static_cast<std::size_t>(w) * f.rb);
+  l.used = static_cast<std::uint32_t>(header_bytes) + end - folded * f.rb;
   l.items -= folded;
   return {examined, folded};
 }
 
 /// The fold_records instantiation for items of `item_bytes`, `s`'s key size and operation
-/// and lanes of `tag_bytes`: items of 8, 16 or 24 bytes, keys of 4 or 8 bytes, the
-/// operations of combine_op and one-byte tags get fixed-size copies, compares and folds.
+/// and lanes of `tag_bytes`: items of 8, 16 or 24 bytes, keys of 4 or 8 bytes and the
+/// operations of combine_op get fixed-size copies, compares and folds; with tags of 0 or 1
+/// and the key first, the value right after it (combining_conveyor's items), fixed offsets
+/// and the one-word compare of tag and key.
 [[nodiscard]] fold_pass_fn pick_fold_pass(std::size_t item_bytes, const combine_spec& s,
                                           std::uint32_t tag_bytes) noexcept;
 
