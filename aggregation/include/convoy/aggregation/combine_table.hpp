@@ -358,6 +358,37 @@ struct record_shape {
           l.tag_bytes + s.value_offset};
 }
 
+/// The key a pass hashes: the `KeyBytes` bytes at `key_of`, or (0) the first of its f.kb.
+template <std::size_t KeyBytes>
+[[nodiscard, gnu::always_inline]] inline std::uint64_t key_word(const record_shape& f,
+                                                                const std::byte* key_of) noexcept {
+  std::uint64_t key = 0;
+  std::memcpy(&key, key_of, KeyBytes != 0 ? KeyBytes : std::min<std::size_t>(f.kb, 8));
+  return key;
+}
+
+/// Whether the kept record at `kept` has a candidate's tag and key: its first 8 bytes
+/// equal `word` under `mask` (the tag's bytes, or with `KeyInWord` the key's too), and its
+/// key equals `key` (`KeyBytes` 1..8) or the f.kb bytes at `key_of` (0).
+template <std::size_t KeyBytes, bool KeyInWord = false>
+[[nodiscard, gnu::always_inline]] inline bool same_key(const std::byte* kept, const record_shape& f,
+                                                       std::uint64_t word, std::uint64_t mask,
+                                                       std::uint64_t key,
+                                                       const std::byte* key_of) noexcept {
+  std::uint64_t t = 0;
+  std::memcpy(&t, kept, 8);  // the 8 bytes from a record's start are in the buffer
+  if (((t ^ word) & mask) != 0) return false;
+  if constexpr (KeyInWord) {
+    return true;
+  } else if constexpr (KeyBytes != 0) {
+    std::uint64_t k = 0;
+    std::memcpy(&k, kept + f.key_at, KeyBytes);
+    return k == key;
+  } else {
+    return std::memcmp(kept + f.key_at, key_of, f.kb) == 0;
+  }
+}
+
 /// The offset of the kept record with `tag` and the key at `key_of` (`KeyBytes` bytes, or
 /// f.kb if 0), or combine_table::added after naming the record at offset `at` for them, or
 /// combine_table::full. Inlined into the hold-back cache's pass.
@@ -367,21 +398,10 @@ template <std::size_t KeyBytes>
                                                                 std::uint64_t tag,
                                                                 const std::byte* key_of,
                                                                 std::uint32_t at) noexcept {
-  std::uint64_t key = 0;
-  std::memcpy(&key, key_of, KeyBytes != 0 ? KeyBytes : std::min<std::size_t>(f.kb, 8));
+  const std::uint64_t key = key_word<KeyBytes>(f, key_of);
   tag &= f.mask;
   return table.find_or_add(combine_hash(tag, key), at, [&](std::uint32_t o) {
-    const std::byte* const kept = f.first + o;
-    std::uint64_t t = 0;
-    std::memcpy(&t, kept, 8);  // the 8 bytes from a record's start are in the buffer
-    if (((t ^ tag) & f.mask) != 0) return false;
-    if constexpr (KeyBytes != 0) {
-      std::uint64_t k = 0;
-      std::memcpy(&k, kept + f.key_at, KeyBytes);
-      return k == key;
-    } else {
-      return std::memcmp(kept + f.key_at, key_of, f.kb) == 0;
-    }
+    return same_key<KeyBytes>(f.first + o, f, tag, f.mask, key, key_of);
   });
 }
 
@@ -409,24 +429,12 @@ template <bool Checked, std::size_t Item, std::size_t KeyBytes, combine_op Op,
   std::byte* kept = nullptr;
   const auto find = [&](const std::byte* r, std::uint64_t& word, std::uint32_t to) {
     std::memcpy(&word, r, 8);  // as send_lane::reserve: a record's first 8 bytes are its own
-    std::uint64_t key = 0;
-    std::memcpy(&key, r + f.key_at, KeyBytes != 0 ? KeyBytes : std::min<std::size_t>(f.kb, 8));
+    const std::uint64_t key = key_word<KeyBytes>(f, r + f.key_at);
     const std::uint64_t w0 = word;
     return table.template find_or_add<Checked>(
                combine_hash(w0 & f.mask, key), to, [&](std::uint32_t k) {
                  kept = first + k;
-                 std::uint64_t t = 0;
-                 std::memcpy(&t, kept, 8);
-                 if (((t ^ w0) & same_mask) != 0) return false;
-                 if constexpr (key_in_word) {
-                   return true;
-                 } else if constexpr (KeyBytes != 0) {
-                   std::uint64_t kk = 0;
-                   std::memcpy(&kk, kept + f.key_at, KeyBytes);
-                   return kk == key;
-                 } else {
-                   return std::memcmp(kept + f.key_at, r + f.key_at, f.kb) == 0;
-                 }
+                 return same_key<KeyBytes, key_in_word>(kept, f, w0, same_mask, key, r + f.key_at);
                }) >= 0;
   };
   const std::byte* rec = first + at;
@@ -503,7 +511,7 @@ fold_result fold_records(send_lane& l, combining_lane& c, const combine_spec& s)
   const std::uint32_t folded = examined - kept;
   c.n_records = start + kept;
   c.hits += folded;
-  l.used = static_cast<std::uint32_t>(header_bytes) + end - folded * f.rb;
+  l.used = static_cast<std::uint32_t>(header_bytes) + to;
   l.items -= folded;
   return {examined, folded};
 }
