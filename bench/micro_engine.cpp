@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <convoy/aggregation/combine_cache.hpp>
 #include <convoy/aggregation/combine_table.hpp>
 #include <convoy/router/route_plan.hpp>
 #include <convoy/termination/simulation.hpp>
@@ -194,7 +195,10 @@ BENCHMARK(BM_push_combine)
 /// {1-byte tag, 8-byte key, 8-byte value 1}, 4 tags, keys of a Zipf law of exponent
 /// range(0) / 10 over 10^6 keys (0: uniform), filled and then folded as a lane at fill; one
 /// pass over a full buffer per iteration, the buffer refilled untimed (manual time).
-/// `ns_per_record`: the pass's time per record it examined.
+/// range(1) > 0: the pass goes through a hold-back cache of that many entries (AGG-157),
+/// kept warm across the iterations (never drained), by the lane's picked pass (range(2)
+/// 0) or the one for any layout (1). `ns_per_record`: the pass's time per record it
+/// examined.
 void BM_fold_pass(benchmark::State& state) {
   namespace agg = convoy::aggregation;
   const double skew = static_cast<double>(state.range(0)) / 10;
@@ -221,6 +225,11 @@ void BM_fold_pass(benchmark::State& state) {
   const agg::combine_spec spec = agg::combine_sum<std::uint64_t>(0, 8, 8);
   agg::combining_lane comb(per_buffer, 4096, always);
   const agg::fold_pass_fn pass = agg::pick_fold_pass(16, spec, 1);
+  const auto entries = static_cast<std::size_t>(state.range(1));
+  agg::combine_cache cache(entries, 16, 1, spec);
+  const agg::cache_pass_fn cached =
+      state.range(2) == 0 ? agg::pick_cache_pass(16, spec) : &agg::fold_through_cache;
+  std::vector<std::byte> victim(16);
   std::vector<std::byte> buf(capacity + 8);
   agg::send_lane lane;
   lane.tag_bytes = 1;
@@ -237,7 +246,8 @@ void BM_fold_pass(benchmark::State& state) {
     lane.items = static_cast<std::uint32_t>(per_buffer);
     comb.opened();
     const auto t0 = std::chrono::steady_clock::now();
-    const agg::fold_result r = pass(lane, comb, spec);
+    const agg::fold_result r =
+        entries > 0 ? cached(lane, comb, spec, cache, victim.data()) : pass(lane, comb, spec);
     const auto t1 = std::chrono::steady_clock::now();
     const double dt = std::chrono::duration<double>(t1 - t0).count();
     state.SetIterationTime(dt);
@@ -251,6 +261,9 @@ void BM_fold_pass(benchmark::State& state) {
   state.counters["folded_per_record"] =
       static_cast<double>(folded) / static_cast<double>(std::max<std::int64_t>(examined, 1));
 }
-BENCHMARK(BM_fold_pass)->Arg(0)->Arg(10)->Arg(15)->UseManualTime();
+BENCHMARK(BM_fold_pass)
+    ->ArgsProduct({{0, 10, 15}, {0}, {0}})
+    ->ArgsProduct({{0, 10, 15}, {2048, 16384}, {0, 1}})
+    ->UseManualTime();
 
 }  // namespace

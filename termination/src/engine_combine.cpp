@@ -69,6 +69,7 @@ void engine::impl::start_combining(std::size_t item_bytes) {
     if (entries > 0 && k < lanes.loopback())
       comb->caches.emplace_back(entries, item_bytes, tb, comb->spec);
   }
+  comb->cache_pass = agg::pick_cache_pass(item_bytes, comb->spec);
   comb->held_since.assign(comb->caches.size(), 0);
   comb->victim.assign(item_bytes, std::byte{0});
 }
@@ -86,7 +87,7 @@ agg::fold_result engine::impl::fold_pass(int lane, bool cached) {
   if (!cached) return c.pass(lanes[lane], c, comb->spec);
   agg::combine_cache& cache = comb->caches[static_cast<std::size_t>(lane)];
   if (cache.empty()) comb->held_since[static_cast<std::size_t>(lane)] = tick;
-  return agg::fold_through_cache(lanes[lane], c, comb->spec, cache, comb->victim.data());
+  return comb->cache_pass(lanes[lane], c, comb->spec, cache, comb->victim.data());
 }
 
 bool engine::impl::drain_cache(int lane) {

@@ -130,6 +130,7 @@ struct engine::impl final : link_layer {
     // Hold-back caches (TERM-27): one per out-link lane, none when combine_cache_entries
     // is 0; held_since[k]: the tick at which cache k last went from empty to holding.
     std::vector<aggregation::combine_cache> caches;
+    aggregation::cache_pass_fn cache_pass = nullptr;  // their fold pass (pick_cache_pass)
     std::vector<std::uint64_t> held_since;
     std::vector<std::byte> victim;  // an evicted entry's item, on its way into the lane
     bool draining = false;          // a cache is being drained into its lane

@@ -152,18 +152,19 @@ TEST(CombineCache, HotKeysStayHeld) {
   EXPECT_EQ((r.out[{0, 42}]), 50000u);
 }
 
-// AGG-157: a lane whose fill pass goes through its cache (fold_through_cache), as the
-// engine's: records offered to the cache leave the buffer, evicted entries take their place
-// by the table, a drain appends plainly; every contribution leaves exactly once, and hot
-// keys held across buffers cut the records sent below what the buffers alone keep.
+// AGG-157: a lane whose fill pass goes through its cache (pick_cache_pass's pass, and
+// fold_through_cache for any layout), as the engine's: records offered to the cache leave
+// the buffer, evicted entries take their place by the table, a drain appends plainly;
+// every contribution leaves exactly once, and hot keys held across buffers cut the records
+// sent below what the buffers alone keep.
 TEST(CombineCache, FillPassThroughTheCache) {
-  const auto run = [](bool cached) {
+  const auto run = [](bool cached, agg::cache_pass_fn pass) {
     rig r(256);
     std::vector<std::byte> victim(16);
     bool draining = false;
     const auto fill_pass = [&] {
       if (!cached || draining) return r.fold();
-      return agg::fold_through_cache(r.lane, r.comb, r.spec, r.cache, victim.data());
+      return pass(r.lane, r.comb, r.spec, r.cache, victim.data());
     };
     const auto append = [&](std::uint64_t tag, const std::byte* item) {
       if (r.lane.put_rigid<16>(tag, item, 16) && !r.comb.refill(r.lane, fill_pass)) r.seal();
@@ -186,9 +187,11 @@ TEST(CombineCache, FillPassThroughTheCache) {
     EXPECT_EQ(r.out, want) << (cached ? "through the cache" : "table only");
     return r.comb.hits;
   };
-  const std::uint64_t table_only = run(false);
-  const std::uint64_t through_cache = run(true);
-  EXPECT_GT(through_cache, table_only + 10000) << "the cache folds hot keys across buffers";
+  const std::uint64_t table_only = run(false, nullptr);
+  const std::uint64_t picked = run(true, agg::pick_cache_pass(16, sum_spec()));
+  const std::uint64_t any_layout = run(true, &agg::fold_through_cache);
+  EXPECT_GT(picked, table_only + 10000) << "the cache folds hot keys across buffers";
+  EXPECT_EQ(picked, any_layout) << "the picked pass folds as the one for any layout";
 }
 
 // AGG-159: keys of 12 bytes compare bytewise (equal first 8 bytes stay apart); tags compare
@@ -215,11 +218,13 @@ TEST(CombineCache, WideKeysAndTagBytes) {
   EXPECT_EQ(tags, (std::vector<std::uint64_t>{5, 5}));
 }
 
-// AGG-160: entries rounded down to a power of two (2 at least), 8 + item + 4 bytes each.
+// AGG-160: entries rounded down to a power of two (2 at least), 8 + item + 4 bytes each
+// rounded up to 8, and a cache line to align them.
 TEST(CombineCache, MemoryIsTheEntries) {
   const agg::combine_cache c(1000, 16, 1, sum_spec());
   EXPECT_EQ(c.entries(), 512u);
-  EXPECT_EQ(c.memory_bytes(), 512u * (8 + 16 + 4));
+  EXPECT_EQ(c.memory_bytes(), 512u * 32 + 64);
+  EXPECT_EQ(agg::combine_cache::bytes_for(1000, 20), 512u * 32 + 64);  // 8 + 20 + 4
   EXPECT_EQ(agg::combine_cache::bytes_for(1000, 16), c.memory_bytes());
   EXPECT_EQ(agg::combine_cache::entries_for(0), 0u);
   EXPECT_EQ(agg::combine_cache::entries_for(1), 2u);

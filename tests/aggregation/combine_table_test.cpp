@@ -1,16 +1,19 @@
 // Combining in a send lane (aggregation/README.md AGG-150..156) against an oracle: every
 // appended value leaves exactly once through the fold passes, a buffer that combined holds
 // each (tag, key) once, the table's memory is bounded, clears are O(1) and survive the
-// generation's wrap, and the pays-off check turns combining off where keys do not repeat.
+// generation's wrap, the pays-off check turns combining off where keys do not repeat, and
+// the hold-back cache's passes keep every contribution once in every layout.
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <convoy/aggregation/combine_cache.hpp>
 #include <convoy/aggregation/combine_table.hpp>
 #include <convoy/aggregation/packing.hpp>
 #include <convoy/aggregation/send_lanes.hpp>
 #include <cstdint>
 #include <cstring>
 #include <map>
+#include <memory>
 #include <random>
 #include <set>
 #include <string>
@@ -81,9 +84,29 @@ class lane_rig {
     std::memcpy(item.data() + lay_.value_offset, &value, lay_.value_bytes);
     return lane_.put_rigid(tag, item.data(), item.size());
   }
+  // From now on the fill passes go through a hold-back cache of `entries` entries, by
+  // pick_cache_pass's pass or (`any_layout`) fold_through_cache.
+  void use_cache(std::size_t entries, bool any_layout) {
+    cache_ = std::make_unique<agg::combine_cache>(entries, lay_.item_bytes, lane_.tag_bytes, spec_);
+    cache_pass_ =
+        any_layout ? &agg::fold_through_cache : agg::pick_cache_pass(lay_.item_bytes, spec_);
+    victim_.resize(lay_.item_bytes);
+  }
+  // Appends the cache's entries plainly (as the engine's drain: its passes skip the cache).
+  void drain() {
+    draining_ = true;
+    EXPECT_TRUE(cache_->drain([&](std::uint64_t tag, const std::byte* item) {
+      if (lane_.put_rigid(tag, item, lay_.item_bytes) && !refill()) seal();
+      return true;
+    }));
+    draining_ = false;
+  }
   // The lane is full: true if the fold pass freed room enough to go on filling it.
   bool refill() {
-    return comb_.refill(lane_, [&] { return pass_(lane_, comb_, spec_); });
+    return comb_.refill(lane_, [&] {
+      if (cache_ && !draining_) return cache_pass_(lane_, comb_, spec_, *cache_, victim_.data());
+      return pass_(lane_, comb_, spec_);
+    });
   }
   void seal() {
     const bool combined_throughout = on_at_open_ && comb_.on;  // every record is examined
@@ -162,6 +185,10 @@ class lane_rig {
   agg::combining_lane comb_;
   agg::combine_spec spec_;
   agg::fold_pass_fn pass_ = nullptr;
+  std::unique_ptr<agg::combine_cache> cache_;
+  agg::cache_pass_fn cache_pass_ = nullptr;
+  std::vector<std::byte> victim_;
+  bool draining_ = false;
   std::vector<std::vector<std::byte>> sent_;
   std::vector<bool> combined_;
   bool on_at_open_ = false;
@@ -433,6 +460,47 @@ TEST(CombiningLane, EveryItemAndKeyLayout) {
         EXPECT_TRUE(rig.padding_intact()) << what;
         EXPECT_GT(rig.comb().hits, 20000u / 4) << what;  // 40-byte items: 99 records, 120 keys
       }
+}
+
+// AGG-157: every hold-back cache pass pick_cache_pass chooses (items of 8, 16, 24 and
+// other sizes; keys of 4, 8 and other sizes; the fold called or inlined), and the pass for
+// any layout, keep every contribution exactly once through the cache, its evictions, the
+// table and the drain, and leave the item's other bytes alone; the hot keys fold in the
+// cache across buffers.
+TEST(CombiningLane, EveryLayoutThroughTheCache) {
+  const layout layouts[] = {
+      {8, 4, 4, 0, 4},  {16, 0, 8, 8, 8},  {16, 12, 4, 0, 8}, {24, 0, 8, 16, 8}, {24, 3, 2, 8, 8},
+      {12, 0, 4, 4, 8}, {20, 8, 12, 0, 8}, {8, 0, 4, 4, 4},   {24, 0, 4, 4, 4},
+  };
+  for (const layout& lay : layouts)
+    for (const std::uint32_t tb : {0u, 1u, 2u})
+      for (const bool inline_op : {false, true})
+        for (const bool any_layout : {false, true}) {
+          agg::combine_gate::policy always;
+          always.sample = 1u << 30;
+          always.min_hit_per_1024 = 0;
+          lane_rig rig(1024, tb, 1 << 20, always, lay, inline_op);
+          rig.use_cache(64, any_layout);
+          std::mt19937_64 rng(lay.item_bytes * 31 + lay.key_bytes + tb);
+          totals_t want;
+          for (int i = 0; i < 20000; ++i) {
+            // a quarter over 8 hot keys, the rest over 4 000
+            const std::uint64_t key = rng() % 4 == 0 ? rng() % 8 : 8 + rng() % 4000;
+            const std::uint64_t tag = tb == 0 ? 0 : rng() % 3;
+            want[{tag, key_bytes_of(lay, key)}] += i;
+            rig.offer(tag, key, static_cast<std::uint64_t>(i));
+          }
+          rig.drain();
+          rig.seal();
+          const std::string what =
+              "item " + std::to_string(lay.item_bytes) + " key " + std::to_string(lay.key_bytes) +
+              "@" + std::to_string(lay.key_offset) + " tag bytes " + std::to_string(tb) +
+              (inline_op ? ", fold inlined" : ", fold called") +
+              (any_layout ? ", any layout" : ", picked");
+          EXPECT_EQ(rig.totals(), want) << what;
+          EXPECT_TRUE(rig.padding_intact()) << what;
+          EXPECT_GT(rig.comb().hits, 20000u / 5) << what;  // most hot-key offers fold
+        }
 }
 
 // AGG-150, AGG-151: a record kept 64 KiB or more past the buffer's first one is kept

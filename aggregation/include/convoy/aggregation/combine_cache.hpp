@@ -14,8 +14,10 @@
 /// at fill (fold_through_cache) offers its records here first; a drain appends entries
 /// plainly, and a pass at that time must not take the cache.
 ///
-/// 2-way set associative, `entries` rounded down to a power of two (2 at least); an entry
-/// is [8-byte tag][item] plus a 4-byte count of the contributions folded into it (0: free).
+/// 2-way set associative, `entries` rounded down to a power of two (2 at least). An entry
+/// is [8-byte tag][item][4-byte count of the contributions folded into it (0: free)],
+/// rounded up to 8 bytes; the two ways of a set are adjacent and the entries start on a
+/// cache line, so that a set of 16-byte items is one line.
 #include <algorithm>
 #include <bit>
 #include <convoy/aggregation/combine_table.hpp>
@@ -39,9 +41,14 @@ class combine_cache {
   [[nodiscard]] static std::size_t entries_for(std::size_t entries) noexcept {
     return entries == 0 ? 0 : std::max<std::size_t>(2, std::bit_floor(entries));
   }
-  /// Bytes of a cache of `entries` entries of items of `item_bytes`.
+  /// Bytes of an entry for items of `item_bytes`.
+  [[nodiscard]] static constexpr std::size_t entry_bytes_for(std::size_t item_bytes) noexcept {
+    return (8 + item_bytes + sizeof(std::uint32_t) + 7) & ~std::size_t{7};
+  }
+  /// Bytes of a cache of `entries` entries of items of `item_bytes` (with a cache line to
+  /// align them).
   [[nodiscard]] static std::size_t bytes_for(std::size_t entries, std::size_t item_bytes) noexcept {
-    return entries_for(entries) * (8 + item_bytes + sizeof(std::uint32_t));
+    return entries == 0 ? 0 : entries_for(entries) * entry_bytes_for(item_bytes) + line;
   }
 
   /// A cache of entries_for(entries) >= 2 entries for items of `item_bytes` under `spec`,
@@ -49,52 +56,137 @@ class combine_cache {
   combine_cache(std::size_t entries, std::size_t item_bytes, std::size_t tag_bytes,
                 const combine_spec& spec)
       : item_bytes_(item_bytes),
-        entry_bytes_(8 + item_bytes),
+        entry_bytes_(entry_bytes_for(item_bytes)),
+        n_(entries_for(std::max<std::size_t>(entries, 2))),
         tag_mask_(detail::tag_mask(static_cast<std::uint32_t>(tag_bytes))),
         spec_(spec) {
-    const std::size_t n = entries_for(std::max<std::size_t>(entries, 2));
-    const std::size_t sets = n / 2;
-    shift_ = sets > 1 ? 64 - std::countr_zero(sets) : 0;
-    data_.assign(n * entry_bytes_, std::byte{0});
-    count_.assign(n, 0);
+    // h >> shift_ >> 1 is the set of hash h: its top log2(sets) bits, none for one set
+    shift_ = 63 - std::countr_zero(n_ / 2);
+    data_.assign(bytes_for(n_, item_bytes), std::byte{0});
+    const auto misalign = reinterpret_cast<std::uintptr_t>(data_.data()) % line;
+    first_ = misalign == 0 ? 0 : line - misalign;
   }
 
-  /// Offers an item with its lane tag (only the lane's tag_bytes count). Folds it into the
-  /// entry of its (tag, key), or holds it in a free way of its set, or evicts that set's way
-  /// with fewer contributions into `victim_tag` / `victim_item` (item_bytes; the caller
-  /// offers it to the lane now) and holds the item there. O(1): two entries compared.
-  [[nodiscard]] outcome offer(std::uint64_t tag, const std::byte* item, std::uint64_t& victim_tag,
-                              std::byte* victim_item) noexcept {
-    tag &= tag_mask_;
-    const std::size_t kb = spec_.key_bytes;
-    std::uint64_t key = 0;
-    std::memcpy(&key, item + spec_.key_offset, std::min<std::size_t>(kb, 8));
-    const std::uint64_t h = combine_hash(tag, key);
-    const std::size_t first = 2 * (shift_ == 0 ? 0 : static_cast<std::size_t>(h >> shift_));
-    std::size_t free_way = 2;
-    for (std::size_t w = 0; w < 2; ++w) {
-      const std::size_t e = first + w;
-      if (count_[e] == 0) {
-        free_way = std::min(free_way, w);
-        continue;
-      }
-      std::byte* const rec = entry(e);
-      if (same(rec, tag, key, item, kb)) {
-        spec_.fn(rec + 8 + spec_.value_offset, item + spec_.value_offset);
-        ++count_[e];
+  /// The cache's state in locals for the offers of one pass (as combine_table::probe: the
+  /// pass's stores into its buffer may alias anything). `Item` (bytes, 0: the cache's),
+  /// `KeyBytes` (1..8 compared as a word, 0: the spec's, any size) and `Op` (the fold;
+  /// combine_op::call calls the spec's fn) fix what a pass knows at compile time. done()
+  /// writes the count of held entries back.
+  template <std::size_t Item = 0, std::size_t KeyBytes = 0, combine_op Op = combine_op::call>
+  class offers {
+   public:
+    explicit offers(combine_cache& c) noexcept
+        : c_(c),
+          base_(c.data_.data() + c.first_),
+          item_(Item != 0 ? Item : c.item_bytes_),
+          stride_(Item != 0 ? entry_bytes_for(Item) : c.entry_bytes_),
+          shift_(c.shift_),
+          tag_mask_(c.tag_mask_),
+          key_at_(c.spec_.key_offset),
+          kb_(KeyBytes != 0 ? KeyBytes : c.spec_.key_bytes),
+          value_at_(c.spec_.value_offset),
+          fn_(c.spec_.fn),
+          held_(c.held_) {}
+
+    /// The set of `tag` (the lane's tag bytes) and `item`'s key, to be loaded ahead.
+    [[nodiscard, gnu::always_inline]] const std::byte* set_of(
+        std::uint64_t tag, const std::byte* item) const noexcept {
+      return base_ + ((combine_hash(tag & tag_mask_, key_of(item)) >> shift_ >> 1) * 2 * stride_);
+    }
+
+    /// Offers an item with its lane tag (only the lane's tag bytes count). Folds it into
+    /// the entry of its (tag, key), or holds it in a free way of its set, or evicts that
+    /// set's way with fewer contributions into `victim_tag` / `victim_item` (item bytes; the
+    /// caller offers it to the lane now) and holds the item there. O(1): two entries.
+    [[nodiscard, gnu::always_inline]] outcome offer(std::uint64_t tag, const std::byte* item,
+                                                    std::uint64_t& victim_tag,
+                                                    std::byte* victim_item) noexcept {
+      tag &= tag_mask_;
+      const std::uint64_t key = key_of(item);
+      std::byte* const e0 = base_ + ((combine_hash(tag, key) >> shift_ >> 1) * 2 * stride_);
+      std::byte* const e1 = e0 + stride_;
+      const std::uint32_t n0 = count(e0), n1 = count(e1);
+      // Both ways are compared without a branch between them (a way's count 0: free);
+      // whether the item folds is the one branch that a skewed stream cannot predict.
+      const bool hit0 = (n0 != 0) & same(e0, tag, key, item);
+      const bool hit1 = (n1 != 0) & same(e1, tag, key, item);
+      if (hit0 | hit1) {
+        std::byte* const e = hit0 ? e0 : e1;
+        fold_value<Op>(e + 8 + value_at_, item + value_at_, fn_);
+        set_count(e, (hit0 ? n0 : n1) + 1);
         return outcome::folded;
       }
+      // A free way (count 0) or the one with fewer contributions.
+      const bool first = n0 <= n1;
+      std::byte* const e = first ? e0 : e1;
+      outcome r = outcome::held;
+      if ((first ? n0 : n1) != 0) {
+        std::memcpy(&victim_tag, e, 8);
+        copy_item(victim_item, e + 8);
+        r = outcome::evicted;
+      } else {
+        ++held_;
+      }
+      install(e, tag, item);
+      return r;
     }
-    if (free_way != 2) {
-      install(first + free_way, tag, item);
-      ++held_;
-      return outcome::held;
+
+    void done() noexcept { c_.held_ = held_; }
+
+   private:
+    [[nodiscard, gnu::always_inline]] std::uint64_t key_of(const std::byte* item) const noexcept {
+      std::uint64_t key = 0;
+      std::memcpy(&key, item + key_at_, KeyBytes != 0 ? KeyBytes : std::min<std::size_t>(kb_, 8));
+      return key;
     }
-    const std::size_t victim = first + (count_[first] <= count_[first + 1] ? 0 : 1);
-    std::memcpy(&victim_tag, entry(victim), 8);
-    std::memcpy(victim_item, entry(victim) + 8, item_bytes_);
-    install(victim, tag, item);
-    return outcome::evicted;
+    [[nodiscard, gnu::always_inline]] std::uint32_t count(const std::byte* e) const noexcept {
+      std::uint32_t n = 0;
+      std::memcpy(&n, e + 8 + item_, sizeof n);
+      return n;
+    }
+    [[gnu::always_inline]] void set_count(std::byte* e, std::uint32_t n) const noexcept {
+      std::memcpy(e + 8 + item_, &n, sizeof n);
+    }
+    [[gnu::always_inline]] void copy_item(std::byte* to, const std::byte* from) const noexcept {
+      std::memcpy(to, from, item_);
+    }
+    [[nodiscard, gnu::always_inline]] bool same(const std::byte* e, std::uint64_t tag,
+                                                std::uint64_t key,
+                                                const std::byte* item) const noexcept {
+      std::uint64_t t = 0;
+      std::memcpy(&t, e, 8);
+      const std::byte* const held_key = e + 8 + key_at_;
+      if constexpr (KeyBytes == 0) {
+        if (kb_ > 8) return t == tag && std::memcmp(held_key, item + key_at_, kb_) == 0;
+      }
+      std::uint64_t k = 0;
+      std::memcpy(&k, held_key, KeyBytes != 0 ? KeyBytes : kb_);
+      return ((t ^ tag) | (k ^ key)) == 0;
+    }
+    [[gnu::always_inline]] void install(std::byte* e, std::uint64_t tag,
+                                        const std::byte* item) const noexcept {
+      std::memcpy(e, &tag, 8);
+      copy_item(e + 8, item);
+      set_count(e, 1);
+    }
+
+    combine_cache& c_;
+    std::byte* base_;
+    std::size_t item_, stride_;
+    int shift_;
+    std::uint64_t tag_mask_;
+    std::size_t key_at_, kb_, value_at_;
+    combine_fn fn_;
+    std::size_t held_;
+  };
+
+  /// offers<>::offer on its own (one offer, the count written back).
+  [[nodiscard]] outcome offer(std::uint64_t tag, const std::byte* item, std::uint64_t& victim_tag,
+                              std::byte* victim_item) noexcept {
+    offers<> o(*this);
+    const outcome r = o.offer(tag, item, victim_tag, victim_item);
+    o.done();
+    return r;
   }
 
   /// Hands held entries to `sink(tag, item)`, each once, and frees them; `sink` returns
@@ -102,55 +194,46 @@ class combine_cache {
   /// the next drain starts there. True once the cache is empty.
   template <class Sink>
   bool drain(Sink sink) {
-    const std::size_t n = count_.size();
-    for (std::size_t seen = 0; held_ > 0 && seen < n; ++seen) {
-      const std::size_t e = drain_at_;
-      if (count_[e] != 0) {
+    for (std::size_t seen = 0; held_ > 0 && seen < n_; ++seen) {
+      std::byte* const e = entry(drain_at_);
+      std::uint32_t count = 0;
+      std::memcpy(&count, e + 8 + item_bytes_, sizeof count);
+      if (count != 0) {
         std::uint64_t tag = 0;
-        std::memcpy(&tag, entry(e), 8);
-        if (!sink(tag, static_cast<const std::byte*>(entry(e) + 8))) return false;
-        count_[e] = 0;
+        std::memcpy(&tag, e, 8);
+        if (!sink(tag, static_cast<const std::byte*>(e + 8))) return false;
+        count = 0;
+        std::memcpy(e + 8 + item_bytes_, &count, sizeof count);
         --held_;
       }
-      drain_at_ = (e + 1) % n;
+      drain_at_ = (drain_at_ + 1) % n_;
     }
     return held_ == 0;
   }
 
   [[nodiscard]] bool empty() const noexcept { return held_ == 0; }
   [[nodiscard]] std::size_t held() const noexcept { return held_; }
-  [[nodiscard]] std::size_t entries() const noexcept { return count_.size(); }
-  [[nodiscard]] std::size_t memory_bytes() const noexcept {
-    return data_.size() + count_.size() * sizeof(std::uint32_t);
-  }
+  [[nodiscard]] std::size_t entries() const noexcept { return n_; }
+  [[nodiscard]] std::size_t memory_bytes() const noexcept { return data_.size(); }
 
  private:
-  [[nodiscard]] std::byte* entry(std::size_t e) noexcept { return data_.data() + e * entry_bytes_; }
-  [[nodiscard]] bool same(const std::byte* rec, std::uint64_t tag, std::uint64_t key,
-                          const std::byte* item, std::size_t kb) const noexcept {
-    std::uint64_t t = 0, k = 0;
-    std::memcpy(&t, rec, 8);
-    if (t != tag) return false;
-    const std::byte* const rec_key = rec + 8 + spec_.key_offset;
-    if (kb > 8) return std::memcmp(rec_key, item + spec_.key_offset, kb) == 0;
-    std::memcpy(&k, rec_key, kb);
-    return k == key;
-  }
-  void install(std::size_t e, std::uint64_t tag, const std::byte* item) noexcept {
-    std::byte* const rec = entry(e);
-    std::memcpy(rec, &tag, 8);
-    std::memcpy(rec + 8, item, item_bytes_);
-    count_[e] = 1;
+  static constexpr std::size_t line = 64;
+  [[nodiscard]] std::byte* entry(std::size_t e) noexcept {
+    return data_.data() + first_ + e * entry_bytes_;
   }
 
-  std::size_t item_bytes_, entry_bytes_;
+  std::size_t item_bytes_, entry_bytes_, n_;
   std::uint64_t tag_mask_;
   combine_spec spec_;
-  int shift_ = 0;
+  int shift_ = 63;
   std::vector<std::byte> data_;
-  std::vector<std::uint32_t> count_;
+  std::size_t first_ = 0;  // bytes before the first entry, which starts a cache line
   std::size_t held_ = 0, drain_at_ = 0;
 };
+
+/// A fold pass through a hold-back cache (fold_through_cache_as).
+using cache_pass_fn = fold_result (*)(send_lane&, combining_lane&, const combine_spec&,
+                                      combine_cache&, std::byte*) noexcept;
 
 /// The fold pass of a lane with a hold-back cache (fold_records, through `cache` first):
 /// each record examined is offered to the cache and leaves the buffer (folded into a held
@@ -158,34 +241,51 @@ class combine_cache {
 /// of the buffer (folded into the kept record with its tag and key, or kept as the next
 /// record). `victim` has room for an item. Updates l.used, l.items (records that left,
 /// less the evicted entries kept), c.n_records and c.hits (folds into entries and records).
-inline fold_result fold_through_cache(send_lane& l, combining_lane& c, const combine_spec& s,
-                                      combine_cache& cache, std::byte* victim) noexcept {
+/// `Item`, `KeyBytes` and `Op` as combine_cache::offers'; the set of a record a few ahead
+/// is loaded while this one is offered.
+template <std::size_t Item, std::size_t KeyBytes, combine_op Op>
+fold_result fold_through_cache_as(send_lane& l, combining_lane& c, const combine_spec& s,
+                                  combine_cache& cache, std::byte* victim) noexcept {
+  constexpr std::uint32_t ahead = 8;  // records between a set's load and its offer
   const detail::record_shape f = detail::shape_of(l, s);
   const std::uint32_t n = (l.used - static_cast<std::uint32_t>(header_bytes)) / f.rb;
   const std::uint32_t before = c.n_records;
   std::uint32_t w = before;
   std::uint32_t folded = 0;
   combine_table::probe table(c.table);
+  combine_cache::offers<Item, KeyBytes, Op> offers(cache);
+  const std::size_t item = Item != 0 ? Item : f.rb - f.tb;
   for (std::uint32_t i = before; i < n; ++i) {
     const std::byte* const rec = f.first + static_cast<std::size_t>(i) * f.rb;
+    if (i + ahead < n) {
+      const std::byte* const next = rec + std::size_t{ahead} * f.rb;
+      std::uint64_t next_tag = 0;
+      std::memcpy(&next_tag, next, 8);  // a record's first 8 bytes are in the buffer
+      __builtin_prefetch(offers.set_of(next_tag, next + f.tb), 1);
+    }
     std::uint64_t tag = 0;
-    std::memcpy(&tag, rec, f.tb);
+    std::memcpy(&tag, rec, 8);  // the offer keeps the lane's tag bytes
     std::uint64_t victim_tag = 0;
-    const combine_cache::outcome o = cache.offer(tag, rec + f.tb, victim_tag, victim);
-    if (o == combine_cache::outcome::folded) ++folded;
+    const combine_cache::outcome o = offers.offer(tag, rec + f.tb, victim_tag, victim);
+    folded += o == combine_cache::outcome::folded ? 1 : 0;
     if (o != combine_cache::outcome::evicted) continue;
     const std::int32_t r =
-        detail::find_kept<0>(table, f, victim_tag, victim + s.key_offset, w * f.rb);
+        detail::find_kept<KeyBytes>(table, f, victim_tag, victim + s.key_offset, w * f.rb);
     if (r >= 0) {
-      s.fn(f.first + r + f.value_at, victim + s.value_offset);
+      fold_value<Op>(f.first + r + f.value_at, victim + s.value_offset, s.fn);
       ++folded;
       continue;
     }
     std::byte* const to = f.first + static_cast<std::size_t>(w) * f.rb;  // w <= i: at or below
-    std::memcpy(to, &victim_tag, f.tb);
-    std::memcpy(to + f.tb, victim, f.rb - f.tb);
+    if constexpr (Item >= 8) {
+      std::memcpy(to, &victim_tag, 8);  // as send_lane::reserve: 8 bytes, then the item
+    } else {
+      std::memcpy(to, &victim_tag, f.tb);
+    }
+    std::memcpy(to + f.tb, victim, item);
     ++w;
   }
+  offers.done();
   table.done();
   c.n_records = w;
   c.hits += folded;
@@ -193,5 +293,16 @@ inline fold_result fold_through_cache(send_lane& l, combining_lane& c, const com
   l.items -= (n - before) - (w - before);
   return {n - before, folded};
 }
+
+/// fold_through_cache_as for any layout and operation (the spec's, read at run time).
+inline fold_result fold_through_cache(send_lane& l, combining_lane& c, const combine_spec& s,
+                                      combine_cache& cache, std::byte* victim) noexcept {
+  return fold_through_cache_as<0, 0, combine_op::call>(l, c, s, cache, victim);
+}
+
+/// The fold_through_cache_as instantiation for items of `item_bytes` under `s`: items of
+/// 8, 16 or 24 bytes, keys of 4 or 8 bytes and the operations of combine_op get fixed-size
+/// copies, compares and folds.
+[[nodiscard]] cache_pass_fn pick_cache_pass(std::size_t item_bytes, const combine_spec& s) noexcept;
 
 }  // namespace convoy::aggregation
