@@ -140,12 +140,10 @@ class combine_cache {
       return key;
     }
     [[nodiscard, gnu::always_inline]] std::uint32_t count(const std::byte* e) const noexcept {
-      std::uint32_t n = 0;
-      std::memcpy(&n, e + 8 + item_, sizeof n);
-      return n;
+      return count_at(e, item_);
     }
     [[gnu::always_inline]] void set_count(std::byte* e, std::uint32_t n) const noexcept {
-      std::memcpy(e + 8 + item_, &n, sizeof n);
+      set_count_at(e, item_, n);
     }
     [[gnu::always_inline]] void copy_item(std::byte* to, const std::byte* from) const noexcept {
       std::memcpy(to, from, item_);
@@ -196,14 +194,11 @@ class combine_cache {
   bool drain(Sink sink) {
     for (std::size_t seen = 0; held_ > 0 && seen < n_; ++seen) {
       std::byte* const e = entry(drain_at_);
-      std::uint32_t count = 0;
-      std::memcpy(&count, e + 8 + item_bytes_, sizeof count);
-      if (count != 0) {
+      if (count_at(e, item_bytes_) != 0) {
         std::uint64_t tag = 0;
         std::memcpy(&tag, e, 8);
         if (!sink(tag, static_cast<const std::byte*>(e + 8))) return false;
-        count = 0;
-        std::memcpy(e + 8 + item_bytes_, &count, sizeof count);
+        set_count_at(e, item_bytes_, 0);
         --held_;
       }
       drain_at_ = (drain_at_ + 1) % n_;
@@ -218,6 +213,17 @@ class combine_cache {
 
  private:
   static constexpr std::size_t line = 64;
+  // The count of the entry at `e` whose items are `item` bytes (0: free).
+  [[nodiscard, gnu::always_inline]] static std::uint32_t count_at(const std::byte* e,
+                                                                  std::size_t item) noexcept {
+    std::uint32_t n = 0;
+    std::memcpy(&n, e + 8 + item, sizeof n);
+    return n;
+  }
+  [[gnu::always_inline]] static void set_count_at(std::byte* e, std::size_t item,
+                                                  std::uint32_t n) noexcept {
+    std::memcpy(e + 8 + item, &n, sizeof n);
+  }
   [[nodiscard]] std::byte* entry(std::size_t e) noexcept {
     return data_.data() + first_ + e * entry_bytes_;
   }
