@@ -33,7 +33,7 @@ run_config shape(const char* mesh, int ppn, std::uint64_t items) {
 
 std::vector<shape_case> cases() {
   std::vector<shape_case> v;
-  v.push_back({"uniform_8x8x8", shape("8x8x8", 32, 1000)});
+  v.push_back({"uniform_8x8x8", shape("8x8x8", 32, 400)});
   run_config small = shape("4x4x4", 8, 3000);  // buffers fill: growth up to capacity, posts
   small.buffer_bytes = 1024;
   small.item_bytes = 24;

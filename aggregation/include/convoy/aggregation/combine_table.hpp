@@ -476,8 +476,8 @@ template <bool Checked, std::size_t Item, std::size_t KeyBytes, combine_op Op,
 /// s.key_bytes (any size: the hash reads the first 8 bytes, the compare all of them); `Op`
 /// inlines the fold (combine_op::call calls s.fn); `TagBytes` is the lane's tag size when
 /// known at compile time, else any_tag_bytes; `Packed` (with `KeyBytes` and `TagBytes`
-/// known): the key is at the item's start and the value right after it. A pass whose
-/// records all fit the table runs the loop without the table's limit tests.
+/// known): the key is at the item's start and the value right after it; a packed pass
+/// whose records all fit the table runs the loop without the table's limit tests.
 template <std::size_t Item, std::size_t KeyBytes, combine_op Op, std::uint32_t TagBytes,
           bool Packed = false>
 fold_result fold_records(send_lane& l, combining_lane& c, const combine_spec& s) noexcept {
@@ -500,9 +500,13 @@ fold_result fold_records(send_lane& l, combining_lane& c, const combine_spec& s)
   combine_table::probe table(c.table);
   using detail::fold_span;
   std::uint32_t to = end;  // where the kept records end
-  if (examined == 0 || table.fits(examined, end - f.rb)) {
-    to = fold_span<false, Item, KeyBytes, Op, TagBytes, Packed>(f, table, s.fn, at, end);
-    table.added_unchecked((to - at) / f.rb);
+  bool unchecked = false;  // the packed layouts only: half the instantiations to compile
+  if constexpr (Packed) unchecked = examined == 0 || table.fits(examined, end - f.rb);
+  if (unchecked) {
+    if constexpr (Packed) {
+      to = fold_span<false, Item, KeyBytes, Op, TagBytes, Packed>(f, table, s.fn, at, end);
+      table.added_unchecked((to - at) / f.rb);
+    }
   } else {
     to = fold_span<true, Item, KeyBytes, Op, TagBytes, Packed>(f, table, s.fn, at, end);
   }
