@@ -500,16 +500,15 @@ fold_result fold_records(send_lane& l, combining_lane& c, const combine_spec& s)
   combine_table::probe table(c.table);
   using detail::fold_span;
   std::uint32_t to = end;  // where the kept records end
-  bool unchecked = false;  // the packed layouts only: half the instantiations to compile
-  if constexpr (Packed) unchecked = examined == 0 || table.fits(examined, end - f.rb);
-  if (unchecked) {
-    if constexpr (Packed) {
+  bool checked = true;     // the packed layouts only: half the instantiations to compile
+  if constexpr (Packed) {
+    if (examined == 0 || table.fits(examined, end - f.rb)) {
       to = fold_span<false, Item, KeyBytes, Op, TagBytes, Packed>(f, table, s.fn, at, end);
       table.added_unchecked((to - at) / f.rb);
+      checked = false;
     }
-  } else {
-    to = fold_span<true, Item, KeyBytes, Op, TagBytes, Packed>(f, table, s.fn, at, end);
   }
+  if (checked) to = fold_span<true, Item, KeyBytes, Op, TagBytes, Packed>(f, table, s.fn, at, end);
   const std::uint32_t kept = (to - at) / f.rb;
   table.done();
   const std::uint32_t folded = examined - kept;
