@@ -9,12 +9,18 @@ target_compile_options(convoy_warnings INTERFACE
 
 # CONVOY_PROGRAMS_O0 (the dev preset): the programs' own code — the test programs, the
 # command-line tools, the benchmark programs — compiles at -O0, which halves its compile
-# time under the sanitizers; the libraries they exercise keep their flags. A program whose
-# own code does heavy work (a model, a large oracle) sets the target property
-# CONVOY_OPTIMIZED to keep the build type's flags.
+# time under the sanitizers, and without debug information, which takes another third (a
+# failing test still names its file and line, and the sanitizers' stacks name the
+# programs' functions and the libraries' lines; CONVOY_PROGRAMS_DEBUG_INFO keeps -g). The
+# libraries they exercise keep their flags. A program whose own code does heavy work (a
+# model, a large oracle) sets the target property CONVOY_OPTIMIZED to keep the build
+# type's optimization.
 add_library(convoy_program_flags INTERFACE)
 target_compile_options(convoy_program_flags INTERFACE
   $<$<AND:$<BOOL:${CONVOY_PROGRAMS_O0}>,$<NOT:$<BOOL:$<TARGET_PROPERTY:CONVOY_OPTIMIZED>>>>:-O0>)
+if(CONVOY_PROGRAMS_O0 AND NOT CONVOY_PROGRAMS_DEBUG_INFO)
+  target_compile_options(convoy_program_flags INTERFACE -g0)
+endif()
 
 if(CONVOY_SANITIZE)
   # Applied to every target of the build, libraries and tests alike.
