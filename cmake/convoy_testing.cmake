@@ -98,6 +98,9 @@ function(_convoy_test_program name main)
   cmake_parse_arguments(ARG "" "" "SOURCES;LIBS" ${ARGN})
   add_executable(${name} ${ARG_SOURCES})
   target_link_libraries(${name} PRIVATE ${ARG_LIBS} ${main} convoy_test_support convoy_warnings)
+  if(TARGET convoy_test_pch)
+    target_precompile_headers(${name} REUSE_FROM convoy_test_pch)
+  endif()
 endfunction()
 
 function(convoy_add_test)
@@ -135,8 +138,10 @@ function(convoy_add_mpi_test)
     add_test(NAME ${test}
       COMMAND ${MPIEXEC_EXECUTABLE} ${MPIEXEC_NUMPROC_FLAG} ${np} ${CONVOY_MPIEXEC_PREFLAGS}
               $<TARGET_FILE:${prog}> ${ARG_ARGS})
-    # PROCESSORS 2 tells ctest -j that an MPI run occupies the whole 2-core machine.
-    set_tests_properties(${test} PROPERTIES TIMEOUT ${ARG_TIMEOUT} PROCESSORS 2
+    # PROCESSORS: a run of np ranks occupies np cores (ranks waiting in MPI spin, yielding);
+    # ctest -j counts it as at most all of its -j, so one of np >= 2 on the 2-core machine
+    # runs alone and one of a single rank beside another entry.
+    set_tests_properties(${test} PROPERTIES TIMEOUT ${ARG_TIMEOUT} PROCESSORS ${np}
       LABELS "mpi;np${np};${ARG_LABELS}"
       ENVIRONMENT "${CONVOY_TEST_ENV};${CONVOY_MPI_TEST_ENV};${ARG_ENV}")
   endforeach()
