@@ -114,6 +114,30 @@ function(convoy_add_test)
     LABELS "unit;${ARG_LABELS}" ENVIRONMENT "${CONVOY_TEST_ENV};${ARG_ENV}")
 endfunction()
 
+# convoy_add_mpi_entry(<test> <np> <program> [ARGS ...] [TIMEOUT s] [LABELS ...] [ENV ...]
+#                      [PROPERTIES <prop> <value>...])
+# One CTest entry: <program> (a target) under the MPI launcher with <np> ranks, or an entry
+# that says why it cannot run here (convoy_mpi_entry_skip). ENV is the whole environment.
+function(convoy_add_mpi_entry test np prog)
+  cmake_parse_arguments(ARG "" "TIMEOUT" "ARGS;LABELS;ENV;PROPERTIES" ${ARGN})
+  convoy_mpi_entry_skip(why ${np} "${ARG_LABELS}" "${ARG_ENV}")
+  if(why)
+    convoy_add_skipped_test(NAME ${test} LABELS "${ARG_LABELS}" REASON "${why}")
+    return()
+  endif()
+  if(NOT ARG_TIMEOUT)
+    set(ARG_TIMEOUT ${CONVOY_TEST_TIMEOUT})
+  endif()
+  add_test(NAME ${test}
+    COMMAND ${MPIEXEC_EXECUTABLE} ${MPIEXEC_NUMPROC_FLAG} ${np} ${CONVOY_MPIEXEC_PREFLAGS}
+            $<TARGET_FILE:${prog}> ${ARG_ARGS})
+  # PROCESSORS: a run of np ranks occupies np cores (ranks waiting in MPI spin, yielding);
+  # ctest -j counts it as at most all of its -j, so one of np >= 2 on the 2-core machine
+  # runs alone and one of a single rank beside another entry.
+  set_tests_properties(${test} PROPERTIES TIMEOUT ${ARG_TIMEOUT} PROCESSORS ${np}
+    LABELS "${ARG_LABELS}" ENVIRONMENT "${ARG_ENV}" ${ARG_PROPERTIES})
+endfunction()
+
 function(convoy_add_mpi_test)
   cmake_parse_arguments(ARG "" "NAME;TARGET;TIMEOUT" "SOURCES;LIBS;RANKS;ARGS;ENV;LABELS" ${ARGN})
   if(ARG_TARGET)
@@ -129,21 +153,9 @@ function(convoy_add_mpi_test)
     set(ARG_RANKS 1 2 3 4 6 8)
   endif()
   foreach(np IN LISTS ARG_RANKS)
-    set(test ${ARG_NAME}.np${np})
-    convoy_mpi_entry_skip(why ${np} "${ARG_LABELS}" "${ARG_ENV}")
-    if(why)
-      convoy_add_skipped_test(NAME ${test} LABELS "mpi;np${np};${ARG_LABELS}" REASON "${why}")
-      continue()
-    endif()
-    add_test(NAME ${test}
-      COMMAND ${MPIEXEC_EXECUTABLE} ${MPIEXEC_NUMPROC_FLAG} ${np} ${CONVOY_MPIEXEC_PREFLAGS}
-              $<TARGET_FILE:${prog}> ${ARG_ARGS})
-    # PROCESSORS: a run of np ranks occupies np cores (ranks waiting in MPI spin, yielding);
-    # ctest -j counts it as at most all of its -j, so one of np >= 2 on the 2-core machine
-    # runs alone and one of a single rank beside another entry.
-    set_tests_properties(${test} PROPERTIES TIMEOUT ${ARG_TIMEOUT} PROCESSORS ${np}
-      LABELS "mpi;np${np};${ARG_LABELS}"
-      ENVIRONMENT "${CONVOY_TEST_ENV};${CONVOY_MPI_TEST_ENV};${ARG_ENV}")
+    convoy_add_mpi_entry(${ARG_NAME}.np${np} ${np} ${prog} ARGS ${ARG_ARGS}
+      TIMEOUT ${ARG_TIMEOUT} LABELS mpi np${np} ${ARG_LABELS}
+      ENV ${CONVOY_TEST_ENV} ${CONVOY_MPI_TEST_ENV} ${ARG_ENV})
   endforeach()
 endfunction()
 
