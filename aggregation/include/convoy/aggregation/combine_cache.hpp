@@ -135,9 +135,7 @@ class combine_cache {
 
    private:
     [[nodiscard, gnu::always_inline]] std::uint64_t key_of(const std::byte* item) const noexcept {
-      std::uint64_t key = 0;
-      std::memcpy(&key, item + key_at_, KeyBytes != 0 ? KeyBytes : std::min<std::size_t>(kb_, 8));
-      return key;
+      return detail::key_word<KeyBytes>(item + key_at_, kb_);
     }
     [[nodiscard, gnu::always_inline]] std::uint32_t count(const std::byte* e) const noexcept {
       return count_at(e, item_);
@@ -157,8 +155,7 @@ class combine_cache {
       if constexpr (KeyBytes == 0) {
         if (kb_ > 8) return t == tag && std::memcmp(held_key, item + key_at_, kb_) == 0;
       }
-      std::uint64_t k = 0;
-      std::memcpy(&k, held_key, KeyBytes != 0 ? KeyBytes : kb_);
+      const std::uint64_t k = detail::key_word<KeyBytes>(held_key, kb_);
       return ((t ^ tag) | (k ^ key)) == 0;
     }
     [[gnu::always_inline]] void install(std::byte* e, std::uint64_t tag,

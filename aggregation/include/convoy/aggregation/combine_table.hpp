@@ -358,13 +358,14 @@ struct record_shape {
           l.tag_bytes + s.value_offset};
 }
 
-/// The key a pass hashes: the `KeyBytes` bytes at `key_of`, or (0) the first of its f.kb.
+/// The key a pass hashes (the combining table's and the cache's): the `KeyBytes` bytes at
+/// `key`, or (0) the first of its `kb` bytes, at most 8.
 template <std::size_t KeyBytes>
-[[nodiscard, gnu::always_inline]] inline std::uint64_t key_word(const record_shape& f,
-                                                                const std::byte* key_of) noexcept {
-  std::uint64_t key = 0;
-  std::memcpy(&key, key_of, KeyBytes != 0 ? KeyBytes : std::min<std::size_t>(f.kb, 8));
-  return key;
+[[nodiscard, gnu::always_inline]] inline std::uint64_t key_word(const std::byte* key,
+                                                                std::size_t kb) noexcept {
+  std::uint64_t word = 0;
+  std::memcpy(&word, key, KeyBytes != 0 ? KeyBytes : std::min<std::size_t>(kb, 8));
+  return word;
 }
 
 /// Whether the kept record at `kept` has a candidate's tag and key: its first 8 bytes
@@ -398,7 +399,7 @@ template <std::size_t KeyBytes>
                                                                 std::uint64_t tag,
                                                                 const std::byte* key_of,
                                                                 std::uint32_t at) noexcept {
-  const std::uint64_t key = key_word<KeyBytes>(f, key_of);
+  const std::uint64_t key = key_word<KeyBytes>(key_of, f.kb);
   tag &= f.mask;
   return table.find_or_add(combine_hash(tag, key), at, [&](std::uint32_t o) {
     return same_key<KeyBytes>(f.first + o, f, tag, f.mask, key, key_of);
@@ -429,7 +430,7 @@ template <bool Checked, std::size_t Item, std::size_t KeyBytes, combine_op Op,
   std::byte* kept = nullptr;
   const auto find = [&](const std::byte* r, std::uint64_t& word, std::uint32_t to) {
     std::memcpy(&word, r, 8);  // as send_lane::reserve: a record's first 8 bytes are its own
-    const std::uint64_t key = key_word<KeyBytes>(f, r + f.key_at);
+    const std::uint64_t key = key_word<KeyBytes>(r + f.key_at, f.kb);
     const std::uint64_t w0 = word;
     return table.template find_or_add<Checked>(
                combine_hash(w0 & f.mask, key), to, [&](std::uint32_t k) {
