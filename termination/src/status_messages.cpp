@@ -140,11 +140,8 @@ std::vector<termination::rank_status> status_messages::read_all() {
   return all;
 }
 
-void status_messages::print(const std::string& text) noexcept {
-  std::fputs(text.c_str(), stderr);
-  std::fflush(stderr);
-}
+void status_messages::print(const std::string& text) noexcept { print_diagnosis(text); }
 
-void status_messages::abort() noexcept { MPI_Abort(MPI_COMM_WORLD, 3); }
+void status_messages::abort() noexcept { abort_job(); }
 
 }  // namespace convoy::termination::detail

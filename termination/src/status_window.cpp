@@ -8,6 +8,10 @@
 // blocked.
 #include "status_window.hpp"
 
+#include <sys/ioctl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <algorithm>
 #include <atomic>
 #include <chrono>
@@ -86,6 +90,31 @@ void describe_silent(termination::rank_status& s, int rank, std::int64_t asked_m
 
 std::int64_t answer_wait_ms(double seconds) noexcept {
   return std::clamp<std::int64_t>(static_cast<std::int64_t>(seconds * 250.0), 1, 1000);
+}
+
+void print_diagnosis(const std::string& text) noexcept {
+  std::fputs(text.c_str(), stderr);
+  std::fflush(stderr);
+}
+
+void abort_job() noexcept {
+  struct stat st {};
+  unsigned long request = 0;  // how to ask for the bytes the reader has not taken yet
+  if (fstat(STDERR_FILENO, &st) == 0) {
+    if (S_ISFIFO(st.st_mode)) request = FIONREAD;  // in the pipe (asked at either end)
+#ifdef TIOCOUTQ
+    if (S_ISSOCK(st.st_mode)) request = TIOCOUTQ;  // SIOCOUTQ: sent, not yet read
+#endif
+  }
+  if (request != 0) {
+    const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(2);
+    int unread = 0;
+    while (ioctl(STDERR_FILENO, request, &unread) == 0 && unread > 0 &&
+           std::chrono::steady_clock::now() < until) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    }
+  }
+  MPI_Abort(MPI_COMM_WORLD, 3);
 }
 
 status_window::status_window(MPI_Comm comm, double seconds)
@@ -252,12 +281,9 @@ std::vector<termination::rank_status> status_window::read_all() {
   return all;
 }
 
-void status_window::print(const std::string& text) noexcept {
-  std::fputs(text.c_str(), stderr);
-  std::fflush(stderr);
-}
+void status_window::print(const std::string& text) noexcept { print_diagnosis(text); }
 
-void status_window::abort() noexcept { MPI_Abort(MPI_COMM_WORLD, 3); }
+void status_window::abort() noexcept { abort_job(); }
 
 std::shared_ptr<termination::status_board> make_status_board(MPI_Comm comm, double seconds) {
   if (seconds <= 0) return nullptr;

@@ -23,6 +23,16 @@ void describe_silent(termination::rank_status& s, int rank, std::int64_t asked_m
 /// `seconds`, from 1 ms to 1 s.
 [[nodiscard]] std::int64_t answer_wait_ms(double seconds) noexcept;
 
+/// Writes `text` to stderr and flushes it (both boards' print).
+void print_diagnosis(const std::string& text) noexcept;
+
+/// Ends the job (MPI_Abort on MPI_COMM_WORLD, exit code 3), once the launcher has read what
+/// this rank wrote to stderr (both boards' abort). A launcher handles the abort as soon as
+/// it arrives and kills every process: MPICH's Hydra then drops output still in the
+/// rank's stderr pipe, so a diagnosis printed just before was lost now and then. When
+/// stderr is a pipe or a socket, this waits until it holds no unread bytes (at most 2 s).
+void abort_job() noexcept;
+
 /// The board in two windows: on each node a shared-memory window whose slots the node's
 /// ranks read with plain loads (no MPI call, so a rank that sleeps or computes does not
 /// delay them), and, when `comm` spans nodes, a passive-target window over `comm` read with
