@@ -156,14 +156,16 @@ void engine::impl::combine_sealing(int lane) noexcept {
 // produced it. A record folded away on an out-link of stage s is not sent, not handled at
 // the ranks of the later stages (at most one each), not pulled and not used:
 // h x (n_stages - s + 1) + u; on the loopback lane it is not sealed nor pulled: 2h + u. An
-// out-link that stalls for credit adds its stall time per byte it posted, times the
-// record's bytes: there the wire, not the CPU, decides.
+// out-link that stalls for credit adds its stall time per byte it posted (wire_worth: a
+// window without stalls lowers it by at most 1/8), times the record's bytes: there the
+// wire, not the CPU, decides.
 void engine::impl::start_value_window() noexcept {
   auto& w = comb->window;
   const std::size_t outs = static_cast<std::size_t>(lanes.n_out());
   w.stall_ns.assign(outs, 0);
   w.stall_since.assign(outs, 0);
   w.bytes.assign(outs, 0);
+  if (comb->wire.size() != outs) comb->wire.assign(outs, agg::wire_worth{});
   w.records = 0;
   w.inside_ns = 0;
   w.use_ns = 0;
@@ -193,9 +195,7 @@ void engine::impl::close_value_window(std::uint64_t t) noexcept {
     if (k < lanes.n_out()) {
       const auto at = static_cast<std::size_t>(k);
       value = h * (stages - route.out_links()[at].stage + 1) + use;
-      if (w.bytes[at] > 0)
-        value += static_cast<double>(w.stall_ns[at]) / static_cast<double>(w.bytes[at]) *
-                 lanes[k].record_bytes;
+      value += comb->wire[at].window(w.stall_ns[at], w.bytes[at]) * lanes[k].record_bytes;
       w.stall_ns[at] = 0;
       w.bytes[at] = 0;
     }

@@ -149,9 +149,10 @@ struct engine::impl final : link_layer {
       std::uint64_t span_inside = 0, span_pulls = 0;
       std::vector<std::uint64_t> stall_ns, stall_since, bytes;
     } window;
-    std::uint64_t inside_total = 0;  // inside_ns over the engine's life
-    double record_ns = 0.0;          // h of the last closed window: handling a record, here
-    double use_ns = 0.0;             // and the program's time per record it pulled
+    std::vector<aggregation::wire_worth> wire;  // per out-link, across windows
+    std::uint64_t inside_total = 0;             // inside_ns over the engine's life
+    double record_ns = 0.0;  // h of the last closed window: handling a record, here
+    double use_ns = 0.0;     // and the program's time per record it pulled
   };
   std::unique_ptr<combining> comb;
   // Broadcast (BCAST-1..8; engine_broadcast.cpp): per out-link, the tag of a copy this rank

@@ -1,8 +1,9 @@
-// Combining in a send lane (aggregation/README.md AGG-150..156) against an oracle: every
+// Combining in a send lane (aggregation/README.md AGG-150..163) against an oracle: every
 // appended value leaves exactly once through the fold passes, a buffer that combined holds
 // each (tag, key) once, the table's memory is bounded, clears are O(1) and survive the
-// generation's wrap, the pays-off check turns combining off where keys do not repeat, and
-// the hold-back cache's passes keep every contribution once in every layout.
+// generation's wrap, the pays-off check turns combining off where keys do not repeat, the
+// hold-back cache's passes keep every contribution once in every layout, and an out-link's
+// wire worth outlives a window without stalls.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -421,6 +422,28 @@ TEST(CombineGate, DecidesByWhatTheSavedRecordsAreWorth) {
   ASSERT_TRUE(always.start_buffer());
   EXPECT_TRUE(always.note(1u << 20, 0, 1u << 30));
   EXPECT_EQ(always.failures(), 0u);
+}
+
+// AGG-163: an out-link's wire worth is a window's stall per byte posted, lowered by at
+// most 1/8 per window: after a stall of 2 ns per byte, windows that stall less take it
+// down 0.875 each (17 of them leave 2 x 0.875^17, about 0.21), a window that posted
+// nothing keeps it, and a window that stalls more raises it at once.
+TEST(WireWorth, RemembersAStallAcrossWindows) {
+  agg::wire_worth w;
+  EXPECT_EQ(w.ns_per_byte(), 0.0);
+  EXPECT_EQ(w.window(0, 1000), 0.0) << "no stall: no worth";
+  EXPECT_EQ(w.window(2000, 1000), 2.0);
+  EXPECT_EQ(w.window(5000, 0), 2.0) << "nothing posted: the figure stays";
+  EXPECT_EQ(w.window(0, 1000), 1.75);
+  EXPECT_EQ(w.window(1000, 1000), 1.75 * 0.875) << "1 ns per byte is below 7/8 of 1.75";
+  double expect = 1.75 * 0.875;
+  for (int i = 0; i < 15; ++i) {
+    expect *= 0.875;
+    EXPECT_DOUBLE_EQ(w.window(0, 4096), expect) << "window " << i;
+  }
+  EXPECT_LT(w.ns_per_byte(), 0.25);
+  EXPECT_GT(w.ns_per_byte(), 0.2);
+  EXPECT_EQ(w.window(3000, 1000), 3.0) << "a larger stall counts at once";
 }
 
 // AGG-156: every instantiation pick_fold_pass chooses (items of 8, 16, 24 and other

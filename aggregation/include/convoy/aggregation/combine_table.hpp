@@ -243,6 +243,27 @@ class combine_gate {
   std::uint64_t failures_ = 0;
 };
 
+/// What a byte posted on an out-link costs in wire time, ns, from window to window: a
+/// window's stall time per byte posted, but never below 7/8 of the figure before it. A
+/// link that stalls stops stalling once its folds shrink what it posts; a worth that fell to
+/// 0 in that window would turn the folds off and the stall back on. A window that posted
+/// nothing keeps the figure.
+class wire_worth {
+ public:
+  /// A window closed after `stall_ns` of stalls and `bytes` posted: the new figure.
+  double window(std::uint64_t stall_ns, std::uint64_t bytes) noexcept {
+    if (bytes == 0) return ns_;
+    const double measured = static_cast<double>(stall_ns) / static_cast<double>(bytes);
+    ns_ = std::max(measured, ns_ * keep);
+    return ns_;
+  }
+  [[nodiscard]] double ns_per_byte() const noexcept { return ns_; }
+
+ private:
+  static constexpr double keep = 0.875;
+  double ns_ = 0.0;
+};
+
 /// The hash of a combining key: the tag (on a combining engine every record of a lane with
 /// the same destination carries the same tag) and up to 8 key bytes. Fibonacci hashing:
 /// the table takes the top bits, where a one-byte tag, rotated to the key's top byte, moves
