@@ -166,15 +166,19 @@ class combine_table {
 /// - its records folded at least min_hit_per_1024 / 1024 of the time, and
 /// - the records it saved are worth what examining its records cost: folded x
 ///   saved_record_ns() >= examined x ns_per_record() (judged only once saved_record_ns()
-///   is known, > 0). ns_per_record() is the lane's running mean over its passes, each
-///   pass's figure capped at 4 x the mean, so that a pass the OS preempted does not
-///   turn combining off.
+///   is known, > 0). ns_per_record() is the lane's running mean over the records its
+///   passes examined: a pass of n records moves it n / (n + cost_records) of the way to
+///   its own figure, so that the short passes (a buffer's tail as it leaves, a pass whose
+///   few records each wait for memory) weigh what their records do. Each pass's figure is
+///   capped at 4 x the mean, so that a pass the OS preempted does not turn combining off.
 /// A buffer that fails stops combining, and the lane appends plainly for `skip` buffers,
 /// the skip doubling up to max_skip each time the check fails again. min_hit_per_1024 0:
 /// every buffer combines.
 class combine_gate {
  public:
   using policy = combine_gate_policy;
+  /// Records over which ns_per_record() averages (about 8 full passes of a 16 KiB buffer).
+  static constexpr double cost_records = 8192;
   combine_gate() = default;
   explicit combine_gate(policy p) : p_(p), saved_ns_(p.saved_record_ns) {}
 
@@ -196,7 +200,7 @@ class combine_gate {
     if (offers > 0 && pass_ns > 0) {
       double per = static_cast<double>(pass_ns) / offers;
       if (cost_ > 0.0) per = std::min(per, 4 * cost_);
-      cost_ = cost_ > 0.0 ? cost_ + (per - cost_) / 8 : per;
+      cost_ = cost_ > 0.0 ? cost_ + (per - cost_) * offers / (offers + cost_records) : per;
     }
     if (offers_ < p_.sample || p_.min_hit_per_1024 == 0) return true;  // too few to judge
     if (pays()) {
@@ -237,7 +241,7 @@ class combine_gate {
 
   policy p_;
   double saved_ns_ = 0.0;
-  double cost_ = 0.0;  // ns per examined record, running mean
+  double cost_ = 0.0;  // ns per examined record, running mean over records
   std::uint32_t offers_ = 0, hits_ = 0;
   std::uint32_t skip_ = 0, backoff_ = 1;
   std::uint64_t failures_ = 0;
