@@ -429,7 +429,9 @@ TEST(CombineGate, DecidesByWhatTheSavedRecordsAreWorth) {
 // AGG-162: the cost per record is a mean over records, not over passes: a lane whose full
 // passes examine 940 records at 10 ns each and whose short passes (a buffer's tail) 10
 // records at 100 ns each spends (940 x 10 + 10 x 100) / 950 = 10.9 ns per record; a mean
-// of the passes' figures would say about 25 (each short pass capped at 4x the mean).
+// of the passes' figures, 1/8 a pass, would settle near 55 (each short pass capped at 4x
+// the mean: m = (7 x (7m + 10) / 8 + 100) / 8 gives m = 58 after a short pass, 52 after a
+// full one).
 TEST(CombineGate, CostIsAMeanOverRecords) {
   agg::combine_gate::policy p;
   p.min_hit_per_1024 = 0;  // judge nothing: this measures the cost
