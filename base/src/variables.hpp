@@ -39,7 +39,8 @@ inline const std::vector<variable>& variables() {
       {"CONVOY_TRACE_EVENTS", std::to_string(default_trace_events),
        "trace events kept per rank and conveyor, a power of two (oldest overwritten)"},
       {"CONVOY_COMBINE_CACHE", "0 (off)",
-       "entries of the hold-back cache in front of each combining lane (power of two)"},
+       "entries of the hold-back cache in front of each combining lane that leaves the node "
+       "(power of two)"},
       {"CONVOY_COMBINE_MIN_HIT", "64",
        "folds per 1024 records examined a combining buffer needs to keep its lane combining"},
       {"CONVOY_COMBINE_SAVED_NS", "0 (measured per lane)",

@@ -6,8 +6,10 @@
 // into a combining lane as into any other (the inline push, forwarding runs); when the
 // lane fills, a fold pass folds the records it has not seen into the kept ones, and the
 // lane goes on filling if that freed room (fold on fill). With combine_cache_entries, a
-// hold-back cache in front of each out-link lane keeps hot records across buffers
-// (TERM-27): the pass at fill offers the records to it first.
+// hold-back cache in front of each out-link lane that combine_cache_link names (over MPI,
+// those that leave the node) keeps hot records across buffers (TERM-27): the pass at fill
+// offers the records to it first.
+#include <algorithm>
 #include <convoy/aggregation/combine_table.hpp>
 #include <convoy/aggregation/packing.hpp>
 #include <cstddef>
@@ -35,6 +37,10 @@ void engine::impl::setup_combining() {
   comb = std::make_unique<combining>();
   comb->spec = e.options_.combine;
   route.set_canonical_source(true);
+  // TERM-27: the out-links that get a hold-back cache, fixed with the plan.
+  const auto& pick = e.options_.combine_cache_link;
+  for (const router::link_end& l : route.out_links())
+    comb->cache_link.push_back(!pick || pick(route.rank(), l.peer) ? 1 : 0);
 }
 
 int engine::set_combine(const agg::combine_spec& spec) noexcept {
@@ -61,15 +67,20 @@ void engine::impl::start_combining(std::size_t item_bytes) {
   comb->caches.clear();
   const std::size_t room = e.options_.buffer_bytes - agg::header_bytes;
   const std::size_t entries = e.options_.combine_cache_entries;
+  bool any_cache = false;
   for (int k = 0; k <= lanes.loopback(); ++k) {
     const std::size_t tb = lanes[k].tag_bytes;
     comb->lanes.emplace_back(room / (tb + item_bytes), e.options_.combine_max_slots,
                              e.options_.combine_gate);
     comb->lanes.back().pass = agg::pick_fold_pass(item_bytes, comb->spec, tb);
-    if (entries > 0 && k < lanes.loopback())
-      comb->caches.emplace_back(entries, item_bytes, tb, comb->spec);
+    if (entries == 0 || k == lanes.loopback()) continue;
+    comb->caches.emplace_back();
+    if (comb->cache_link[static_cast<std::size_t>(k)] == 0) continue;
+    comb->caches.back().emplace(entries, item_bytes, tb, comb->spec);
+    any_cache = true;
   }
-  comb->cache_pass = agg::pick_cache_pass(item_bytes, comb->spec);
+  if (!any_cache) comb->caches.clear();
+  comb->cache_pass = any_cache ? agg::pick_cache_pass(item_bytes, comb->spec) : nullptr;
   comb->held_since.assign(comb->caches.size(), 0);
   comb->victim.assign(item_bytes, std::byte{0});
 }
@@ -77,21 +88,25 @@ void engine::impl::start_combining(std::size_t item_bytes) {
 // A full lane's fold pass (TERM-20): through its cache when it has one (TERM-27), unless
 // the cache is being drained into it.
 bool engine::impl::fold_filled(int lane) {
-  return comb->lanes[static_cast<std::size_t>(lane)].refill(lanes[lane], [&] {
-    return fold_pass(lane, !comb->draining && static_cast<std::size_t>(lane) < comb->caches.size());
-  });
+  return comb->lanes[static_cast<std::size_t>(lane)].refill(
+      lanes[lane], [&] { return fold_pass(lane, !comb->draining && cache_of(lane) != nullptr); });
 }
 
 agg::fold_result engine::impl::fold_pass(int lane, bool cached) {
   agg::combining_lane& c = comb->lanes[static_cast<std::size_t>(lane)];
   if (!cached) return c.pass(lanes[lane], c, comb->spec);
-  agg::combine_cache& cache = comb->caches[static_cast<std::size_t>(lane)];
+  agg::combine_cache& cache = *cache_of(lane);
   if (cache.empty()) comb->held_since[static_cast<std::size_t>(lane)] = tick;
   return comb->cache_pass(lanes[lane], c, comb->spec, cache, comb->victim.data());
 }
 
+agg::combine_cache* engine::impl::cache_of(int lane) noexcept {
+  const auto k = static_cast<std::size_t>(lane);
+  return k < comb->caches.size() && comb->caches[k] ? &*comb->caches[k] : nullptr;
+}
+
 bool engine::impl::drain_cache(int lane) {
-  agg::combine_cache& cache = comb->caches[static_cast<std::size_t>(lane)];
+  agg::combine_cache& cache = *cache_of(lane);
   comb->draining = true;  // a pass while the entries go in must not take them back
   const bool empty = cache.drain([&](std::uint64_t tag, const std::byte* item) {
     return append(lane, tag, item, comb->item_bytes);  // false: no free buffer (TERM-5)
@@ -104,7 +119,8 @@ bool engine::impl::drain_cache(int lane) {
 // drained, and its lane posted, so that a held item waits at most about two periods.
 void engine::impl::drain_caches_older_than(std::uint64_t period) {
   for (std::size_t k = 0; k < comb->caches.size(); ++k) {
-    if (comb->caches[k].empty() || tick - comb->held_since[k] < period) continue;
+    if (!comb->caches[k] || comb->caches[k]->empty() || tick - comb->held_since[k] < period)
+      continue;
     const int lane = static_cast<int>(k);
     (void)drain_cache(lane);
     if (period > 0 && lanes.has_items(lane)) post_data(lane);
@@ -113,15 +129,15 @@ void engine::impl::drain_caches_older_than(std::uint64_t period) {
 
 bool engine::impl::caches_hold() const noexcept {
   if (!comb) return false;
-  for (const agg::combine_cache& c : comb->caches)
-    if (!c.empty()) return true;
+  for (const auto& c : comb->caches)
+    if (c && !c->empty()) return true;
   return false;
 }
 
 // link_layer: nothing may reach the lane once its stage closes (TERM-4), so its cache is
 // drained for the last time now; the last buffer then follows the drained records.
 bool engine::impl::prepare_last(int out_link) {
-  if (!comb || static_cast<std::size_t>(out_link) >= comb->caches.size()) return true;
+  if (!comb || cache_of(out_link) == nullptr) return true;
   return drain_cache(out_link);
 }
 
@@ -288,7 +304,7 @@ std::size_t engine::impl::combine_bytes(bool at_most) const noexcept {
   std::size_t n = 0;
   if (!at_most) {
     for (const agg::combining_lane& c : comb->lanes) n += c.table.memory_bytes();
-    for (const agg::combine_cache& c : comb->caches) n += c.memory_bytes();
+    for (const auto& c : comb->caches) n += c ? c->memory_bytes() : 0;
     return n;
   }
   return e.combine_max_bytes();
@@ -299,9 +315,11 @@ std::size_t engine::combine_max_bytes() const noexcept {
   const std::size_t slots = agg::combine_table::slots_for(room, options_.combine_max_slots);
   std::size_t n =
       static_cast<std::size_t>(impl_->lanes.loopback() + 1) * slots * sizeof(std::uint32_t);
-  if (impl_->comb && impl_->comb->item_bytes > 0)  // caches once the item size is known
-    n += static_cast<std::size_t>(impl_->lanes.n_out()) *
+  if (impl_->comb && impl_->comb->item_bytes > 0) {  // caches once the item size is known
+    const auto& on = impl_->comb->cache_link;
+    n += static_cast<std::size_t>(std::count(on.begin(), on.end(), char{1})) *
          agg::combine_cache::bytes_for(options_.combine_cache_entries, impl_->comb->item_bytes);
+  }
   return n;
 }
 

@@ -18,6 +18,7 @@
 #include <cstdint>
 #include <deque>
 #include <memory>
+#include <optional>
 #include <vector>
 
 namespace convoy::termination {
@@ -127,9 +128,11 @@ struct engine::impl final : link_layer {
     aggregation::combine_spec spec;
     std::size_t item_bytes = 0;                      // the tables are sized for it
     std::vector<aggregation::combining_lane> lanes;  // per lane
-    // Hold-back caches (TERM-27): one per out-link lane, none when combine_cache_entries
-    // is 0; held_since[k]: the tick at which cache k last went from empty to holding.
-    std::vector<aggregation::combine_cache> caches;
+    // Hold-back caches (TERM-27): caches[k] for out-link lane k where it has one (the
+    // links of engine_options::combine_cache_link), none when combine_cache_entries is 0;
+    // held_since[k]: the tick at which cache k last went from empty to holding.
+    std::vector<std::optional<aggregation::combine_cache>> caches;
+    std::vector<char> cache_link;                     // per out-link: 1 if it gets a cache
     aggregation::cache_pass_fn cache_pass = nullptr;  // their fold pass (pick_cache_pass)
     std::vector<std::uint64_t> held_since;
     std::vector<std::byte> victim;  // an evicted entry's item, on its way into the lane
@@ -248,6 +251,8 @@ struct engine::impl final : link_layer {
   // Moves cache `lane`'s held entries into the lane; true once it is empty (false: the
   // lane has no free buffer, the rest waits). Caches that waited `period` ticks (all, at 0).
   [[nodiscard]] bool drain_cache(int lane);
+  // The hold-back cache of out-link lane `lane`, null if it has none (TERM-27).
+  [[nodiscard]] aggregation::combine_cache* cache_of(int lane) noexcept;
   void drain_caches_older_than(std::uint64_t period);
   [[nodiscard]] bool caches_hold() const noexcept;
   bool prepare_last(int out_link) override;

@@ -220,6 +220,9 @@ std::unique_ptr<termination::engine> detail::build_mpi_engine(
   opts.trace = detail::make_trace_options(comm, s);
   int rank = 0;
   CONVOY_MPI_CHECK(MPI_Comm_rank(comm, &rank));
+  // TERM-27: hold-back caches on the links that leave the node, where a folded record is
+  // bytes not sent; inside a node it is a copy, which the buffer's table saves for less.
+  if (!opts.combine_cache_link) opts.combine_cache_link = aggregation::off_node_links(comm, s);
   std::unique_ptr<aggregation::transport> transport;
   if (make_transport)
     transport = make_transport(comm, plan);

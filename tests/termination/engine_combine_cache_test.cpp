@@ -12,7 +12,9 @@
 #include <convoy_test/plans.hpp>
 #include <cstdint>
 #include <cstring>
+#include <numeric>
 #include <string>
+#include <vector>
 
 #include "combine_checker.hpp"
 #include "sim_harness.hpp"
@@ -71,6 +73,59 @@ TEST(EngineCombineCache, FoldsAcrossBuffersOverSeveralCycles) {
   }
   EXPECT_LT(pulls[1] * 4, pulls[0] * 3)
       << pulls[1] << " records with a cache, " << pulls[0] << " without";
+}
+
+// TERM-27: caches only on the out-links that engine_options::combine_cache_link names (over
+// MPI, those that leave the node), here the last stage's: memory counts one cache per
+// chosen link; the earlier stage sends exactly the records of the tables alone, and fewer
+// records cross the last stage; every total equals the oracle. The folds' bar alone
+// decides (a saved record's worth fixed), so that both runs make the same choices.
+TEST(EngineCombineCache, CachesOnlyOnTheChosenLinks) {
+  const plan_ptr plan = mesh_plan({2, 3});
+  const int last = plan->n_stages() - 1;
+  std::vector<std::vector<std::uint64_t>> sent[2];  // [with][stage][rank x link]
+  std::size_t extra = 0;
+  for (int with = 0; with < 2; ++with) {
+    engine_options o = cached(with ? 1024 : 0, small_buffers(2, 1024));
+    o.combine_gate.saved_record_ns = 1e9;
+    o.combine_cache_link = [plan, last](int rank, int peer) {
+      const convoy::router::forwarder f(plan, rank);
+      for (const auto& l : f.out_links())
+        if (l.peer == peer) return l.stage == last;
+      ADD_FAILURE() << "rank " << rank << " has no out-link to " << peer;
+      return false;
+    };
+    simulation sim(plan, o, 31);
+    const zipf_keys z(4096, 1.0);
+    cycle_options c;
+    c.max_rounds = 1000000;
+    const auto w = make_keyed(sim.n_ranks(), 3000, z, sim.rng());
+    ASSERT_EQ(run_keyed(sim, w, sum16, c), "") << "cache " << with;
+    sent[with].resize(static_cast<std::size_t>(plan->n_stages()));
+    for (int r = 0; r < sim.n_ranks(); ++r) {
+      const auto st = sim.at(r).stats(true);
+      for (std::size_t s = 0; s < st.stages.size(); ++s)
+        for (const auto& l : st.stages[s].links) sent[with][s].push_back(l.items_sent);
+    }
+    if (with == 0) extra = sim.at(0).max_memory_bytes();
+    if (with == 1) extra = sim.at(0).max_memory_bytes() - extra;
+  }
+  std::size_t chosen = 0;
+  const convoy::router::forwarder f0(plan, 0);
+  for (const auto& l : f0.out_links()) chosen += l.stage == last ? 1 : 0;
+  ASSERT_GT(chosen, 0u);
+  ASSERT_LT(chosen, static_cast<std::size_t>(f0.n_out_links()));
+  EXPECT_EQ(extra, chosen * convoy::aggregation::combine_cache::bytes_for(1024, 16));
+  for (int s = 0; s < last; ++s)
+    EXPECT_EQ(sent[1][static_cast<std::size_t>(s)], sent[0][static_cast<std::size_t>(s)])
+        << "stage " << s << " has no cache";
+  const auto sum = [](const std::vector<std::uint64_t>& v) {
+    return std::accumulate(v.begin(), v.end(), std::uint64_t{0});
+  };
+  const auto& lasts = sent[1][static_cast<std::size_t>(last)];
+  const auto& plain = sent[0][static_cast<std::size_t>(last)];
+  EXPECT_LT(sum(lasts) * 4, sum(plain) * 3)
+      << sum(lasts) << " records with caches, " << sum(plain) << " without";
 }
 
 // Pushes {key, 1} for keys 0..n-1 from rank 0 to rank 1 of a 2-rank line with a cache.

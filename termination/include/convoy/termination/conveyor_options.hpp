@@ -117,9 +117,9 @@ struct conveyor_options {
   /// may have it; the bulk, elastic and broadcast kinds throw when it is set.
   /// combining_conveyor<K, V, Op> sets it.
   aggregation::combine_spec combine;
-  /// Entries of the hold-back cache in front of each combining lane (TERM-27): hot keys
-  /// fold across buffers; 12 + item bytes each, per out-link. 0: CONVOY_COMBINE_CACHE,
-  /// else none.
+  /// Entries of the hold-back cache in front of each combining out-link that leaves the
+  /// node (TERM-27): hot keys fold across buffers; 12 + item bytes each, per such link.
+  /// 0: CONVOY_COMBINE_CACHE, else none.
   std::size_t combine_cache_entries = 0;
   /// Settings resolved before (base::settings::from_env(comm): rank 0's environment and
   /// tuning file, the same on every rank) for the zero fields above; null: the builders

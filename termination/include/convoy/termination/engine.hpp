@@ -32,6 +32,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -71,9 +72,13 @@ struct engine_options {
   aggregation::combine_gate_policy combine_gate;
   /// Slots of a lane's combining table at most (4 bytes each, AGG-151).
   std::size_t combine_max_slots = 4096;
-  /// Entries of the hold-back cache in front of each combining out-link lane (TERM-27,
-  /// AGG-157..160), rounded down to a power of two; 0: none. Each costs 12 + item bytes.
+  /// Entries of the hold-back cache in front of each combining out-link lane of
+  /// `combine_cache_link` (TERM-27, AGG-157..160), rounded down to a power of two; 0: none.
+  /// Each costs 12 + item bytes.
   std::size_t combine_cache_entries = 0;
+  /// Which out-links get a hold-back cache: (this rank, the link's peer) -> true; empty:
+  /// every out-link. make_mpi_engine gives the links that leave the node (TERM-27).
+  std::function<bool(int rank, int peer)> combine_cache_link;
   /// The trace recorder (trace.hpp, TERM-17): on when `trace.dir` is not empty. Off, each
   /// event site tests one null pointer.
   trace_options trace;
