@@ -222,7 +222,11 @@ std::unique_ptr<termination::engine> detail::build_mpi_engine(
   CONVOY_MPI_CHECK(MPI_Comm_rank(comm, &rank));
   // TERM-27: hold-back caches on the links that leave the node, where a folded record is
   // bytes not sent; inside a node it is a copy, which the buffer's table saves for less.
-  if (!opts.combine_cache_link) opts.combine_cache_link = aggregation::off_node_links(comm, s);
+  // The node map is found on every rank alike (collective); an engine without caches does
+  // not keep its copy.
+  auto off_node = aggregation::off_node_links(comm, s);
+  if (opts.combine_cache_entries > 0 && !opts.combine_cache_link)
+    opts.combine_cache_link = std::move(off_node);
   std::unique_ptr<aggregation::transport> transport;
   if (make_transport)
     transport = make_transport(comm, plan);
