@@ -85,11 +85,11 @@ void engine::impl::start_combining(std::size_t item_bytes) {
   comb->victim.assign(item_bytes, std::byte{0});
 }
 
-// A full lane's fold pass (TERM-20): through its cache when it has one (TERM-27), unless
-// the cache is being drained into it.
+// A full lane's fold pass (TERM-20): through its cache when it has one (TERM-27). A lane
+// whose cache is being drained into it does not combine (drain_cache).
 bool engine::impl::fold_filled(int lane) {
   return comb->lanes[static_cast<std::size_t>(lane)].refill(
-      lanes[lane], [&] { return fold_pass(lane, !comb->draining && cache_of(lane) != nullptr); });
+      lanes[lane], [&] { return fold_pass(lane, cache_of(lane) != nullptr); });
 }
 
 agg::fold_result engine::impl::fold_pass(int lane, bool cached) {
@@ -105,9 +105,13 @@ agg::combine_cache* engine::impl::cache_of(int lane) noexcept {
   return k < comb->caches.size() && comb->caches[k] ? &*comb->caches[k] : nullptr;
 }
 
+// The drained entries (one record per key) go into plain buffers: no pass examines them
+// and the gate judges none of those buffers, since folds among them are rare and a pass
+// over them would teach the gate what a lane's records are not (TERM-27).
 bool engine::impl::drain_cache(int lane) {
   agg::combine_cache& cache = *cache_of(lane);
-  comb->draining = true;  // a pass while the entries go in must not take them back
+  comb->lanes[static_cast<std::size_t>(lane)].stop();
+  comb->draining = true;  // the buffers the entries open do not combine either
   const bool empty = cache.drain([&](std::uint64_t tag, const std::byte* item) {
     return append(lane, tag, item, comb->item_bytes);  // false: no free buffer (TERM-5)
   });
@@ -144,7 +148,7 @@ bool engine::impl::prepare_last(int out_link) {
 // A lane opened a buffer: its table starts empty; the value window closes if it is due.
 void engine::impl::combine_opened(int lane) noexcept {
   if (comb->lanes.empty()) return;  // before the first begin: send_last of nothing
-  comb->lanes[static_cast<std::size_t>(lane)].opened();
+  comb->lanes[static_cast<std::size_t>(lane)].opened(!comb->draining);
   const std::uint64_t t = now_ns();
   if (t - comb->window.t0 >= value_window_ns) close_value_window(t);
 }

@@ -128,6 +128,35 @@ TEST(EngineCombineCache, CachesOnlyOnTheChosenLinks) {
       << sum(lasts) << " records with caches, " << sum(plain) << " without";
 }
 
+// TERM-27: the entries a stage's close drains (one record per key, none of which folds) go
+// into plain buffers that the gate does not judge: every buffer of the pushes folds half
+// its records (each key pushed twice in a row), so no buffer of the cycle fails, while the
+// drain fills several buffers past the gate's sample. The folds' bar alone decides.
+TEST(EngineCombineCache, DrainedEntriesAreNotJudged) {
+  engine_options o = cached(4096, small_buffers(2, 8192));
+  o.combine_gate.saved_record_ns = 1e9;
+  simulation sim(mesh_plan({2}), o, 43);
+  keyed_workload w;
+  w.dests.resize(2);
+  w.keys.resize(2);
+  std::vector<std::uint64_t> keys;  // rank 1's keys: every record crosses the link
+  for (std::uint64_t k = 0; keys.size() < 2000; ++k)
+    if (owner_of(k, 2) == 1) keys.push_back(k);
+  for (int round = 0; round < 3; ++round)
+    for (const std::uint64_t k : keys)
+      for (int twice = 0; twice < 2; ++twice) {
+        w.keys[0].push_back(k);
+        w.dests[0].push_back(1);
+      }
+  cycle_options c;
+  c.max_rounds = 1000000;
+  ASSERT_EQ(run_keyed(sim, w, sum16, c), "");
+  const combine_totals t = totals(sim);
+  EXPECT_EQ(t.stops, 0u) << "buffers judged to fail";
+  EXPECT_LT(t.pulls * 10, keys.size() * 11) << "a key's records fold into one but for evictions";
+  ASSERT_GE(keys.size() * 16, 2 * 8192) << "the drain fills several buffers";
+}
+
 // Pushes {key, 1} for keys 0..n-1 from rank 0 to rank 1 of a 2-rank line with a cache.
 void push_keys(simulation& sim, int n) {
   for (int r = 0; r < 2; ++r) ASSERT_EQ(sim.at(r).begin(16), 1);

@@ -318,10 +318,11 @@ struct combining_lane {
   combining_lane(std::size_t records, std::size_t max_slots, combine_gate::policy p = {})
       : table(records, max_slots), gate(p) {}
 
-  /// The lane has just opened a buffer.
-  void opened() noexcept {
+  /// The lane has just opened a buffer; `judged`: the gate decides whether it combines
+  /// (else it does not, and the gate does not count it).
+  void opened(bool judged = true) noexcept {
     n_records = 0;
-    on = gate.start_buffer();
+    on = judged && gate.start_buffer();
     if (on) table.clear();
   }
   /// Runs `run()` (a fold pass over the records appended since the last one, returning
@@ -346,6 +347,8 @@ struct combining_lane {
     if (l.used > l.limit) return false;
     return std::uint64_t{l.limit - l.used} * 32 >= l.limit - header_bytes;
   }
+  /// The open buffer combines no more (what its passes folded stays folded).
+  void stop() noexcept { on = false; }
   /// The open buffer is about to leave: a last pass over its tail, then nothing is folded
   /// into it any more.
   template <class Pass>
