@@ -276,23 +276,38 @@ std::uint64_t engine::impl::fold_ns() const noexcept {
   return n;
 }
 
+// Each lane's folds and failed buffers into `into`'s totals and, for an out-link lane
+// counted per link, into its link with the lane's gate measures (TERM-24, 28).
 void engine::impl::add_combine_counters(engine_stats& into) const noexcept {
   if (!comb) return;
-  for (const agg::combining_lane& c : comb->lanes) {
-    into.combined += c.hits;
-    into.combine_stops += c.gate.failures();
-  }
+  for (std::size_t k = 0; k < comb->lanes.size(); ++k)
+    count_lane(into, k, comb->lanes[k].gate.failures());
   report_measures(into);
 }
 
 void engine::impl::take_combine_counters(engine_stats& into) noexcept {
   if (!comb) return;
-  for (agg::combining_lane& c : comb->lanes) {
-    into.combined += c.hits;
-    into.combine_stops += c.gate.take_failures();
+  for (std::size_t k = 0; k < comb->lanes.size(); ++k) {
+    agg::combining_lane& c = comb->lanes[k];
+    count_lane(into, k, c.gate.take_failures());
     c.hits = 0;
   }
   report_measures(into);
+}
+
+void engine::impl::count_lane(engine_stats& into, std::size_t lane,
+                              std::uint64_t stops) const noexcept {
+  const agg::combining_lane& c = comb->lanes[lane];
+  into.combined += c.hits;
+  into.combine_stops += stops;
+  if (lane >= out_slots.size() || out_slots[lane].link < 0) return;  // the loopback lane
+  const link_slot at = out_slots[lane];
+  link_stats& l =
+      into.stages[static_cast<std::size_t>(at.stage)].links[static_cast<std::size_t>(at.link)];
+  l.combined += c.hits;
+  l.combine_stops += stops;
+  if (c.gate.ns_per_record() > 0) l.combine_ns_per_record = c.gate.ns_per_record();
+  if (c.gate.saved_record_ns() > 0) l.combine_saved_ns = c.gate.saved_record_ns();
 }
 
 // The gate's last measures (TERM-28), where a window has closed.

@@ -215,6 +215,10 @@ void accumulate(engine_stats& into, const engine_stats& s) {
       x.items_received += y.items_received;
       x.bytes_received += y.bytes_received;
       x.buffers_received += y.buffers_received;
+      x.combined += y.combined;
+      x.combine_stops += y.combine_stops;
+      if (y.combine_ns_per_record > 0) x.combine_ns_per_record = y.combine_ns_per_record;
+      if (y.combine_saved_ns > 0) x.combine_saved_ns = y.combine_saved_ns;
     }
   }
 }

@@ -278,6 +278,7 @@ struct engine::impl final : link_layer {
   // gate's last measures (report_measures).
   void add_combine_counters(engine_stats& into) const noexcept;
   void take_combine_counters(engine_stats& into) noexcept;
+  void count_lane(engine_stats& into, std::size_t lane, std::uint64_t stops) const noexcept;
   void report_measures(engine_stats& into) const noexcept;
   [[nodiscard]] std::size_t combine_bytes(bool at_most) const noexcept;
   void flush_older_than(std::uint64_t period);

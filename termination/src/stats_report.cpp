@@ -36,7 +36,8 @@ const char* const scalar_names[] = {"pushes",           "pulls",
                                     "credit_stalls",    "items_forwarded",
                                     "buffers_sent",     "bytes_sent",
                                     "buffers_received", "begins",
-                                    "unpulls",          "collectives"};
+                                    "unpulls",          "collectives",
+                                    "combined",         "combine_stops"};
 
 // Who writes the document: rank 0's process, named by host, process id and start time
 // (clock ticks after boot). A program can hold convoy twice (the C++ components linked
@@ -139,7 +140,11 @@ json link_row(const termination::link_stats& l, const std::vector<int>& nodes) {
           {"credit_stalls", l.credit_stalls},
           {"items_received", l.items_received},
           {"bytes_received", l.bytes_received},
-          {"buffers_received", l.buffers_received}};
+          {"buffers_received", l.buffers_received},
+          {"combined", l.combined},
+          {"combine_stops", l.combine_stops},
+          {"combine_ns_per_record", l.combine_ns_per_record},
+          {"combine_saved_ns", l.combine_saved_ns}};
 }
 
 json rank_row(int rank, const stats_entry& e, const std::vector<int>& nodes) {
@@ -172,6 +177,10 @@ json rank_row(int rank, const stats_entry& e, const std::vector<int>& nodes) {
           {"begins", s.begins},
           {"unpulls", s.unpulls},
           {"collectives", s.collectives},
+          {"combined", s.combined},
+          {"combine_stops", s.combine_stops},
+          {"combine_record_ns", s.combine_record_ns},
+          {"combine_use_ns", s.combine_use_ns},
           {"stages", std::move(stages)}};
 }
 

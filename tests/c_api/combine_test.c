@@ -94,6 +94,35 @@ static void compare(const uint64_t* got, const uint64_t* want, const char* what)
             (unsigned long long)got[k], (unsigned long long)want[k]);
 }
 
+/* The counters after a combining cycle that pulled `pulled` items here: summed over the PEs,
+ * the updates pushed less the items folded are the items pulled (the test's own counts),
+ * and folds happened on some link (with more than one PE); a PE's links fold at most what
+ * the PE folds (its items to itself fold in no link). */
+static void check_counters(convey_t* c, uint64_t pulled, const char* what) {
+  convoy_pe_stats_t pe;
+  convoy_link_stats_t l;
+  uint64_t mine[4] = {n_updates, 0, 0, 0}, sums[4];
+  int s, k;
+  pe.size = sizeof pe;
+  H_EXPECT_RC(convoy_convey_pe_stats(c, 1, &pe), convey_OK);
+  H_CHECK(pe.size == sizeof pe, "%s: pe stats filled %zu bytes", what, pe.size);
+  mine[1] = pe.combined;
+  mine[2] = pulled;
+  for (s = 0; s < convoy_convey_n_stages(c); s++)
+    for (k = 0; k < convoy_convey_n_links(c, s); k++) {
+      l.size = sizeof l;
+      H_EXPECT_RC(convoy_convey_link_stats(c, s, k, 1, &l), convey_OK);
+      H_CHECK(l.combine_ns_per_record >= 0 && l.combine_saved_ns >= 0, "%s: gate measures", what);
+      mine[3] += l.combined;
+    }
+  H_CHECK(mine[3] <= pe.combined, "%s: links folded %llu, the PE %llu", what,
+          (unsigned long long)mine[3], (unsigned long long)pe.combined);
+  MPI_Allreduce(mine, sums, 4, MPI_UINT64_T, MPI_SUM, MPI_COMM_WORLD);
+  H_CHECK(sums[0] - sums[1] == sums[2], "%s: %llu pushed - %llu combined != %llu pulled", what,
+          (unsigned long long)sums[0], (unsigned long long)sums[1], (unsigned long long)sums[2]);
+  H_CHECK(sums[3] > 0 || convoy_convey_n_pes(c) == 1, "%s: no link folded", what);
+}
+
 int main(int argc, char** argv) {
   const int tensor = argc > 1 && strcmp(argv[1], "tensor") == 0;
   const uint64_t options = argc > 1 && strcmp(argv[1], "dynamic") == 0 ? convey_opt_DYNAMIC : 0;
@@ -124,6 +153,7 @@ int main(int argc, char** argv) {
   H_CHECK(pulled < expected, "combining: %llu items pulled of %llu pushed to this PE",
           (unsigned long long)pulled, (unsigned long long)expected);
   H_CHECK(pulled >= (expected ? 1u : 0u), "combining: nothing pulled");
+  check_counters(c, pulled, "combining");
 
   /* The library's sum: the core inlines the fold; the same totals. */
   H_EXPECT_RC(convoy_convey_set_combine(c, 8, 8, 0, 8, convoy_combine_add_u64), convey_OK);

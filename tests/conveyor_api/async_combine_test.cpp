@@ -160,7 +160,7 @@ TEST(AsyncCombine, AppliedBeforeThePhaseEnds) {
 // CONVOY_STATS (docs/stats-format.md): the runtime's request and reply conveyors and one
 // combining conveyor per combinable update, api "async", in creation order; each combining
 // conveyor pushed every update of its kind once (pushes over ranks) and delivered at most
-// as many records (pulls: combined records arrive once).
+// as many records (pulls: combined records arrive once): the pushes less the records folded.
 TEST(AsyncCombine, StatsDocumentHoldsTheCombiningConveyors) {
   const std::uint64_t id = world_rank() == 0 ? static_cast<std::uint64_t>(::getpid()) : 0;
   std::uint64_t job = id;
@@ -205,6 +205,17 @@ TEST(AsyncCombine, StatsDocumentHoldsTheCombiningConveyors) {
     EXPECT_LE(r.at("pulls").at("sum").get<std::uint64_t>(), all) << i;
     EXPECT_GT(r.at("pulls").at("sum").get<std::uint64_t>(), 0u) << i;
     EXPECT_EQ(cs[i].at("item_bytes").get<std::size_t>(), 16u) << i;
+    // Folded records are pushes not pulled; a rank's links fold at most what the rank does.
+    EXPECT_EQ(r.at("pushes").at("sum").get<std::uint64_t>() -
+                  r.at("combined").at("sum").get<std::uint64_t>(),
+              r.at("pulls").at("sum").get<std::uint64_t>())
+        << i;
+    for (const auto& row : cs[i].at("per_rank")) {
+      std::uint64_t links = 0;
+      for (const auto& st : row.at("stages"))
+        for (const auto& l : st.at("links")) links += l.at("combined").get<std::uint64_t>();
+      EXPECT_LE(links, row.at("combined").get<std::uint64_t>()) << i;
+    }
   }
 }
 

@@ -94,6 +94,28 @@ TEST(EngineCombine, RankCountsFromOneTo64) {
     }
 }
 
+// Key i of rank r: r's own, never repeated.
+std::uint64_t distinct_key(int r, std::uint64_t i) {
+  return static_cast<std::uint64_t>(r) << 32 | i;
+}
+
+// `n` pushes per rank of `p`: key_of(r, i), each to its owner; `others_only`: without the
+// keys a rank owns itself.
+template <class KeyOf>
+keyed_workload keyed_by(int p, std::uint64_t n, KeyOf key_of, bool others_only = false) {
+  keyed_workload w;
+  w.dests.resize(static_cast<std::size_t>(p));
+  w.keys.resize(static_cast<std::size_t>(p));
+  for (int r = 0; r < p; ++r)
+    for (std::uint64_t i = 0; i < n; ++i) {
+      const std::uint64_t k = key_of(r, i);
+      if (others_only && owner_of(k, p) == r) continue;
+      w.keys[static_cast<std::size_t>(r)].push_back(k);
+      w.dests[static_cast<std::size_t>(r)].push_back(owner_of(k, p));
+    }
+  return w;
+}
+
 // TERM-24 (AGG-155 in the engine): keys that never repeat turn combining off with growing
 // skips and nothing is folded; hot keys keep it on and fold most pushes.
 TEST(EngineCombine, GateTurnsCombiningOffOnUniformKeys) {
@@ -101,15 +123,7 @@ TEST(EngineCombine, GateTurnsCombiningOffOnUniformKeys) {
   engine_options o = combining(layouts[0], small_buffers(2, 8192));  // 480 records a buffer
   {
     simulation sim(plan, o, 7);
-    keyed_workload w;
-    w.dests.resize(4);
-    w.keys.resize(4);
-    for (int r = 0; r < 4; ++r)
-      for (std::uint64_t i = 0; i < 20000; ++i) {
-        const std::uint64_t k = static_cast<std::uint64_t>(r) << 32 | i;
-        w.keys[static_cast<std::size_t>(r)].push_back(k);
-        w.dests[static_cast<std::size_t>(r)].push_back(owner_of(k, 4));
-      }
+    const keyed_workload w = keyed_by(4, 20000, distinct_key);
     cycle_options c;
     c.max_rounds = 1000000;
     const std::string why = run_keyed(sim, w, layouts[0], c);
@@ -129,6 +143,43 @@ TEST(EngineCombine, GateTurnsCombiningOffOnUniformKeys) {
     const combine_totals t = totals(sim);
     EXPECT_EQ(t.stops, 0u);
     EXPECT_GT(t.combined, t.pushes * 3 / 4);
+  }
+}
+
+// TERM-24, 28: each out-link counts the folds and stopped buffers of its lane, with the
+// gate's measures; with no rank pushing to itself (the loopback lane, on no link, stays
+// empty) the links' counts add up to the rank's. Distinct keys: only stops; repeating
+// keys: only folds.
+TEST(EngineCombine, LinksCountTheirFoldsAndStops) {
+  const plan_ptr plan = mesh_plan({2, 2});
+  const engine_options o = combining(layouts[0], small_buffers(2, 8192));
+  for (const bool repeat : {false, true}) {
+    simulation sim(plan, o, 9);
+    const auto squares = [](int, std::uint64_t i) { return i * i % 97; };
+    const keyed_workload w =
+        repeat ? keyed_by(4, 20000, squares, true) : keyed_by(4, 20000, distinct_key, true);
+    cycle_options c;
+    c.max_rounds = 1000000;
+    ASSERT_EQ(run_keyed(sim, w, layouts[0], c), "") << "repeat " << repeat;
+    std::uint64_t folds = 0, stops = 0;
+    for (int r = 0; r < 4; ++r) {
+      const auto st = sim.at(r).stats(true);
+      std::uint64_t link_folds = 0, link_stops = 0;
+      for (const auto& s : st.stages)
+        for (const auto& l : s.links) {
+          link_folds += l.combined;
+          link_stops += l.combine_stops;
+          if (l.combined + l.combine_stops > 0) {
+            EXPECT_GT(l.combine_ns_per_record, 0.0) << "rank " << r << " peer " << l.peer;
+          }
+        }
+      EXPECT_EQ(link_folds, st.combined) << "rank " << r << " repeat " << repeat;
+      EXPECT_EQ(link_stops, st.combine_stops) << "rank " << r << " repeat " << repeat;
+      folds += st.combined;
+      stops += st.combine_stops;
+    }
+    EXPECT_EQ(folds > 0, repeat);
+    EXPECT_EQ(stops > 0, !repeat);
   }
 }
 

@@ -50,16 +50,20 @@ int64_t convoy_convey_my_pe(convey_t* c);
 /** One link's counters. Bytes are buffer bytes, headers included. */
 /* NOLINTNEXTLINE(modernize-use-using): a C99 header */
 typedef struct convoy_link_stats {
-  size_t size;               /**< in: sizeof(struct convoy_link_stats); out: bytes filled */
-  int64_t peer;              /**< the other PE */
-  uint64_t items_sent;       /**< items put into buffers toward the peer */
-  uint64_t bytes_sent;       /**< bytes of the buffers posted to the peer */
-  uint64_t buffers_full;     /**< buffers posted because the next item did not fit */
-  uint64_t buffers_partial;  /**< buffers posted partly filled (flush, steady, last) */
-  uint64_t credit_stalls;    /**< times a buffer toward the peer was wanted, none free */
-  uint64_t items_received;   /**< items in buffers that arrived from the peer */
-  uint64_t bytes_received;   /**< bytes of those buffers */
-  uint64_t buffers_received; /**< buffers that arrived from the peer */
+  size_t size;                  /**< in: sizeof(struct convoy_link_stats); out: bytes filled */
+  int64_t peer;                 /**< the other PE */
+  uint64_t items_sent;          /**< items put into buffers toward the peer */
+  uint64_t bytes_sent;          /**< bytes of the buffers posted to the peer */
+  uint64_t buffers_full;        /**< buffers posted because the next item did not fit */
+  uint64_t buffers_partial;     /**< buffers posted partly filled (flush, steady, last) */
+  uint64_t credit_stalls;       /**< times a buffer toward the peer was wanted, none free */
+  uint64_t items_received;      /**< items in buffers that arrived from the peer */
+  uint64_t bytes_received;      /**< bytes of those buffers */
+  uint64_t buffers_received;    /**< buffers that arrived from the peer */
+  uint64_t combined;            /**< combining: items folded away toward the peer */
+  uint64_t combine_stops;       /**< combining: buffers toward the peer the gate stopped */
+  double combine_ns_per_record; /**< combining: a record's examination, ns (0: none yet) */
+  double combine_saved_ns;      /**< combining: what a folded record is worth, ns */
 } convoy_link_stats_t;
 
 /** This PE's counters. */
@@ -78,6 +82,10 @@ typedef struct convoy_pe_stats {
   uint64_t memory_high_water; /**< most buffer memory seen, bytes */
   double advance_seconds;     /**< time inside advance */
   double cycle_seconds;       /**< time from each begin to its cycle's end */
+  uint64_t combined;          /**< combining: items folded away on this PE, all lanes */
+  uint64_t combine_stops;     /**< combining: buffers whose combining the gate stopped */
+  double combine_record_ns;   /**< combining: handling a record in the conveyor, ns */
+  double combine_use_ns;      /**< combining: the program's time per item pulled, ns */
 } convoy_pe_stats_t;
 
 /** Stages of the conveyor's route (>= 1), or convey_error_NULL. */

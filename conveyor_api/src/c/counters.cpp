@@ -73,6 +73,10 @@ int convoy_convey_link_stats(convey_t* c, int stage, int link, int cumulative,
   r.items_received = l.items_received;
   r.bytes_received = l.bytes_received;
   r.buffers_received = l.buffers_received;
+  r.combined = l.combined;
+  r.combine_stops = l.combine_stops;
+  r.combine_ns_per_record = l.combine_ns_per_record;
+  r.combine_saved_ns = l.combine_saved_ns;
   return fill(out, r, offsetof(convoy_link_stats_t, items_sent));
 }
 
@@ -94,6 +98,10 @@ int convoy_convey_pe_stats(convey_t* c, int cumulative, convoy_pe_stats_t* out) 
   r.memory_high_water = s.memory_high_water;
   r.advance_seconds = s.advance_seconds;
   r.cycle_seconds = s.cycle_seconds;
+  r.combined = s.combined;
+  r.combine_stops = s.combine_stops;
+  r.combine_record_ns = s.combine_record_ns;
+  r.combine_use_ns = s.combine_use_ns;
   return fill(out, r, offsetof(convoy_pe_stats_t, pushes));
 }
 

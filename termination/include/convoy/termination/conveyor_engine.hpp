@@ -41,6 +41,12 @@ struct link_stats {
   std::uint64_t items_received = 0;    ///< records in buffers that arrived from the peer
   std::uint64_t bytes_received = 0;    ///< bytes of those buffers, headers included
   std::uint64_t buffers_received = 0;  ///< buffers that arrived from the peer
+  /// Combining engines, the lane toward the peer (TERM-24, 28): records folded into
+  /// another there, buffers whose combining its gate stopped, and the gate's last measures
+  /// (0: none yet; the newest when accumulated), ns: what examining a record costs, and
+  /// what a record saved is worth.
+  std::uint64_t combined = 0, combine_stops = 0;
+  double combine_ns_per_record = 0.0, combine_saved_ns = 0.0;
 };
 
 /// Counters per stage, for the current begin/reset cycle and for the engine's lifetime.
@@ -77,7 +83,8 @@ struct engine_stats {
   /// The most buffer memory (memory_bytes()) seen: at each cycle's end and when read.
   std::uint64_t memory_high_water = 0;
   /// Combining engines (TERM-24): items folded into a record already in a buffer, and
-  /// buffers whose lane stopped combining because too few of their records folded.
+  /// buffers whose lane stopped combining because their folds did not pay; every lane's,
+  /// the loopback lane's too (the links have the others').
   std::uint64_t combined = 0, combine_stops = 0;
   /// Combining engines (TERM-28), the gate's last measure (0: none yet; the newest when
   /// accumulated): what handling one record cost this rank inside the conveyor, and the
