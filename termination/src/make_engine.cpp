@@ -194,16 +194,19 @@ termination::engine_options detail::agreed_engine_options(MPI_Comm comm, const c
                                                           const base::settings& s) {
   termination::engine_options opts = resolve_engine_options(o, s);
   // The settings are rank 0's already; the options may differ between ranks. The
-  // watchdog's period travels in milliseconds.
-  unsigned long long agreed[4] = {opts.buffer_bytes,
+  // watchdog's period travels in milliseconds. The hold-back caches' size too (TERM-27):
+  // a rank must not keep its entries longer or fold less than the others because its
+  // caller passed another figure.
+  unsigned long long agreed[5] = {opts.buffer_bytes,
                                   static_cast<unsigned long long>(opts.n_buffers),
                                   static_cast<unsigned long long>(opts.watchdog.seconds * 1000.0),
-                                  opts.watchdog.abort ? 1ULL : 0ULL};
-  CONVOY_MPI_CHECK(MPI_Bcast(agreed, 4, MPI_UNSIGNED_LONG_LONG, 0, comm));
+                                  opts.watchdog.abort ? 1ULL : 0ULL, opts.combine_cache_entries};
+  CONVOY_MPI_CHECK(MPI_Bcast(agreed, 5, MPI_UNSIGNED_LONG_LONG, 0, comm));
   opts.buffer_bytes = static_cast<std::size_t>(agreed[0]);
   opts.n_buffers = static_cast<int>(agreed[1]);
   opts.watchdog.seconds = static_cast<double>(agreed[2]) / 1000.0;
   opts.watchdog.abort = agreed[3] != 0;
+  opts.combine_cache_entries = static_cast<std::size_t>(agreed[4]);
   return opts;
 }
 

@@ -238,6 +238,9 @@ int untyped_conveyor::begin(std::size_t item_bytes) {
     retaken_ = false;
     retakes_now_ = 0;
     if (report_) report_->entry.item_bytes = item_bytes;
+    // A combining cycle's item size sizes the hold-back caches, which count from now on.
+    max_memory_bytes_ = engine_->max_memory_bytes();
+    if (const termination::engine* e = streaming()) combine_max_bytes_ = e->combine_max_bytes();
   }
   return rc;
 }

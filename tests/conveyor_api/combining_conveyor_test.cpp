@@ -274,6 +274,29 @@ TEST(CombiningConveyor, SetCombineCountsItsTablesInMaxMemory) {
   }
 }
 
+// TERM-27, API-1: the hold-back caches' size is rank 0's, as the buffers' are: ranks asked
+// for other sizes get the caches of the conveyor whose every rank asked for rank 0's (on
+// emulated nodes, where the links that leave a node have caches; max_memory_bytes counts
+// them from the first combining begin, and memory_bytes stays within it).
+TEST(CombiningConveyor, CacheEntriesAreRankZeros) {
+  using summing = combining_conveyor<std::uint64_t, std::uint64_t>;
+  const int me = world_rank();
+  std::size_t bytes[2] = {0, 0};
+  for (int k = 0; k < 2; ++k) {
+    conveyor_options o;
+    o.combine_cache_entries = k == 0 || me == 0 ? 1024 : std::size_t{1024} << me;
+    convoy::untyped_conveyor c(MPI_COMM_WORLD, o);
+    ASSERT_EQ(c.set_combine(summing::spec()), 1);
+    ASSERT_EQ(c.begin(summing::item_bytes), 1);
+    bytes[k] = c.max_memory_bytes();
+    EXPECT_LE(c.memory_bytes(), bytes[k]);
+    for (int rc = c.advance(true); rc != convoy::termination::done; rc = c.advance(true))
+      ASSERT_GT(rc, 0);
+    ASSERT_EQ(c.reset(), 1);
+  }
+  EXPECT_EQ(bytes[1], bytes[0]) << "rank " << me;
+}
+
 // API-90: the bulk kind does not combine.
 TEST(CombiningConveyor, BulkKindIsRefused) {
   conveyor_options o;
