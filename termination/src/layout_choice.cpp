@@ -52,7 +52,7 @@ conveyor_options layout_plan::options() const {
   } else {
     o.mesh = mesh;
   }
-  o.buffer_bytes = payload_bytes + buffer_header_bytes;
+  o.buffer_bytes = payload_bytes != 0 ? payload_bytes + buffer_header_bytes : 0;  // 0: the kind's
   o.n_buffers = n_buffers;
   o.settings = settings;
   return o;

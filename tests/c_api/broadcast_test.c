@@ -170,6 +170,15 @@ int main(int argc, char** argv) {
     H_EXPECT_RC(convey_reset(t), convey_OK);
     H_EXPECT_RC(convey_free(t), convey_OK);
   }
+  /* SIZE_MAX: the broadcast default (BCAST-8), larger than the other kinds' 16 KiB. */
+  t = convoy_convey_new_broadcast(SIZE_MAX, 2, NULL, options);
+  H_CHECK(t != NULL, "the default capacity built nothing");
+  if (t) {
+    H_CHECK(convoy_convey_buffer_bytes(t) > 16384 && convoy_convey_buffer_bytes(t) < 262144,
+            "default broadcast capacity %zu", convoy_convey_buffer_bytes(t));
+    run_cycle(t, me, P, next, 7, 0);
+    H_EXPECT_RC(convey_free(t), convey_OK);
+  }
   H_CHECK(convoy_convey_new_broadcast(0, 2, NULL, convey_opt_QUIET) == NULL, "capacity 0 built");
   H_CHECK(convoy_convey_new_broadcast(1024, 3, NULL, convey_opt_QUIET) == NULL,
           "3 buffers per link built");

@@ -140,7 +140,10 @@ void convoy_combine_add_double(void* into, const void* from);
  * nodes and cores) whose items are broadcasts: each goes to every PE, the sender included,
  * along a tree over the mesh, outermost dimension first (each item crosses to every other
  * node once, then spreads on each node). `capacity`: bytes of items per buffer (> 0, at
- * most 1 GiB); `n_buffers`: buffers per link, a power of two; options as convey_new
+ * most 1 GiB), or SIZE_MAX for the broadcast default (256 KiB buffers while a PE's lanes
+ * times n_buffers fit in 4 MiB, else smaller; CONVOY_BUFFER_BYTES or the tuning file's
+ * size win; convoy_convey_buffer_bytes tells); `n_buffers`: buffers per link, a power of
+ * two; options as convey_new
  * (PROGRESS: steady; DYNAMIC; QUIET; ALERT). convey_push returns convey_error_USAGE on it;
  * send with convoy_convey_broadcast. Returns NULL (one message) on a bad argument. */
 convey_t* convoy_convey_new_broadcast(size_t capacity, size_t n_buffers,

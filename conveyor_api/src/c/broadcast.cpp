@@ -19,7 +19,10 @@ convey_t* convoy_convey_new_broadcast(size_t capacity, size_t n_buffers,
                                       const convey_alc8r_t* alloc, uint64_t options) {
   return cf::construct("convoy_convey_new_broadcast", options, [&] {
     cf::conveyor_request r;
-    r.layout = cf::tensor_layout(capacity, 1, 1, n_buffers);  // bale's checks of both
+    // SIZE_MAX: the broadcast kind's default buffers (BCAST-8), sized from the mesh.
+    const bool chosen = capacity == SIZE_MAX;
+    r.layout = cf::tensor_layout(chosen ? 1 : capacity, 1, 1, n_buffers);  // bale's checks
+    if (chosen) r.layout.payload_bytes = 0;
     r.layout.kind = convoy::termination::layout_kind::mesh;
     r.layout.order = 0;
     r.broadcast = true;

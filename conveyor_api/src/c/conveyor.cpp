@@ -118,7 +118,9 @@ conveyor_options core_options(const conveyor_request& r, const convey_alc8r_t* a
              : t.kind == layout_kind::bulk ? 1
                                            : t.order;
   c->n_local = t.kind == layout_kind::tensor && t.order >= 2 ? t.n_local : 1;
-  c->payload_bytes = t.payload_bytes;
+  c->payload_bytes = t.payload_bytes != 0
+                         ? t.payload_bytes
+                         : c->core.engine_options().buffer_bytes - term::buffer_header_bytes;
   c->scratch = make_aligned(std::max<std::size_t>(c->core.max_buffered_item_bytes(), 64));
   if (compress && !thrifty && !r.elastic && (options & convey_opt_ALERT) && c->core.rank() == 0)
     print_once(std::string("warning: ") + name + " conveyors do not compress; buffers are sent" +

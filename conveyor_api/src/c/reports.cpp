@@ -30,7 +30,7 @@ void print_line(const std::string& line) noexcept {
   std::fflush(stderr);
 }
 
-std::mutex g_mutex;  // guards everything below and the board's members
+std::mutex g_mutex;                            // guards everything below and the board's members
 std::int64_t g_constructions = 0;              // the last construction's number
 std::map<const void*, std::int64_t> g_number;  // conveyor -> its construction's number
 std::vector<std::string> g_unconfirmed;        // lines sent to PE 0 before MPI_Finalize
@@ -81,8 +81,8 @@ class report_board {
     std::memcpy(msg.data() + header_bytes, line.data(), line.size());
     sends_.emplace_back(MPI_REQUEST_NULL, std::move(msg));
     auto& s = sends_.back();
-    if (MPI_Isend(s.second.data(), static_cast<int>(s.second.size()), MPI_BYTE, 0, line_tag,
-                  comm_, &s.first) != MPI_SUCCESS) {
+    if (MPI_Isend(s.second.data(), static_cast<int>(s.second.size()), MPI_BYTE, 0, line_tag, comm_,
+                  &s.first) != MPI_SUCCESS) {
       sends_.pop_back();
       print_line(line);  // never lost
       return;
