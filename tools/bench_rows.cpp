@@ -183,9 +183,11 @@ std::string configuration_label(const run_context& c) {
     while (std::getline(in, part, ',')) {
       if (n++ == 0) first = part;
       uniform = uniform && part == first;
-      sizes += (sizes.empty() ? "" : "+") + part;
+      if (!sizes.empty()) sizes += '+';
+      sizes += part;
     }
-    s += " " + (uniform ? std::to_string(n) + "x" + first : sizes);
+    s += ' ';
+    s += uniform ? std::to_string(n) + "x" + first : sizes;
   }
   if (c.btl.find("tcp") != std::string::npos) s += " tcp";
   if (c.transport == "mpi")

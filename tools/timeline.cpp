@@ -77,10 +77,15 @@ void add_rank(rows& r, int rank, const json& d) {
   const int base = r.n;
   const auto& outs = d.at("otherData").at("out_links");
   const int rank_row = base;
-  r.tics << (r.n ? ", " : "") << quote("rank " + std::to_string(rank)) << ' ' << -rank_row;
+  r.tics << (r.n ? ", " : "") << quote(std::string("rank ").append(std::to_string(rank))) << ' '
+         << -rank_row;
   for (std::size_t k = 0; k < outs.size(); ++k)
-    r.tics << ", " << quote("s" + outs[k][0].dump() + " \u2192 " + outs[k][1].dump()) << ' '
-           << -(base + 1 + static_cast<int>(k));
+    r.tics << ", "
+           << quote(std::string("s")
+                        .append(outs[k][0].dump())
+                        .append(" \u2192 ")
+                        .append(outs[k][1].dump()))
+           << ' ' << -(base + 1 + static_cast<int>(k));
   r.n += 1 + static_cast<int>(outs.size());
   for (const auto& e : d.at("traceEvents")) {
     const std::string ph = e.value("ph", "");

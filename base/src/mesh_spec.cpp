@@ -2,6 +2,7 @@
 #include <cctype>
 #include <convoy/base/error.hpp>
 #include <convoy/base/mesh_spec.hpp>
+#include <convoy/base/text.hpp>
 #include <limits>
 #include <string>
 
@@ -125,11 +126,12 @@ std::string to_string(const mesh_spec& s) {
     case mesh_spec::kind::automatic:
       return "auto";
     case mesh_spec::kind::cartesian:
-      for (int v : s.shape) out += (out.empty() ? "" : "x") + std::to_string(v);
-      return out;
-    case mesh_spec::kind::levels:
-      for (level l : s.levels) out += (out.empty() ? "" : ",") + std::string(level_name(l));
-      return out;
+      return join(s.shape, "x");
+    case mesh_spec::kind::levels: {
+      std::vector<std::string_view> names;
+      for (level l : s.levels) names.push_back(level_name(l));
+      return join(names, ",");
+    }
   }
   return out;
 }

@@ -2,6 +2,7 @@
 // (router/README.md).
 #include <algorithm>
 #include <convoy/base/error.hpp>
+#include <convoy/base/text.hpp>
 #include <convoy/router/route_plan.hpp>
 #include <convoy/topology/mesh.hpp>
 #include <cstddef>
@@ -21,11 +22,7 @@ using detail::bytes_for;
 using detail::radix_reader;
 using detail::radix_writer;
 
-std::string join(const std::vector<int>& v, const char* sep) {
-  std::string s;
-  for (std::size_t i = 0; i < v.size(); ++i) s += (i ? sep : "") + std::to_string(v[i]);
-  return s;
-}
+using base::join;
 
 /// A mesh plan keeps, instead of per-rank tables, a trie over the ranks' coordinates taken
 /// in stage order (level k = dimension dim_order[k]). Node j of level k is one existing

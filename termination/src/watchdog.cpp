@@ -194,7 +194,7 @@ std::string diagnose(const std::vector<rank_status>& all, int reporter, std::int
   std::string not_done;
   for (const rank_status& r : all)
     if (r.rank >= 0 && r.epoch == me.epoch && in_cycle(r) && !r.said_done)
-      not_done += " " + std::to_string(r.rank);
+      not_done.append(" ").append(std::to_string(r.rank));
   out << "  not said done:" << (not_done.empty() ? " none" : not_done) << '\n';
   // One line per rank; past 16 ranks only the culprits and the reporter.
   for (const rank_status& r : all) {

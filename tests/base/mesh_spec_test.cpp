@@ -3,7 +3,10 @@
 
 #include <convoy/base/error.hpp>
 #include <convoy/base/mesh_spec.hpp>
+#include <convoy/base/text.hpp>
 #include <string>
+#include <string_view>
+#include <vector>
 
 namespace base = convoy::base;
 using base::level;
@@ -135,4 +138,13 @@ TEST(MeshSpecInvalid, ShapeMixedWithLevels) {  // BASE-3
 
 TEST(MeshSpecInvalid, CommaSeparatedSizes) {  // BASE-3
   EXPECT_EQ(message_of("4,2"), "mesh spec '4,2': a shape separates sizes with 'x', not ','");
+}
+
+// The text of shapes, orders and level lists: numbers and strings joined by a separator.
+TEST(Text, JoinsNumbersAndStrings) {
+  EXPECT_EQ(base::join(std::vector<int>{4, 2, 16}, "x"), "4x2x16");
+  EXPECT_EQ(base::join(std::vector<int>{7}, ","), "7");
+  EXPECT_EQ(base::join(std::vector<int>{}, ","), "");
+  EXPECT_EQ(base::join(std::vector<std::string_view>{"node", "core"}, ", "), "node, core");
+  EXPECT_EQ(base::join(std::vector<std::string>{"", ""}, "+"), "+");
 }

@@ -1,6 +1,7 @@
 #include <algorithm>
 #include <convoy/base/collective.hpp>
 #include <convoy/base/error.hpp>
+#include <convoy/base/text.hpp>
 #include <convoy/topology/build_mesh.hpp>
 #include <map>
 #include <string>
@@ -15,8 +16,9 @@ constexpr int n_levels = 4;  // node, socket, numa, core
 
 std::string coords_text(const std::vector<int>& c) {
   std::string s = "[";
-  for (size_t i = 0; i < c.size(); ++i) s += (i ? "," : "") + std::to_string(c[i]);
-  return s + "]";
+  s += base::join(c, ",");
+  s += ']';
+  return s;
 }
 
 // Each rank's value at every level of the hierarchy. The core value is the core index when

@@ -2,6 +2,7 @@
 #include <convoy/base/collective.hpp>
 #include <convoy/base/comm_cache.hpp>
 #include <convoy/base/error.hpp>
+#include <convoy/base/text.hpp>
 #include <convoy/topology/machine.hpp>
 #include <cstring>
 #include <map>
@@ -24,11 +25,7 @@ struct record {
   int n_cores = 0;
 };
 
-std::string join(const std::vector<int>& v) {
-  std::string s;
-  for (int x : v) s += (s.empty() ? "" : ",") + std::to_string(x);
-  return s;
-}
+std::string join(const std::vector<int>& v) { return base::join(v, ","); }
 
 // Numbers nodes by their lowest rank and fills every field (TOPO-2).
 machine assemble(const std::vector<record>& recs) {

@@ -1,4 +1,5 @@
 #include <convoy/base/error.hpp>
+#include <convoy/base/text.hpp>
 #include <convoy/topology/mesh.hpp>
 #include <limits>
 #include <utility>
@@ -55,7 +56,7 @@ mesh mesh::cartesian(std::span<const int> shape, std::vector<std::string> names)
   std::vector<dimension> dims;
   std::int64_t n = 1;
   for (size_t d = 0; d < shape.size(); ++d) {
-    std::string name = d < names.size() ? names[d] : "d" + std::to_string(d);
+    std::string name = d < names.size() ? names[d] : std::string("d").append(std::to_string(d));
     if (shape[d] < 1)
       throw error("mesh: dimension '" + name + "' has size " + std::to_string(shape[d]) +
                   "; sizes must be >= 1");
@@ -117,9 +118,9 @@ std::int64_t mesh::buffers_per_rank() const noexcept {
 }
 
 std::string mesh::shape_string() const {
-  std::string s;
-  for (const auto& d : dims_) s += (s.empty() ? "" : "x") + std::to_string(d.size);
-  return s;
+  std::vector<int> sizes;
+  for (const auto& d : dims_) sizes.push_back(d.size);
+  return base::join(sizes, "x");
 }
 
 std::string mesh::describe() const {
