@@ -9,7 +9,6 @@
 // hold-back cache in front of each out-link lane that combine_cache_link names (over MPI,
 // those that leave the node) keeps hot records across buffers (TERM-27): the pass at fill
 // offers the records to it first.
-#include <algorithm>
 #include <convoy/aggregation/combine_table.hpp>
 #include <convoy/aggregation/packing.hpp>
 #include <cstddef>
@@ -37,10 +36,6 @@ void engine::impl::setup_combining() {
   comb = std::make_unique<combining>();
   comb->spec = e.options_.combine;
   route.set_canonical_source(true);
-  // TERM-27: the out-links that get a hold-back cache, fixed with the plan.
-  const auto& pick = e.options_.combine_cache_link;
-  for (const router::link_end& l : route.out_links())
-    comb->cache_link.push_back(!pick || pick(route.rank(), l.peer) ? 1 : 0);
 }
 
 int engine::set_combine(const agg::combine_spec& spec) noexcept {
@@ -67,6 +62,7 @@ void engine::impl::start_combining(std::size_t item_bytes) {
   comb->caches.clear();
   const std::size_t room = e.options_.buffer_bytes - agg::header_bytes;
   const std::size_t entries = e.options_.combine_cache_entries;
+  const auto& pick = e.options_.combine_cache_link;  // TERM-27: the links with a cache
   bool any_cache = false;
   for (int k = 0; k <= lanes.loopback(); ++k) {
     const std::size_t tb = lanes[k].tag_bytes;
@@ -75,7 +71,7 @@ void engine::impl::start_combining(std::size_t item_bytes) {
     comb->lanes.back().pass = agg::pick_fold_pass(item_bytes, comb->spec, tb);
     if (entries == 0 || k == lanes.loopback()) continue;
     comb->caches.emplace_back();
-    if (comb->cache_link[static_cast<std::size_t>(k)] == 0) continue;
+    if (pick && !pick(route.rank(), route.out_links()[static_cast<std::size_t>(k)].peer)) continue;
     comb->caches.back().emplace(entries, item_bytes, tb, comb->spec);
     any_cache = true;
   }
@@ -323,10 +319,16 @@ std::size_t engine::impl::combine_bytes(bool at_most) const noexcept {
   std::size_t n = 0;
   if (!at_most) {
     for (const agg::combining_lane& c : comb->lanes) n += c.table.memory_bytes();
-    for (const auto& c : comb->caches) n += c ? c->memory_bytes() : 0;
-    return n;
+    return n + cache_bytes();
   }
   return e.combine_max_bytes();
+}
+
+// The hold-back caches of this cycle's item size (none before the first combining begin).
+std::size_t engine::impl::cache_bytes() const noexcept {
+  std::size_t n = 0;
+  for (const auto& c : comb->caches) n += c ? c->memory_bytes() : 0;
+  return n;
 }
 
 std::size_t engine::combine_max_bytes() const noexcept {
@@ -334,11 +336,7 @@ std::size_t engine::combine_max_bytes() const noexcept {
   const std::size_t slots = agg::combine_table::slots_for(room, options_.combine_max_slots);
   std::size_t n =
       static_cast<std::size_t>(impl_->lanes.loopback() + 1) * slots * sizeof(std::uint32_t);
-  if (impl_->comb && impl_->comb->item_bytes > 0) {  // caches once the item size is known
-    const auto& on = impl_->comb->cache_link;
-    n += static_cast<std::size_t>(std::count(on.begin(), on.end(), char{1})) *
-         agg::combine_cache::bytes_for(options_.combine_cache_entries, impl_->comb->item_bytes);
-  }
+  if (impl_->comb) n += impl_->cache_bytes();  // once a combining begin sized them
   return n;
 }
 

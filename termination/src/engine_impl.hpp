@@ -132,7 +132,6 @@ struct engine::impl final : link_layer {
     // links of engine_options::combine_cache_link), none when combine_cache_entries is 0;
     // held_since[k]: the tick at which cache k last went from empty to holding.
     std::vector<std::optional<aggregation::combine_cache>> caches;
-    std::vector<char> cache_link;                     // per out-link: 1 if it gets a cache
     aggregation::cache_pass_fn cache_pass = nullptr;  // their fold pass (pick_cache_pass)
     std::vector<std::uint64_t> held_since;
     std::vector<std::byte> victim;  // an evicted entry's item, on its way into the lane
@@ -281,6 +280,7 @@ struct engine::impl final : link_layer {
   void count_lane(engine_stats& into, std::size_t lane, std::uint64_t stops) const noexcept;
   void report_measures(engine_stats& into) const noexcept;
   [[nodiscard]] std::size_t combine_bytes(bool at_most) const noexcept;
+  [[nodiscard]] std::size_t cache_bytes() const noexcept;
   void flush_older_than(std::uint64_t period);
   bool flush_loopback();
   bool send_last(int out_link, std::uint32_t count) override;
