@@ -11,6 +11,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -30,8 +31,9 @@ struct options {
   std::size_t buffer_bytes = 0;
   int n_buffers = 0;
   std::string mesh;  ///< spec of kind "mesh" (default auto)
-  /// Kind combine: hold-back cache entries per lane (0: CONVOY_COMBINE_CACHE, else none).
-  std::size_t combine_cache = 0;
+  /// Kind combine: hold-back cache entries per lane that leaves the node; 0: none; unset:
+  /// the library's (CONVOY_COMBINE_CACHE, else its default budget).
+  std::optional<std::size_t> combine_cache;
   /// convey.h kinds (simple, tensor*): bale's benchmark defaults unless given.
   std::size_t convey_capacity = 0;  ///< 0: CONVEY_BUFFER_SIZE, else 10000
   int convey_buffers = 0;           ///< 0: 1 (bale's alltoallv default)

@@ -38,9 +38,9 @@ inline const std::vector<variable>& variables() {
        "directory of per-rank timelines (Chrome trace JSON), written when a conveyor is freed"},
       {"CONVOY_TRACE_EVENTS", std::to_string(default_trace_events),
        "trace events kept per rank and conveyor, a power of two (oldest overwritten)"},
-      {"CONVOY_COMBINE_CACHE", "0 (off)",
+      {"CONVOY_COMBINE_CACHE", "up to 16384 within 4 MiB per rank",
        "entries of the hold-back cache in front of each combining lane that leaves the node "
-       "(power of two)"},
+       "(power of two; 0: none)"},
       {"CONVOY_COMBINE_MIN_HIT", "64",
        "folds per 1024 records examined a combining buffer needs to keep its lane combining"},
       {"CONVOY_COMBINE_SAVED_NS", "0 (measured per lane)",

@@ -129,8 +129,9 @@ struct engine::impl final : link_layer {
     std::size_t item_bytes = 0;                      // the tables are sized for it
     std::vector<aggregation::combining_lane> lanes;  // per lane
     // Hold-back caches (TERM-27): caches[k] for out-link lane k where it has one (the
-    // links of engine_options::combine_cache_link), none when combine_cache_entries is 0;
-    // held_since[k]: the tick at which cache k last went from empty to holding.
+    // links of engine_options::combine_cache_link), none when neither
+    // combine_cache_entries nor the budget gives them entries; held_since[k]: the tick at
+    // which cache k last went from empty to holding.
     std::vector<std::optional<aggregation::combine_cache>> caches;
     aggregation::cache_pass_fn cache_pass = nullptr;  // their fold pass (pick_cache_pass)
     std::vector<std::uint64_t> held_since;

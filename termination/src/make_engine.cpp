@@ -131,8 +131,11 @@ termination::engine_options resolve_engine_options(const conveyor_options& o,
   e.steady_period = o.steady_period;
   e.mode = detail::item_mode_of(o);
   e.combine = o.combine;
-  e.combine_cache_entries =
-      o.combine_cache_entries != 0 ? o.combine_cache_entries : s.combine_cache.value_or(0);
+  // TERM-27: a size set (0: none), else the default budget.
+  if (const auto entries = o.combine_cache_entries ? o.combine_cache_entries : s.combine_cache)
+    e.combine_cache_entries = *entries;
+  else
+    e.combine_cache_budget = default_combine_cache_budget;
   if (s.combine_min_hit) e.combine_gate.min_hit_per_1024 = *s.combine_min_hit;
   if (s.combine_saved_ns) e.combine_gate.saved_record_ns = *s.combine_saved_ns;
   e.watchdog.seconds =
@@ -194,19 +197,22 @@ termination::engine_options detail::agreed_engine_options(MPI_Comm comm, const c
                                                           const base::settings& s) {
   termination::engine_options opts = resolve_engine_options(o, s);
   // The settings are rank 0's already; the options may differ between ranks. The
-  // watchdog's period travels in milliseconds. The hold-back caches' size too (TERM-27):
-  // a rank must not keep its entries longer or fold less than the others because its
-  // caller passed another figure.
-  unsigned long long agreed[5] = {opts.buffer_bytes,
+  // watchdog's period travels in milliseconds. The hold-back caches' size and budget too
+  // (TERM-27): a rank must not keep its entries longer or fold less than the others because
+  // its caller passed another figure.
+  unsigned long long agreed[6] = {opts.buffer_bytes,
                                   static_cast<unsigned long long>(opts.n_buffers),
                                   static_cast<unsigned long long>(opts.watchdog.seconds * 1000.0),
-                                  opts.watchdog.abort ? 1ULL : 0ULL, opts.combine_cache_entries};
-  CONVOY_MPI_CHECK(MPI_Bcast(agreed, 5, MPI_UNSIGNED_LONG_LONG, 0, comm));
+                                  opts.watchdog.abort ? 1ULL : 0ULL,
+                                  opts.combine_cache_entries,
+                                  opts.combine_cache_budget};
+  CONVOY_MPI_CHECK(MPI_Bcast(agreed, 6, MPI_UNSIGNED_LONG_LONG, 0, comm));
   opts.buffer_bytes = static_cast<std::size_t>(agreed[0]);
   opts.n_buffers = static_cast<int>(agreed[1]);
   opts.watchdog.seconds = static_cast<double>(agreed[2]) / 1000.0;
   opts.watchdog.abort = agreed[3] != 0;
   opts.combine_cache_entries = static_cast<std::size_t>(agreed[4]);
+  opts.combine_cache_budget = static_cast<std::size_t>(agreed[5]);
   return opts;
 }
 
@@ -228,7 +234,7 @@ std::unique_ptr<termination::engine> detail::build_mpi_engine(
   // The node map is found on every rank alike (collective); an engine without caches does
   // not keep its copy.
   auto off_node = aggregation::off_node_links(comm, s);
-  if (opts.combine_cache_entries > 0 && !opts.combine_cache_link)
+  if ((opts.combine_cache_entries > 0 || opts.combine_cache_budget > 0) && !opts.combine_cache_link)
     opts.combine_cache_link = std::move(off_node);
   std::unique_ptr<aggregation::transport> transport;
   if (make_transport)

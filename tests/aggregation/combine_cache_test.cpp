@@ -231,4 +231,28 @@ TEST(CombineCache, MemoryIsTheEntries) {
   EXPECT_EQ(agg::combine_cache(1, 8, 1, sum_spec()).entries(), 2u);
 }
 
+// AGG-160: a budget's cache is the largest power of two of entries that fits it, capped,
+// and none below the least it may have — against a search over every power of two.
+TEST(CombineCache, EntriesWithinABudget) {
+  using cc = agg::combine_cache;
+  EXPECT_EQ(cc::entries_within(std::size_t{512} << 10, 16, 16384),
+            8192u);  // 32 B each, 64 to align
+  EXPECT_EQ(cc::entries_within((std::size_t{512} << 10) + 64, 16, 16384), 16384u);
+  EXPECT_EQ(cc::entries_within(std::size_t{4} << 20, 16, 16384), 16384u);  // the cap
+  EXPECT_EQ(cc::entries_within(64, 16, 16384), 0u);                        // the line alone
+  EXPECT_EQ(cc::entries_within(64 + 64 * 32, 16, 16384, 64), 64u);
+  EXPECT_EQ(cc::entries_within(64 + 64 * 32 - 1, 16, 16384, 64), 0u);
+  for (std::size_t item : {4u, 16u, 24u, 100u})
+    for (std::size_t max : {0u, 1u, 2u, 1000u, 16384u})
+      for (std::size_t least : {2u, 64u})
+        for (std::size_t bytes = 0; bytes < (std::size_t{1} << 20); bytes = bytes * 3 / 2 + 7) {
+          std::size_t best = 0;  // the oracle: every power of two in turn
+          for (std::size_t n = 2; n <= max; n *= 2)
+            if (cc::bytes_for(n, item) <= bytes) best = n;
+          if (best < least) best = 0;
+          ASSERT_EQ(cc::entries_within(bytes, item, max, least), best)
+              << bytes << " bytes, items of " << item << ", at most " << max << ", least " << least;
+        }
+}
+
 }  // namespace

@@ -13,6 +13,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <map>
+#include <optional>
 #include <random>
 #include <string>
 #include <vector>
@@ -295,6 +296,39 @@ TEST(CombiningConveyor, CacheEntriesAreRankZeros) {
     ASSERT_EQ(c.reset(), 1);
   }
   EXPECT_EQ(bytes[1], bytes[0]) << "rank " << me;
+}
+
+// TERM-27: without a size set, every link that leaves the node has a cache, as many
+// entries (a power of two, at most 16 Ki) as fit an equal share of 4 MiB per rank; 0 turns
+// them off. The links are counted from a conveyor of 1 024 entries a link (on emulated
+// nodes some ranks have some; on one node none, and the default costs nothing).
+TEST(CombiningConveyor, CachesByDefaultOnTheLinksThatLeaveTheNode) {
+  using summing = combining_conveyor<std::uint64_t, std::uint64_t>;
+  const auto max_bytes = [](std::optional<std::size_t> entries) {
+    conveyor_options o;
+    o.combine_cache_entries = entries;
+    convoy::untyped_conveyor c(MPI_COMM_WORLD, o);
+    EXPECT_EQ(c.set_combine(summing::spec()), 1);
+    EXPECT_EQ(c.begin(summing::item_bytes), 1);
+    const std::size_t bytes = c.max_memory_bytes();
+    for (int rc = c.advance(true); rc != convoy::termination::done; rc = c.advance(true))
+      EXPECT_GT(rc, 0);
+    EXPECT_EQ(c.reset(), 1);
+    return bytes;
+  };
+  const std::size_t none = max_bytes(0);
+  const std::size_t per_link = 1024 * 32 + 64;  // 16-byte items: 32 bytes an entry, a line
+  const std::size_t with_1024 = max_bytes(1024) - none;
+  ASSERT_EQ(with_1024 % per_link, 0u) << with_1024;
+  const std::size_t links = with_1024 / per_link;
+  unsigned long long all_links = links;
+  MPI_Allreduce(MPI_IN_PLACE, &all_links, 1, MPI_UNSIGNED_LONG_LONG, MPI_SUM, MPI_COMM_WORLD);
+  if (std::getenv("CONVOY_EMULATE_NODES") != nullptr) {  // a ragged node's rank may have none
+    EXPECT_GT(all_links, 0u) << "no rank has a link that leaves its node";
+  }
+  std::size_t entries = 16384;  // the largest power of two whose caches fit 4 MiB
+  while (links > 0 && links * (entries * 32 + 64) > (std::size_t{4} << 20)) entries /= 2;
+  EXPECT_EQ(max_bytes({}) - none, links * (entries * 32 + 64)) << links << " links";
 }
 
 // API-90: the bulk kind does not combine.

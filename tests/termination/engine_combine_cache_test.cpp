@@ -7,13 +7,18 @@
 
 #include <convoy/aggregation/combine_cache.hpp>
 #include <convoy/base/error.hpp>
+#include <convoy/base/settings.hpp>
 #include <convoy/router/forwarding.hpp>
+#include <convoy/termination/conveyor_options.hpp>
 #include <convoy/termination/engine.hpp>
 #include <convoy_test/plans.hpp>
 #include <cstdint>
 #include <cstring>
+#include <map>
 #include <numeric>
+#include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "combine_checker.hpp"
@@ -265,6 +270,70 @@ TEST(EngineCombineCache, GateMemoryAndMisuse) {
             n_out * convoy::aggregation::combine_cache::bytes_for(4096, 16));
   EXPECT_LE(sim.at(0).memory_bytes(), sim.at(0).max_memory_bytes());
   EXPECT_THROW(simulation(plan, cached((1u << 24) + 1, small_buffers()), 3), convoy::error);
+}
+
+// TERM-27: without a size, a budget shares out among the cached links (here those of the
+// last stage): each gets the largest power of two of entries, at most 16 Ki, whose cache
+// fits its equal share, none below 64; a size set wins over the budget. Memory after a
+// combining begin of 16-byte items (32 bytes an entry, 64 to align a cache) against an
+// engine without caches.
+TEST(EngineCombineCache, BudgetSharesOutAmongTheCachedLinks) {
+  const plan_ptr plan = mesh_plan({4, 3});
+  const int last = plan->n_stages() - 1;
+  std::size_t chosen = 0;
+  const convoy::router::forwarder f0(plan, 0);
+  for (const auto& l : f0.out_links()) chosen += l.stage == last ? 1 : 0;
+  ASSERT_EQ(chosen, 3u) << "rank 0's links on the last stage of a 4 x 3 mesh";
+  const auto extra = [&](std::size_t entries, std::size_t budget, bool all_links) {
+    engine_options o = cached(entries, small_buffers(2, 8192));
+    o.combine_cache_budget = budget;
+    if (!all_links)
+      o.combine_cache_link = [plan, last](int rank, int peer) {
+        const convoy::router::forwarder f(plan, rank);
+        for (const auto& l : f.out_links())
+          if (l.peer == peer) return l.stage == last;
+        return false;
+      };
+    simulation sim(plan, o, 5);
+    simulation without(plan, cached(0, small_buffers(2, 8192)), 5);
+    EXPECT_EQ(sim.at(0).begin(16), 1);
+    EXPECT_EQ(without.at(0).begin(16), 1);
+    return sim.at(0).max_memory_bytes() - without.at(0).max_memory_bytes();
+  };
+  const auto caches = [](std::size_t links, std::size_t entries) {
+    return entries == 0 ? 0 : links * (entries * 32 + 64);
+  };
+  const std::size_t mib = std::size_t{1} << 20;
+  EXPECT_EQ(extra(0, 4 * mib, false), caches(3, 16384));          // 1.33 MiB each: the cap
+  EXPECT_EQ(extra(0, mib, false), caches(3, 8192));               // 341 KiB each
+  EXPECT_EQ(extra(0, mib, true), caches(5, 4096));                // 5 out-links share it
+  EXPECT_EQ(extra(0, 3 * (64 * 32 + 64), false), caches(3, 64));  // the least
+  EXPECT_EQ(extra(0, 3 * (64 * 32 + 64) - 3, false), 0u);         // below it: none
+  EXPECT_EQ(extra(1024, mib, false), caches(3, 1024));            // a size set wins
+  EXPECT_EQ(extra(0, 0, true), 0u);
+}
+
+// TERM-27 over MPI: conveyor_options::combine_cache_entries (0: none) beats
+// CONVOY_COMBINE_CACHE, which beats the default budget of 4 MiB per rank.
+TEST(EngineCombineCache, ASizeSetBeatsTheDefaultBudget) {
+  using convoy::base::settings;
+  using convoy::termination::conveyor_options;
+  const auto resolved = [](std::optional<std::size_t> entries,
+                           const std::map<std::string, std::string>& env) {
+    conveyor_options o;
+    o.combine_cache_entries = entries;
+    const auto e = convoy::termination::resolve_engine_options(o, settings::from_values(env));
+    return std::pair{e.combine_cache_entries, e.combine_cache_budget};
+  };
+  using sizes = std::pair<std::size_t, std::size_t>;  // entries, budget
+  const std::size_t budget = std::size_t{4} << 20;
+  EXPECT_EQ(convoy::termination::default_combine_cache_budget, budget);
+  EXPECT_EQ(resolved({}, {}), sizes(0, budget));
+  EXPECT_EQ(resolved({}, {{"CONVOY_COMBINE_CACHE", "0"}}), sizes(0, 0));
+  EXPECT_EQ(resolved({}, {{"CONVOY_COMBINE_CACHE", "64"}}), sizes(64, 0));
+  EXPECT_EQ(resolved(0, {}), sizes(0, 0));
+  EXPECT_EQ(resolved(0, {{"CONVOY_COMBINE_CACHE", "64"}}), sizes(0, 0));
+  EXPECT_EQ(resolved(2048, {{"CONVOY_COMBINE_CACHE", "0"}}), sizes(2048, 0));
 }
 
 }  // namespace

@@ -51,6 +51,17 @@ class combine_cache {
     return entries == 0 ? 0 : entries_for(entries) * entry_bytes_for(item_bytes) + line;
   }
 
+  /// The largest power of two of entries, at most `max_entries`, whose cache of items of
+  /// `item_bytes` takes at most `bytes` (bytes_for); 0 when fewer than `min_entries` fit.
+  [[nodiscard]] static std::size_t entries_within(std::size_t bytes, std::size_t item_bytes,
+                                                  std::size_t max_entries,
+                                                  std::size_t min_entries = 2) noexcept {
+    if (bytes <= line || max_entries < 2) return 0;
+    const std::size_t fit = (bytes - line) / entry_bytes_for(item_bytes);
+    const std::size_t n = std::bit_floor(std::min(fit, max_entries));
+    return n < std::max<std::size_t>(min_entries, 2) ? 0 : n;
+  }
+
   /// A cache of entries_for(entries) >= 2 entries for items of `item_bytes` under `spec`,
   /// in front of a lane whose tags are `tag_bytes` wide.
   combine_cache(std::size_t entries, std::size_t item_bytes, std::size_t tag_bytes,

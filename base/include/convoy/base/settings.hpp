@@ -132,8 +132,8 @@ struct settings {
   /// power of two between 16 and 2^24.
   std::optional<std::size_t> trace_events;
   /// CONVOY_COMBINE_CACHE: entries of the hold-back cache in front of each combining lane
-  /// that leaves the node (termination/README.md, TERM-27), 0 (off) to 2^24; rounded down to a
-  /// power of two.
+  /// that leaves the node (termination/README.md, TERM-27), 0 (none) to 2^24; rounded down to
+  /// a power of two. Unset: the conveyor's default budget.
   std::optional<std::size_t> combine_cache;
   /// CONVOY_COMBINE_MIN_HIT: folds per 1 024 records examined a combining buffer needs, or its lane
   /// appends plainly for the next 1, 2, 4 … 64 buffers (termination/README.md, TERM-24);

@@ -39,6 +39,11 @@
 
 namespace convoy::termination {
 
+/// A budget's hold-back caches (engine_options::combine_cache_budget, TERM-27): the entries
+/// a cached link gets at most and at least.
+inline constexpr std::size_t combine_cache_default_entries = 16384;
+inline constexpr std::size_t combine_cache_least_entries = 64;
+
 struct engine_options {
   /// Bytes per buffer, 16-byte header included. An item (tag + size field + payload)
   /// must fit in one buffer.
@@ -73,9 +78,14 @@ struct engine_options {
   /// Slots of a lane's combining table at most (4 bytes each, AGG-151).
   std::size_t combine_max_slots = 4096;
   /// Entries of the hold-back cache in front of each combining out-link lane of
-  /// `combine_cache_link` (TERM-27, AGG-157..160), rounded down to a power of two; 0: none.
-  /// Each costs 12 + item bytes.
+  /// `combine_cache_link` (TERM-27, AGG-157..160), rounded down to a power of two; 0: as
+  /// `combine_cache_budget` allows. Each costs 12 + item bytes, rounded up to 8.
   std::size_t combine_cache_entries = 0;
+  /// With combine_cache_entries 0: the bytes this rank's hold-back caches may take
+  /// together. At each combining begin, each cached link gets the largest power of two of
+  /// entries, at most combine_cache_default_entries, whose cache of that item size fits
+  /// its share; none below combine_cache_least_entries (TERM-27). 0: no caches.
+  std::size_t combine_cache_budget = 0;
   /// Which out-links get a hold-back cache: (this rank, the link's peer) -> true; empty:
   /// every out-link. make_mpi_engine gives the links that leave the node (TERM-27).
   std::function<bool(int rank, int peer)> combine_cache_link;
