@@ -116,7 +116,8 @@ void add_buffer_options(CLI::App& app, options& o) {
       app, "--combine-cache", cache,
       [&o](std::uint64_t v) { o.combine_cache = static_cast<std::size_t>(v); },
       "kind combine: hold-back cache entries per lane that leaves the node, a power of two, "
-      "0 for none (default: CONVOY_COMBINE_CACHE, else up to 16384 within 4 MiB per rank)");
+      "0 for none (default: CONVOY_COMBINE_CACHE, else " +
+          convoy::base::combine_cache_default_text() + ")");
   limited_option(
       app, "--convey-capacity", convey_buffer,
       [&o](std::uint64_t v) { o.convey_capacity = static_cast<std::size_t>(v); },

@@ -135,6 +135,11 @@ std::string bytes_text(std::uint64_t v) {
 }
 }  // namespace
 
+std::string combine_cache_default_text() {
+  return "up to " + std::to_string(default_combine_cache_entries) + " within " +
+         bytes_text(default_combine_cache_budget) + " per rank";
+}
+
 std::string range_text(const setting_limit& l) {
   if (l.bytes) return bytes_text(l.min) + " to " + bytes_text(l.max);
   return std::to_string(l.min) + " to " + std::to_string(l.max);

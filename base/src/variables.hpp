@@ -38,7 +38,7 @@ inline const std::vector<variable>& variables() {
        "directory of per-rank timelines (Chrome trace JSON), written when a conveyor is freed"},
       {"CONVOY_TRACE_EVENTS", std::to_string(default_trace_events),
        "trace events kept per rank and conveyor, a power of two (oldest overwritten)"},
-      {"CONVOY_COMBINE_CACHE", "up to 16384 within 4 MiB per rank",
+      {"CONVOY_COMBINE_CACHE", combine_cache_default_text(),
        "entries of the hold-back cache in front of each combining lane that leaves the node "
        "(power of two; 0: none)"},
       {"CONVOY_COMBINE_MIN_HIT", "64",

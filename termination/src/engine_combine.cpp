@@ -62,19 +62,19 @@ void engine::impl::start_combining(std::size_t item_bytes) {
   comb->caches.clear();
   const std::size_t room = e.options_.buffer_bytes - agg::header_bytes;
   const auto& pick = e.options_.combine_cache_link;  // TERM-27: the links with a cache
-  const auto cached = [&](int k) {
-    return k != lanes.loopback() &&
-           (!pick || pick(route.rank(), route.out_links()[static_cast<std::size_t>(k)].peer));
-  };
+  std::vector<bool> cached(static_cast<std::size_t>(lanes.loopback()), false);
+  std::size_t n_cached = 0;
+  if (e.options_.has_combine_caches())
+    for (int k = 0; k < lanes.loopback(); ++k) {
+      const int peer = route.out_links()[static_cast<std::size_t>(k)].peer;
+      cached[static_cast<std::size_t>(k)] = !pick || pick(route.rank(), peer);
+      n_cached += cached[static_cast<std::size_t>(k)] ? 1 : 0;
+    }
   std::size_t entries = e.options_.combine_cache_entries;
-  if (entries == 0 && e.options_.combine_cache_budget > 0) {  // the budget, shared alike
-    std::size_t n_cached = 0;
-    for (int k = 0; k < lanes.loopback(); ++k) n_cached += cached(k) ? 1 : 0;
-    if (n_cached > 0)
-      entries = agg::combine_cache::entries_within(e.options_.combine_cache_budget / n_cached,
-                                                   item_bytes, combine_cache_default_entries,
-                                                   combine_cache_least_entries);
-  }
+  if (entries == 0 && n_cached > 0)  // the budget, shared alike
+    entries = agg::combine_cache::entries_within(e.options_.combine_cache_budget / n_cached,
+                                                 item_bytes, base::default_combine_cache_entries,
+                                                 combine_cache_least_entries);
   bool any_cache = false;
   for (int k = 0; k <= lanes.loopback(); ++k) {
     const std::size_t tb = lanes[k].tag_bytes;
@@ -83,7 +83,7 @@ void engine::impl::start_combining(std::size_t item_bytes) {
     comb->lanes.back().pass = agg::pick_fold_pass(item_bytes, comb->spec, tb);
     if (entries == 0 || k == lanes.loopback()) continue;
     comb->caches.emplace_back();
-    if (!cached(k)) continue;
+    if (!cached[static_cast<std::size_t>(k)]) continue;
     comb->caches.back().emplace(entries, item_bytes, tb, comb->spec);
     any_cache = true;
   }

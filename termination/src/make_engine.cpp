@@ -135,7 +135,7 @@ termination::engine_options resolve_engine_options(const conveyor_options& o,
   if (const auto entries = o.combine_cache_entries ? o.combine_cache_entries : s.combine_cache)
     e.combine_cache_entries = *entries;
   else
-    e.combine_cache_budget = default_combine_cache_budget;
+    e.combine_cache_budget = base::default_combine_cache_budget;
   if (s.combine_min_hit) e.combine_gate.min_hit_per_1024 = *s.combine_min_hit;
   if (s.combine_saved_ns) e.combine_gate.saved_record_ns = *s.combine_saved_ns;
   e.watchdog.seconds =
@@ -234,7 +234,7 @@ std::unique_ptr<termination::engine> detail::build_mpi_engine(
   // The node map is found on every rank alike (collective); an engine without caches does
   // not keep its copy.
   auto off_node = aggregation::off_node_links(comm, s);
-  if ((opts.combine_cache_entries > 0 || opts.combine_cache_budget > 0) && !opts.combine_cache_link)
+  if (opts.has_combine_caches() && !opts.combine_cache_link)
     opts.combine_cache_link = std::move(off_node);
   std::unique_ptr<aggregation::transport> transport;
   if (make_transport)

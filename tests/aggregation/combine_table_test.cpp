@@ -384,24 +384,24 @@ TEST(CombineGate, TheFirstFullPassJudgesTheBuffer) {
 
 // AGG-162: once the worth of a saved record is known, a buffer keeps combining only if its
 // folds times that worth reach its examined records times what examining one costs (the
-// lane's running mean over its passes, a preempted pass capped at 4x the mean); the
-// policy's fixed worth wins over a measured one; an unknown worth (0) judges by the folds
-// alone; min_hit 0 always combines.
+// lane's running mean over its passes, a preempted pass capped at 4x the mean) times the
+// policy's margin (2 by default); the policy's fixed worth wins over a measured one; an
+// unknown worth (0) judges by the folds alone; min_hit 0 always combines.
 TEST(CombineGate, DecidesByWhatTheSavedRecordsAreWorth) {
-  agg::combine_gate::policy p;  // sample 256, 64 folds per 1024 at least
+  agg::combine_gate::policy p;  // sample 256, 64 folds per 1024 at least, margin 2
   agg::combine_gate measured(p);
   ASSERT_TRUE(measured.start_buffer());
   EXPECT_TRUE(measured.note(200, 10, 1000)) << "too few examined to judge";
   EXPECT_EQ(measured.ns_per_record(), 5.0);
   EXPECT_TRUE(measured.note(56, 6, 280)) << "worth unknown: 16 folds in 256 pay";
-  measured.measured_saved_record_ns(10.0);
-  EXPECT_EQ(measured.saved_record_ns(), 10.0);
+  measured.measured_saved_record_ns(20.0);
+  EXPECT_EQ(measured.saved_record_ns(), 20.0);
   ASSERT_TRUE(measured.start_buffer());
-  EXPECT_FALSE(measured.note(256, 127, 1280)) << "127 x 10 ns saved < 256 x 5 ns examined";
+  EXPECT_FALSE(measured.note(256, 127, 1280)) << "127 x 20 ns saved < 2 x 256 x 5 ns examined";
   EXPECT_EQ(measured.failures(), 1u);
   EXPECT_FALSE(measured.start_buffer()) << "one buffer skipped";
   ASSERT_TRUE(measured.start_buffer());
-  EXPECT_TRUE(measured.note(256, 128, 1280)) << "128 x 10 ns saved = 256 x 5 ns examined";
+  EXPECT_TRUE(measured.note(256, 128, 1280)) << "128 x 20 ns saved = 2 x 256 x 5 ns examined";
   EXPECT_FALSE(measured.note(256, 0, 1280)) << "judged over the whole buffer: 128 of 512";
   ASSERT_TRUE(!measured.start_buffer() && measured.start_buffer());
   EXPECT_TRUE(measured.note(256, 200, 10'000'000)) << "a preempted pass counts as 4x the mean";
@@ -411,6 +411,15 @@ TEST(CombineGate, DecidesByWhatTheSavedRecordsAreWorth) {
   measured.measured_saved_record_ns(1e9);
   ASSERT_TRUE(measured.start_buffer());
   EXPECT_FALSE(measured.note(1024, 63, 0)) << "the folds' bar holds whatever they save";
+
+  agg::combine_gate::policy even = p;
+  even.cost_margin = 1.0;  // the folds need only cover the passes
+  agg::combine_gate bare(even);
+  bare.measured_saved_record_ns(10.0);
+  ASSERT_TRUE(bare.start_buffer());
+  EXPECT_FALSE(bare.note(256, 127, 1280)) << "127 x 10 ns saved < 256 x 5 ns examined";
+  ASSERT_TRUE(!bare.start_buffer() && bare.start_buffer());
+  EXPECT_TRUE(bare.note(256, 128, 1280)) << "128 x 10 ns saved = 256 x 5 ns examined";
 
   p.saved_record_ns = 1.0;
   agg::combine_gate fixed(p);

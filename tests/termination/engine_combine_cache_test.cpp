@@ -327,7 +327,7 @@ TEST(EngineCombineCache, ASizeSetBeatsTheDefaultBudget) {
   };
   using sizes = std::pair<std::size_t, std::size_t>;  // entries, budget
   const std::size_t budget = std::size_t{4} << 20;
-  EXPECT_EQ(convoy::termination::default_combine_cache_budget, budget);
+  EXPECT_EQ(convoy::base::default_combine_cache_budget, budget);
   EXPECT_EQ(resolved({}, {}), sizes(0, budget));
   EXPECT_EQ(resolved({}, {{"CONVOY_COMBINE_CACHE", "0"}}), sizes(0, 0));
   EXPECT_EQ(resolved({}, {{"CONVOY_COMBINE_CACHE", "64"}}), sizes(64, 0));

@@ -85,8 +85,14 @@ struct combine_gate_policy {
   std::uint32_t min_hit_per_1024 = 64;  ///< records that must fold (1/16); 0: always combine
   std::uint32_t max_skip = 64;          ///< buffers appended plainly at most in a row
   /// What a record saved on the lane is worth, nanoseconds: the buffer pays if its folds
-  /// times this reach what its passes cost. 0: the engine measures it per lane (TERM-28).
+  /// times this reach cost_margin times what its passes cost. 0: the engine measures it per lane
+  /// (TERM-28).
   double saved_record_ns = 0.0;
+  /// How many times what its passes took the saved records must be worth. The passes'
+  /// time leaves out what else a combining buffer costs (the table's lines in the CPU
+  /// caches, the records' moves, the checks as the buffer fills): at 1 a lane whose folds
+  /// just cover its passes keeps combining while the run is slower for it.
+  double cost_margin = 2.0;
 };
 
 }  // namespace convoy::aggregation

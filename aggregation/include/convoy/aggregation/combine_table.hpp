@@ -164,12 +164,12 @@ class combine_table {
 /// report the records they examined and folded and the time they took; once `sample`
 /// records are examined, the buffer keeps combining only if both
 /// - its records folded at least min_hit_per_1024 / 1024 of the time, and
-/// - the records it saved are worth what examining its records cost: folded x
-///   saved_record_ns() >= examined x ns_per_record() (judged only once saved_record_ns()
-///   is known, > 0). ns_per_record() is the lane's running mean over the records its
-///   passes examined: a pass of n records moves it n / (n + cost_records) of the way to
-///   its own figure, so that the short passes (a buffer's tail as it leaves, a pass whose
-///   few records each wait for memory) weigh what their records do. Each pass's figure is
+/// - the records it saved are worth what examining its records cost, with the policy's
+///   margin: folded x saved_record_ns() >= examined x ns_per_record() x cost_margin
+///   (judged only once saved_record_ns() is known, > 0). ns_per_record() is the lane's running mean
+///   over the records its passes examined: a pass of n records moves it n / (n + cost_records) of
+///   the way to its own figure, so that the short passes (a buffer's tail as it leaves, a pass
+///   whose few records each wait for memory) weigh what their records do. Each pass's figure is
 ///   capped at 4 x the mean, so that a pass the OS preempted does not turn combining off.
 /// A buffer that fails stops combining, and the lane appends plainly for `skip` buffers,
 /// the skip doubling up to max_skip each time the check fails again. min_hit_per_1024 0:
@@ -235,8 +235,8 @@ class combine_gate {
     if (static_cast<std::uint64_t>(hits_) * 1024 <
         static_cast<std::uint64_t>(offers_) * p_.min_hit_per_1024)
       return false;
-    return saved_ns_ <= 0.0 ||
-           static_cast<double>(hits_) * saved_ns_ >= static_cast<double>(offers_) * cost_;
+    return saved_ns_ <= 0.0 || static_cast<double>(hits_) * saved_ns_ >=
+                                   static_cast<double>(offers_) * cost_ * p_.cost_margin;
   }
 
   policy p_;

@@ -27,6 +27,13 @@ inline constexpr std::size_t default_buffer_bytes = 16384;
 inline constexpr int default_n_buffers = 2;
 /// Events kept per rank and conveyor by the trace recorder (CONVOY_TRACE_EVENTS).
 inline constexpr std::size_t default_trace_events = std::size_t{1} << 16;
+/// The hold-back caches when no size is set (CONVOY_COMBINE_CACHE unset, TERM-27): each
+/// link that leaves the node gets up to this many entries, a rank's caches within the
+/// budget's bytes in all.
+inline constexpr std::size_t default_combine_cache_entries = 16384;
+inline constexpr std::size_t default_combine_cache_budget = std::size_t{4} << 20;
+/// "up to 16384 within 4 MiB per rank": the default above, as describe() shows it.
+[[nodiscard]] std::string combine_cache_default_text();
 
 /// A buffer's bounds, in bytes, header included: what CONVOY_BUFFER_BYTES and
 /// CONVEY_BUFFER_SIZE accept, and the engine's largest (termination::engine).

@@ -121,7 +121,8 @@ struct conveyor_options {
   /// Entries of the hold-back cache in front of each combining out-link that leaves the
   /// node (TERM-27): hot keys fold across buffers; 12 + item bytes each (rounded up to 8),
   /// per such link. 0: none. Unset: CONVOY_COMBINE_CACHE, else each such link gets up to
-  /// combine_cache_default_entries as a rank's caches fit in default_combine_cache_budget.
+  /// base::default_combine_cache_entries as a rank's caches fit in
+  /// base::default_combine_cache_budget.
   std::optional<std::size_t> combine_cache_entries;
   /// Settings resolved before (base::settings::from_env(comm): rank 0's environment and
   /// tuning file, the same on every rank) for the zero fields above; null: the builders
@@ -147,8 +148,6 @@ termination::engine_options resolve_engine_options(const conveyor_options& optio
 /// in all under that default.
 inline constexpr std::size_t broadcast_buffer_bytes_max = std::size_t{256} << 10;
 inline constexpr std::size_t broadcast_buffer_budget = std::size_t{4} << 20;
-/// The bytes a rank's hold-back caches may take in all when no size is set (TERM-27).
-inline constexpr std::size_t default_combine_cache_budget = std::size_t{4} << 20;
 /// The broadcast kind's default buffer (BCAST-8): the largest power of two from
 /// base::default_buffer_bytes up to broadcast_buffer_bytes_max whose lanes × n_buffers fit
 /// in broadcast_buffer_budget (the lanes from the plan's mesh sizes, else rank 0's peers).

@@ -40,8 +40,7 @@
 namespace convoy::termination {
 
 /// A budget's hold-back caches (engine_options::combine_cache_budget, TERM-27): the entries
-/// a cached link gets at most and at least.
-inline constexpr std::size_t combine_cache_default_entries = 16384;
+/// a cached link gets at least (at most: base::default_combine_cache_entries).
 inline constexpr std::size_t combine_cache_least_entries = 64;
 
 struct engine_options {
@@ -83,9 +82,13 @@ struct engine_options {
   std::size_t combine_cache_entries = 0;
   /// With combine_cache_entries 0: the bytes this rank's hold-back caches may take
   /// together. At each combining begin, each cached link gets the largest power of two of
-  /// entries, at most combine_cache_default_entries, whose cache of that item size fits
-  /// its share; none below combine_cache_least_entries (TERM-27). 0: no caches.
+  /// entries, at most base::default_combine_cache_entries, whose cache of that item size
+  /// fits its share; none below combine_cache_least_entries (TERM-27). 0: no caches.
   std::size_t combine_cache_budget = 0;
+  /// Whether a size or a budget gives the combining lanes hold-back caches.
+  [[nodiscard]] bool has_combine_caches() const noexcept {
+    return combine_cache_entries > 0 || combine_cache_budget > 0;
+  }
   /// Which out-links get a hold-back cache: (this rank, the link's peer) -> true; empty:
   /// every out-link. make_mpi_engine gives the links that leave the node (TERM-27).
   std::function<bool(int rank, int peer)> combine_cache_link;
